@@ -1,0 +1,1 @@
+//! Typed NameServer headers and bodies of the RocketMQ remoting protocol.

@@ -1,0 +1,1 @@
+//! Tokio plumbing for RocketMQ remoting: codec, connections, server loop, RPC client.

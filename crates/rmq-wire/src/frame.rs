@@ -1,0 +1,170 @@
+//! Frames: the length word, the type-and-header-length word, header and body.
+//!
+//! ```text
+//! u32 length = 4 + H + B | u8 serialize type | u24 H | header (H bytes) | body (B bytes)
+//! ```
+//!
+//! [`check`] says whether a buffer holds a whole frame (an incomplete frame is
+//! "need more bytes", not an error); [`decode`] turns one whole frame into a
+//! [`RemotingCommand`]; [`encode`] writes one. Limits are Java's exactly.
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::code::SerializeType;
+use crate::command::RemotingCommand;
+use crate::header::{self, HeaderDecodeError};
+
+/// Largest allowed value of the length word: a whole frame, prefix included,
+/// is at most 16 MiB (Java's `LengthFieldBasedFrameDecoder(16777216, 0, 4, 0, 4)`).
+pub const MAX_LENGTH_FIELD: usize = 16_777_212;
+
+/// Smallest valid length word: the type-and-header-length word alone.
+const MIN_LENGTH_FIELD: usize = 4;
+
+/// A frame that cannot be decoded. The connection it came on must be closed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    /// The length word is above [`MAX_LENGTH_FIELD`].
+    #[error("frame length {0} exceeds the maximum of {MAX_LENGTH_FIELD}")]
+    TooLong(usize),
+    /// The length word is too small to hold the header-length word.
+    #[error("frame length {0} is shorter than the 4-byte header-length word")]
+    TooShort(usize),
+    /// The header length is larger than the frame.
+    #[error("header length {header} exceeds frame length {frame}")]
+    HeaderTooLong {
+        /// Declared header length.
+        header: usize,
+        /// Length word of the frame.
+        frame: usize,
+    },
+    /// The serialize-type byte is neither 0 (JSON) nor 1 (ROCKETMQ).
+    #[error("unknown serialize type {0}")]
+    UnknownSerializeType(u8),
+    /// The header bytes are malformed.
+    #[error("malformed {kind} header: {source}")]
+    Header {
+        /// `JSON` or `ROCKETMQ`.
+        kind: &'static str,
+        /// What was wrong.
+        #[source]
+        source: HeaderDecodeError,
+    },
+}
+
+/// Whether a buffer starts with a whole frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameStatus {
+    /// More bytes are needed; `needed` is the total the frame will take once
+    /// its length word is known (or 4 while it is not).
+    Incomplete {
+        /// Total bytes the frame needs, prefix included.
+        needed: usize,
+    },
+    /// A whole frame of `len` bytes (prefix included) is at the buffer's start.
+    Complete {
+        /// Total length of the frame, prefix included.
+        len: usize,
+    },
+}
+
+/// Checks the start of `buf` without consuming it. Errors only for a length
+/// word that no valid frame can have.
+pub fn check(buf: &[u8]) -> Result<FrameStatus, FrameError> {
+    let Some(word) = buf.get(..4) else {
+        return Ok(FrameStatus::Incomplete { needed: 4 });
+    };
+    let length = u32::from_be_bytes([word[0], word[1], word[2], word[3]]) as usize;
+    if length > MAX_LENGTH_FIELD {
+        return Err(FrameError::TooLong(length));
+    }
+    if length < MIN_LENGTH_FIELD {
+        return Err(FrameError::TooShort(length));
+    }
+    let total = 4 + length;
+    if buf.len() < total {
+        Ok(FrameStatus::Incomplete { needed: total })
+    } else {
+        Ok(FrameStatus::Complete { len: total })
+    }
+}
+
+/// Decodes one whole frame (length prefix included, as [`check`] measured it).
+/// The body shares `frame`'s memory.
+pub fn decode(frame: Bytes) -> Result<RemotingCommand, FrameError> {
+    let len = match check(&frame)? {
+        FrameStatus::Complete { len } => len,
+        FrameStatus::Incomplete { needed } => return Err(FrameError::TooShort(needed - 4)),
+    };
+    let length = len - 4;
+    let type_byte = frame[4];
+    let header_len = u32::from_be_bytes([0, frame[5], frame[6], frame[7]]) as usize;
+    if header_len > length - 4 {
+        return Err(FrameError::HeaderTooLong { header: header_len, frame: length });
+    }
+    let serialize_type =
+        SerializeType::from_code(type_byte).ok_or(FrameError::UnknownSerializeType(type_byte))?;
+    let header_bytes = &frame[8..8 + header_len];
+    let mut command = match serialize_type {
+        SerializeType::Json => header::json::decode(header_bytes)
+            .map_err(|source| FrameError::Header { kind: "JSON", source })?,
+        SerializeType::RocketMq => header::binary::decode(header_bytes)
+            .map_err(|source| FrameError::Header { kind: "ROCKETMQ", source })?,
+    };
+    command.serialize_type = serialize_type;
+    command.body = (len > 8 + header_len).then(|| frame.slice(8 + header_len..len));
+    Ok(command)
+}
+
+/// Appends the frame of `command`, in its `serialize_type`, to `dst`.
+/// Gives the same bytes every time for the same command.
+pub fn encode(command: &RemotingCommand, dst: &mut BytesMut) {
+    let start = dst.len();
+    dst.put_u64(0); // both words, patched once the header length is known
+    match command.serialize_type {
+        SerializeType::Json => header::json::encode(command, dst),
+        SerializeType::RocketMq => header::binary::encode(command, dst),
+    }
+    let header_len = dst.len() - start - 8;
+    let body = command.body.as_deref().unwrap_or_default();
+    dst.extend_from_slice(body);
+    let length = (dst.len() - start - 4) as u32;
+    let type_and_len = (u32::from(command.serialize_type.code()) << 24) | (header_len as u32 & 0xFF_FFFF);
+    dst[start..start + 4].copy_from_slice(&length.to_be_bytes());
+    dst[start + 4..start + 8].copy_from_slice(&type_and_len.to_be_bytes());
+}
+
+/// Encodes `command` into a fresh buffer.
+pub fn encode_to_bytes(command: &RemotingCommand) -> Bytes {
+    let mut dst = BytesMut::new();
+    encode(command, &mut dst);
+    dst.freeze()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_needs_the_length_word_then_the_whole_frame() {
+        assert_eq!(check(&[0, 0]), Ok(FrameStatus::Incomplete { needed: 4 }));
+        assert_eq!(check(&[0, 0, 0, 5, 0]), Ok(FrameStatus::Incomplete { needed: 9 }));
+    }
+
+    #[test]
+    fn check_enforces_java_limits() {
+        let max = (MAX_LENGTH_FIELD as u32).to_be_bytes();
+        assert_eq!(check(&max), Ok(FrameStatus::Incomplete { needed: MAX_LENGTH_FIELD + 4 }));
+        let over = (MAX_LENGTH_FIELD as u32 + 1).to_be_bytes();
+        assert_eq!(check(&over), Err(FrameError::TooLong(MAX_LENGTH_FIELD + 1)));
+        assert_eq!(check(&[0, 0, 0, 3]), Err(FrameError::TooShort(3)));
+    }
+
+    #[test]
+    fn decode_rejects_header_longer_than_frame_and_bad_type() {
+        let frame = Bytes::from_static(&[0, 0, 0, 6, 0, 0, 0, 3, b'{', b'}']);
+        assert_eq!(decode(frame), Err(FrameError::HeaderTooLong { header: 3, frame: 6 }));
+        let frame = Bytes::from_static(&[0, 0, 0, 6, 2, 0, 0, 2, b'{', b'}']);
+        assert_eq!(decode(frame), Err(FrameError::UnknownSerializeType(2)));
+    }
+}
