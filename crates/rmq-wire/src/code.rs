@@ -274,7 +274,10 @@ mod tests {
         assert_eq!(LanguageCode::from_code(200), LanguageCode::Unknown(200));
         assert_eq!(LanguageCode::Unknown(200).code(), 200);
         assert_eq!(LanguageCode::from_name("java"), Some(LanguageCode::Java));
-        assert_eq!(LanguageCode::from_name("NODE_JS"), Some(LanguageCode::NodeJs));
+        assert_eq!(
+            LanguageCode::from_name("NODE_JS"),
+            Some(LanguageCode::NodeJs)
+        );
         assert_eq!(LanguageCode::from_name("COBOL"), None);
         assert_eq!(LanguageCode::Unknown(99).name(), "OTHER");
     }

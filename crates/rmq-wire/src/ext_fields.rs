@@ -63,7 +63,9 @@ impl<'a> ExtReader<'a> {
 
     /// A required string.
     pub fn string(&self, field: &'static str) -> Result<String, HeaderError> {
-        self.text(field).map(str::to_owned).ok_or(HeaderError::Missing(field))
+        self.text(field)
+            .map(str::to_owned)
+            .ok_or(HeaderError::Missing(field))
     }
 
     /// An optional string.
@@ -98,7 +100,8 @@ impl<'a> ExtReader<'a> {
     /// An optional boolean, Java `Boolean.parseBoolean`: `true` ignoring case is
     /// true, any other text is false.
     pub fn opt_bool(&self, field: &'static str) -> Option<bool> {
-        self.text(field).map(|text| text.eq_ignore_ascii_case("true"))
+        self.text(field)
+            .map(|text| text.eq_ignore_ascii_case("true"))
     }
 
     /// A boolean with a default for when it is absent.
@@ -139,7 +142,10 @@ mod tests {
     use super::*;
 
     fn ext(pairs: &[(&str, &str)]) -> ExtFields {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -147,7 +153,10 @@ mod tests {
         let map = ext(&[("id", "+5"), ("bad", " 5"), ("flag", "TRUE"), ("no", "1")]);
         let r = ExtReader::new(&map);
         assert_eq!(r.number::<i64>("id"), Ok(5));
-        assert!(matches!(r.opt_number::<i64>("bad"), Err(HeaderError::Invalid { field: "bad", .. })));
+        assert!(matches!(
+            r.opt_number::<i64>("bad"),
+            Err(HeaderError::Invalid { field: "bad", .. })
+        ));
         assert_eq!(r.lenient_number::<i64>("bad"), None);
         assert_eq!(r.opt_bool("flag"), Some(true));
         assert_eq!(r.opt_bool("no"), Some(false));

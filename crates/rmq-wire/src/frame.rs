@@ -100,16 +100,27 @@ pub fn decode(frame: Bytes) -> Result<RemotingCommand, FrameError> {
     let type_byte = frame[4];
     let header_len = u32::from_be_bytes([0, frame[5], frame[6], frame[7]]) as usize;
     if header_len > length - 4 {
-        return Err(FrameError::HeaderTooLong { header: header_len, frame: length });
+        return Err(FrameError::HeaderTooLong {
+            header: header_len,
+            frame: length,
+        });
     }
     let serialize_type =
         SerializeType::from_code(type_byte).ok_or(FrameError::UnknownSerializeType(type_byte))?;
     let header_bytes = &frame[8..8 + header_len];
     let mut command = match serialize_type {
-        SerializeType::Json => header::json::decode(header_bytes)
-            .map_err(|source| FrameError::Header { kind: "JSON", source })?,
-        SerializeType::RocketMq => header::binary::decode(header_bytes)
-            .map_err(|source| FrameError::Header { kind: "ROCKETMQ", source })?,
+        SerializeType::Json => {
+            header::json::decode(header_bytes).map_err(|source| FrameError::Header {
+                kind: "JSON",
+                source,
+            })?
+        }
+        SerializeType::RocketMq => {
+            header::binary::decode(header_bytes).map_err(|source| FrameError::Header {
+                kind: "ROCKETMQ",
+                source,
+            })?
+        }
     };
     command.serialize_type = serialize_type;
     command.body = (len > 8 + header_len).then(|| frame.slice(8 + header_len..len));
@@ -129,7 +140,8 @@ pub fn encode(command: &RemotingCommand, dst: &mut BytesMut) {
     let body = command.body.as_deref().unwrap_or_default();
     dst.extend_from_slice(body);
     let length = (dst.len() - start - 4) as u32;
-    let type_and_len = (u32::from(command.serialize_type.code()) << 24) | (header_len as u32 & 0xFF_FFFF);
+    let type_and_len =
+        (u32::from(command.serialize_type.code()) << 24) | (header_len as u32 & 0xFF_FFFF);
     dst[start..start + 4].copy_from_slice(&length.to_be_bytes());
     dst[start + 4..start + 8].copy_from_slice(&type_and_len.to_be_bytes());
 }
@@ -148,13 +160,21 @@ mod tests {
     #[test]
     fn check_needs_the_length_word_then_the_whole_frame() {
         assert_eq!(check(&[0, 0]), Ok(FrameStatus::Incomplete { needed: 4 }));
-        assert_eq!(check(&[0, 0, 0, 5, 0]), Ok(FrameStatus::Incomplete { needed: 9 }));
+        assert_eq!(
+            check(&[0, 0, 0, 5, 0]),
+            Ok(FrameStatus::Incomplete { needed: 9 })
+        );
     }
 
     #[test]
     fn check_enforces_java_limits() {
         let max = (MAX_LENGTH_FIELD as u32).to_be_bytes();
-        assert_eq!(check(&max), Ok(FrameStatus::Incomplete { needed: MAX_LENGTH_FIELD + 4 }));
+        assert_eq!(
+            check(&max),
+            Ok(FrameStatus::Incomplete {
+                needed: MAX_LENGTH_FIELD + 4
+            })
+        );
         let over = (MAX_LENGTH_FIELD as u32 + 1).to_be_bytes();
         assert_eq!(check(&over), Err(FrameError::TooLong(MAX_LENGTH_FIELD + 1)));
         assert_eq!(check(&[0, 0, 0, 3]), Err(FrameError::TooShort(3)));
@@ -163,7 +183,13 @@ mod tests {
     #[test]
     fn decode_rejects_header_longer_than_frame_and_bad_type() {
         let frame = Bytes::from_static(&[0, 0, 0, 6, 0, 0, 0, 3, b'{', b'}']);
-        assert_eq!(decode(frame), Err(FrameError::HeaderTooLong { header: 3, frame: 6 }));
+        assert_eq!(
+            decode(frame),
+            Err(FrameError::HeaderTooLong {
+                header: 3,
+                frame: 6
+            })
+        );
         let frame = Bytes::from_static(&[0, 0, 0, 6, 2, 0, 0, 2, b'{', b'}']);
         assert_eq!(decode(frame), Err(FrameError::UnknownSerializeType(2)));
     }

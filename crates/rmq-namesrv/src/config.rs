@@ -1,0 +1,273 @@
+//! NameServer configuration with Java's option names (nameserver.md §9):
+//! every NamesrvConfig and NettyServerConfig key, the `-c` properties file,
+//! UPDATE_NAMESRV_CONFIG and the GET_NAMESRV_CONFIG text.
+//!
+//! Values follow Java's setter conversion: numbers parsed, booleans `true`
+//! ignoring case (anything else false), strings trimmed; a value that does not
+//! parse leaves the option unchanged.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Keys UPDATE_NAMESRV_CONFIG may never touch, whatever `configBlackList` says
+/// (writing them once allowed arbitrary file writes, CVE-2023-37582).
+const ALWAYS_BLACK_LISTED: [&str; 4] = [
+    "configBlackList",
+    "configStorePath",
+    "kvConfigPath",
+    "rocketmqHome",
+];
+
+macro_rules! options {
+    ($( $field:ident : $ty:ty = $key:literal, $default:expr; )*) => {
+        /// Every option, by its Java name.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct NamesrvConfig {
+            $( #[doc = concat!("`", $key, "`")] pub $field: $ty, )*
+            /// Keys of the `-c` file that no option knows; echoed by
+            /// GET_NAMESRV_CONFIG and persisted, as Java does.
+            pub extra: BTreeMap<String, String>,
+        }
+
+        impl NamesrvConfig {
+            /// Java's defaults, with paths under `home` (Java's `user.home`) and
+            /// `rocketmq_home` from ROCKETMQ_HOME.
+            pub fn defaults(home: &std::path::Path, rocketmq_home: Option<String>) -> Self {
+                NamesrvConfig { $( $field: $default(home, &rocketmq_home), )* extra: BTreeMap::new() }
+            }
+
+            /// Sets one option from text; `false` if no option has that key.
+            pub fn set(&mut self, key: &str, value: &str) -> bool {
+                match key {
+                    $( $key => { ConfigValue::parse_into(&mut self.$field, value); true } )*
+                    _ => false,
+                }
+            }
+
+            /// Every option as `key → text`, plus the extra keys, sorted by key.
+            pub fn to_properties(&self) -> BTreeMap<String, String> {
+                let mut all = self.extra.clone();
+                $( if let Some(text) = ConfigValue::render(&self.$field) {
+                    all.insert($key.to_owned(), text);
+                } )*
+                all
+            }
+        }
+    };
+}
+
+options! {
+    rocketmq_home: Option<String> = "rocketmqHome", |_, r: &Option<String>| r.clone();
+    kv_config_path: String = "kvConfigPath", |h: &std::path::Path, _| path_in(h, "namesrv/kvConfig.json");
+    config_store_path: String = "configStorePath", |h: &std::path::Path, _| path_in(h, "namesrv/namesrv.properties");
+    product_env_name: String = "productEnvName", |_, _| "center".to_owned();
+    cluster_test: bool = "clusterTest", |_, _| false;
+    order_message_enable: bool = "orderMessageEnable", |_, _| false;
+    return_order_topic_config_to_broker: bool = "returnOrderTopicConfigToBroker", |_, _| true;
+    client_request_thread_pool_nums: i32 = "clientRequestThreadPoolNums", |_, _| 8;
+    default_thread_pool_nums: i32 = "defaultThreadPoolNums", |_, _| 16;
+    client_request_thread_pool_queue_capacity: i32 = "clientRequestThreadPoolQueueCapacity", |_, _| 50_000;
+    default_thread_pool_queue_capacity: i32 = "defaultThreadPoolQueueCapacity", |_, _| 10_000;
+    scan_not_active_broker_interval: i64 = "scanNotActiveBrokerInterval", |_, _| 5_000;
+    unregister_broker_queue_capacity: i32 = "unRegisterBrokerQueueCapacity", |_, _| 3_000;
+    support_acting_master: bool = "supportActingMaster", |_, _| false;
+    enable_all_topic_list: bool = "enableAllTopicList", |_, _| true;
+    enable_topic_list: bool = "enableTopicList", |_, _| true;
+    notify_min_broker_id_changed: bool = "notifyMinBrokerIdChanged", |_, _| false;
+    enable_controller_in_namesrv: bool = "enableControllerInNamesrv", |_, _| false;
+    need_wait_for_service: bool = "needWaitForService", |_, _| false;
+    wait_seconds_for_service: i32 = "waitSecondsForService", |_, _| 45;
+    delete_topic_with_broker_registration: bool = "deleteTopicWithBrokerRegistration", |_, _| false;
+    config_black_list: String = "configBlackList", |_, _| "configBlackList;configStorePath;kvConfigPath".to_owned();
+    bind_address: String = "bindAddress", |_, _| "0.0.0.0".to_owned();
+    listen_port: i32 = "listenPort", |_, _| 9876;
+    server_worker_threads: i32 = "serverWorkerThreads", |_, _| 8;
+    server_callback_executor_threads: i32 = "serverCallbackExecutorThreads", |_, _| 0;
+    server_selector_threads: i32 = "serverSelectorThreads", |_, _| 3;
+    server_oneway_semaphore_value: i32 = "serverOnewaySemaphoreValue", |_, _| 256;
+    server_async_semaphore_value: i32 = "serverAsyncSemaphoreValue", |_, _| 64;
+    server_channel_max_idle_time_seconds: i32 = "serverChannelMaxIdleTimeSeconds", |_, _| 120;
+    server_socket_snd_buf_size: i32 = "serverSocketSndBufSize", |_, _| 0;
+    server_socket_rcv_buf_size: i32 = "serverSocketRcvBufSize", |_, _| 0;
+    write_buffer_high_water_mark: i32 = "writeBufferHighWaterMark", |_, _| 0;
+    write_buffer_low_water_mark: i32 = "writeBufferLowWaterMark", |_, _| 0;
+    server_socket_backlog: i32 = "serverSocketBacklog", |_, _| 1024;
+    server_netty_worker_group_enable: bool = "serverNettyWorkerGroupEnable", |_, _| true;
+    server_pooled_byte_buf_allocator_enable: bool = "serverPooledByteBufAllocatorEnable", |_, _| true;
+    enable_shutdown_gracefully: bool = "enableShutdownGracefully", |_, _| false;
+    shutdown_wait_time_seconds: i32 = "shutdownWaitTimeSeconds", |_, _| 30;
+    use_epoll_native_selector: bool = "useEpollNativeSelector", |_, _| false;
+}
+
+fn path_in(home: &std::path::Path, rest: &str) -> String {
+    home.join(rest).to_string_lossy().into_owned()
+}
+
+impl NamesrvConfig {
+    /// Defaults for this process: `HOME` as Java's `user.home`, `ROCKETMQ_HOME`.
+    pub fn from_env() -> Self {
+        let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+        NamesrvConfig::defaults(&home, std::env::var("ROCKETMQ_HOME").ok())
+    }
+
+    /// Applies the properties of a `-c` file: known keys set options, unknown
+    /// keys are kept (and returned, so the caller can warn about them).
+    pub fn apply_file(&mut self, properties: &BTreeMap<String, String>) -> Vec<String> {
+        let mut unknown = Vec::new();
+        for (key, value) in properties {
+            if !self.set(key, value) {
+                self.extra.insert(key.clone(), value.clone());
+                unknown.push(key.clone());
+            }
+        }
+        unknown
+    }
+
+    /// The black-listed keys of UPDATE_NAMESRV_CONFIG: the fixed ones plus
+    /// `configBlackList` entries as read at start-up.
+    pub fn black_list(&self) -> Vec<String> {
+        let mut keys: Vec<String> = ALWAYS_BLACK_LISTED
+            .iter()
+            .map(|k| (*k).to_owned())
+            .collect();
+        keys.extend(
+            self.config_black_list
+                .split(';')
+                .map(str::trim)
+                .filter(|k| !k.is_empty())
+                .map(str::to_owned),
+        );
+        keys
+    }
+
+    /// Applies an UPDATE_NAMESRV_CONFIG: known keys set options, unknown keys
+    /// are accepted and ignored (Java keeps them only if already present).
+    pub fn apply_update(&mut self, properties: &BTreeMap<String, String>) {
+        for (key, value) in properties {
+            if !self.set(key, value) {
+                if let Some(existing) = self.extra.get_mut(key) {
+                    value.clone_into(existing);
+                }
+            }
+        }
+    }
+
+    /// GET_NAMESRV_CONFIG and the persisted form: sorted `key=value\n` lines.
+    pub fn to_text(&self) -> String {
+        self.to_properties()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}\n"))
+            .collect()
+    }
+}
+
+/// Conversion between option values and their text.
+trait ConfigValue {
+    fn parse_into(&mut self, text: &str);
+    fn render(&self) -> Option<String>;
+}
+
+impl ConfigValue for bool {
+    fn parse_into(&mut self, text: &str) {
+        *self = text.trim().eq_ignore_ascii_case("true");
+    }
+    fn render(&self) -> Option<String> {
+        Some(self.to_string())
+    }
+}
+
+macro_rules! number_value {
+    ($($ty:ty),*) => {$(
+        impl ConfigValue for $ty {
+            fn parse_into(&mut self, text: &str) {
+                if let Ok(value) = text.trim().parse() {
+                    *self = value;
+                }
+            }
+            fn render(&self) -> Option<String> {
+                Some(self.to_string())
+            }
+        }
+    )*};
+}
+number_value!(i32, i64);
+
+impl ConfigValue for String {
+    fn parse_into(&mut self, text: &str) {
+        text.trim().clone_into(self);
+    }
+    fn render(&self) -> Option<String> {
+        Some(self.clone())
+    }
+}
+
+impl ConfigValue for Option<String> {
+    fn parse_into(&mut self, text: &str) {
+        *self = Some(text.trim().to_owned());
+    }
+    fn render(&self) -> Option<String> {
+        self.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The exact text of nameserver.md §9.4, generated from the Java classes.
+    const JAVA_DEFAULTS: &str = "bindAddress=0.0.0.0\nclientRequestThreadPoolNums=8\nclientRequestThreadPoolQueueCapacity=50000\nclusterTest=false\nconfigBlackList=configBlackList;configStorePath;kvConfigPath\nconfigStorePath=/home/rocketmq/namesrv/namesrv.properties\ndefaultThreadPoolNums=16\ndefaultThreadPoolQueueCapacity=10000\ndeleteTopicWithBrokerRegistration=false\nenableAllTopicList=true\nenableControllerInNamesrv=false\nenableShutdownGracefully=false\nenableTopicList=true\nkvConfigPath=/home/rocketmq/namesrv/kvConfig.json\nlistenPort=9876\nneedWaitForService=false\nnotifyMinBrokerIdChanged=false\norderMessageEnable=false\nproductEnvName=center\nreturnOrderTopicConfigToBroker=true\nrocketmqHome=/opt/rocketmq\nscanNotActiveBrokerInterval=5000\nserverAsyncSemaphoreValue=64\nserverCallbackExecutorThreads=0\nserverChannelMaxIdleTimeSeconds=120\nserverNettyWorkerGroupEnable=true\nserverOnewaySemaphoreValue=256\nserverPooledByteBufAllocatorEnable=true\nserverSelectorThreads=3\nserverSocketBacklog=1024\nserverSocketRcvBufSize=0\nserverSocketSndBufSize=0\nserverWorkerThreads=8\nshutdownWaitTimeSeconds=30\nsupportActingMaster=false\nunRegisterBrokerQueueCapacity=3000\nuseEpollNativeSelector=false\nwaitSecondsForService=45\nwriteBufferHighWaterMark=0\nwriteBufferLowWaterMark=0\n";
+
+    fn java_like() -> NamesrvConfig {
+        NamesrvConfig::defaults(
+            std::path::Path::new("/home/rocketmq"),
+            Some("/opt/rocketmq".into()),
+        )
+    }
+
+    #[test]
+    fn defaults_print_exactly_as_java() {
+        assert_eq!(java_like().to_text(), JAVA_DEFAULTS);
+    }
+
+    #[test]
+    fn values_convert_like_java_setters() {
+        let mut config = java_like();
+        assert!(config.set("enableTopicList", "FALSE"));
+        assert!(!config.enable_topic_list);
+        assert!(config.set("supportActingMaster", "yes"));
+        assert!(!config.support_acting_master);
+        assert!(config.set("listenPort", "not a number"));
+        assert_eq!(config.listen_port, 9876);
+        assert!(config.set("listenPort", " 9877 "));
+        assert_eq!(config.listen_port, 9877);
+        assert!(!config.set("noSuchOption", "1"));
+    }
+
+    #[test]
+    fn unknown_file_keys_are_kept_and_reported() {
+        let mut config = java_like();
+        let file: BTreeMap<String, String> = [("listenPort", "9999"), ("custom", "x")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(config.apply_file(&file), vec!["custom".to_owned()]);
+        assert_eq!(config.listen_port, 9999);
+        assert!(config.to_text().contains("custom=x\n"));
+    }
+
+    #[test]
+    fn black_list_always_holds_the_path_keys() {
+        let mut config = java_like();
+        config.config_black_list = "listenPort".into();
+        let list = config.black_list();
+        for key in [
+            "configBlackList",
+            "configStorePath",
+            "kvConfigPath",
+            "rocketmqHome",
+            "listenPort",
+        ] {
+            assert!(list.iter().any(|k| k == key), "{key}");
+        }
+    }
+}

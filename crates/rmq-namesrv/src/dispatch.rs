@@ -1,0 +1,94 @@
+//! One `match` from request code to handler, and the transport-facing
+//! service that runs it and turns errors into responses.
+
+use std::sync::Arc;
+
+use rmq_transport::{ConnectionInfo, DisconnectReason, Reply, Service};
+use rmq_wire::{RemotingCommand, RequestCode, ResponseCode};
+
+use crate::error::{Error, HandlerResult};
+use crate::handlers::{broker, cluster, config, kv, route, topic};
+use crate::route::UnitSelect;
+use crate::state::Namesrv;
+
+/// Serves one request against the state.
+pub fn dispatch(
+    state: &Namesrv,
+    conn: &ConnectionInfo,
+    request: &RemotingCommand,
+) -> HandlerResult {
+    use RequestCode as C;
+    match request.request_code() {
+        C::GetRouteInfoByTopic => route::topic_route(state, request),
+        C::RegisterBroker => broker::register(state, request, conn.id().0),
+        C::UnregisterBroker => broker::unregister(state, request),
+        C::BrokerHeartbeat => broker::heartbeat(state, request),
+        C::QueryDataVersion => broker::query_data_version(state, request),
+        C::GetBrokerClusterInfo => cluster::cluster_info(state, request),
+        C::GetBrokerMemberGroup => cluster::member_group(state, request),
+        C::WipeWritePermOfBroker => cluster::wipe_write_perm(state, request),
+        C::AddWritePermOfBroker => cluster::add_write_perm(state, request),
+        C::GetAllTopicListFromNameserver => topic::all(state, request),
+        C::GetTopicsByCluster => topic::by_cluster(state, request),
+        C::GetSystemTopicListFromNs => topic::system(state, request),
+        C::GetUnitTopicList => topic::unit(state, request, UnitSelect::Unit),
+        C::GetHasUnitSubTopicList => topic::unit(state, request, UnitSelect::HasUnitSub),
+        C::GetHasUnitSubUnunitTopicList => {
+            topic::unit(state, request, UnitSelect::HasUnitSubNotUnit)
+        }
+        C::DeleteTopicInNamesrv => topic::delete(state, request),
+        C::RegisterTopicInNamesrv => topic::register(state, request),
+        C::PutKvConfig => kv::put(state, request),
+        C::GetKvConfig => kv::get(state, request),
+        C::DeleteKvConfig => kv::delete(state, request),
+        C::GetKvlistByNamespace => kv::list(state, request),
+        C::UpdateNamesrvConfig => config::update(state, request),
+        C::GetNamesrvConfig => config::get(state, request),
+        C::NotifyMinBrokerIdChange | C::Unknown(_) => Err(Error::new(
+            ResponseCode::RequestCodeNotSupported,
+            format!(" request type {} not supported", request.code),
+        )),
+    }
+}
+
+/// The NameServer as a transport service.
+#[derive(Debug, Clone)]
+pub struct NamesrvService {
+    state: Arc<Namesrv>,
+}
+
+impl NamesrvService {
+    /// Serves `state`.
+    pub fn new(state: Arc<Namesrv>) -> Self {
+        NamesrvService { state }
+    }
+}
+
+impl Service for NamesrvService {
+    fn call(&self, conn: &ConnectionInfo, request: RemotingCommand) -> Reply {
+        let response = match dispatch(&self.state, conn, &request) {
+            Ok(response) => response,
+            Err(error) => {
+                if error.code == ResponseCode::SystemError {
+                    tracing::warn!(peer = %conn.peer(), code = request.code, remark = ?error.remark, "request failed");
+                }
+                error.into_response(&request)
+            }
+        };
+        Reply::ready(response)
+    }
+
+    fn on_disconnect(&self, conn: &ConnectionInfo, reason: DisconnectReason) {
+        let unregistrations = self.state.routes.read().connection_closed(conn.id().0);
+        for unregistration in unregistrations {
+            tracing::info!(
+                peer = %conn.peer(),
+                broker = %unregistration.key.addr,
+                cluster = %unregistration.key.cluster,
+                ?reason,
+                "broker connection closed, unregistering"
+            );
+            self.state.submit_unregistration(unregistration);
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! REGISTER_BROKER, UNREGISTER_BROKER, BROKER_HEARTBEAT, QUERY_DATA_VERSION.
+
+use rmq_protocol::headers::{
+    BrokerHeartbeatRequestHeader, QueryDataVersionRequestHeader, QueryDataVersionResponseHeader,
+    RegisterBrokerRequestHeader, RegisterBrokerResponseHeader, UnregisterBrokerRequestHeader,
+};
+use rmq_protocol::{body_crc32, DataVersion, Dialect, JavaJson, KvTable, RegisterBrokerBody};
+use rmq_wire::{RemotingCommand, ResponseCode};
+
+use super::success;
+use crate::error::{Error, HandlerResult};
+use crate::route::{BrokerKey, BrokerRegistration, ConnId, Unregistration};
+use crate::state::Namesrv;
+
+/// KV namespace of order-topic configuration.
+pub const ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
+
+/// REGISTER_BROKER (nameserver.md §2.2).
+pub fn register(state: &Namesrv, request: &RemotingCommand, conn: ConnId) -> HandlerResult {
+    let header: RegisterBrokerRequestHeader = request.header()?;
+    let body = request.body.as_deref();
+    if header.body_crc32 != 0 {
+        let crc = body.map_or(0, body_crc32);
+        if crc != header.body_crc32 {
+            tracing::warn!(broker = %header.broker_addr, expected = header.body_crc32, actual = crc, "register broker body crc32 mismatch");
+            return Err(Error::system("crc32 not match").with_empty_header());
+        }
+    }
+    let decoded = RegisterBrokerBody::decode_request(body, header.compressed, request.version)
+        .map_err(|e| Error::system(format!("Failed to decode RegisterBrokerBody: {e}")))?;
+    let wrapper = decoded.topic_config_serialize_wrapper;
+    let (notify_min_id, delete_missing, return_order_conf) = {
+        let config = state.config.read();
+        (
+            config.notify_min_broker_id_changed,
+            config.delete_topic_with_broker_registration,
+            config.return_order_topic_config_to_broker,
+        )
+    };
+    let registration = BrokerRegistration {
+        cluster: header.cluster_name,
+        broker_addr: header.broker_addr,
+        broker_name: header.broker_name,
+        broker_id: header.broker_id,
+        ha_server_addr: header.ha_server_addr,
+        zone_name: header.zone_name,
+        heartbeat_timeout_ms: header
+            .heartbeat_timeout_millis
+            .and_then(|ms| u64::try_from(ms).ok()),
+        enable_acting_master: header.enable_acting_master,
+        data_version: wrapper.data_version,
+        topic_configs: wrapper.topic_config_table.into_values().collect(),
+        mappings: wrapper.topic_queue_mapping_info_map,
+        filter_servers: decoded.filter_server_list,
+        conn,
+    };
+    let (cluster, addr, name, id) = (
+        registration.cluster.clone(),
+        registration.broker_addr.clone(),
+        registration.broker_name.clone(),
+        registration.broker_id,
+    );
+    let topics = registration.topic_configs.len();
+    let now = state.clock.now();
+    let outcome = state
+        .routes
+        .write()
+        .register_broker(registration, now, notify_min_id, delete_missing)
+        .map_err(|e| Error::system(e.to_string()))?;
+    if outcome.new_broker {
+        tracing::info!(%cluster, broker = %name, id, %addr, topics, "new broker registered");
+    }
+    if outcome.ignored_stale_state_version {
+        tracing::warn!(%cluster, broker = %name, id, %addr, "registration ignored: the current holder of this id has a higher stateVersion");
+    }
+    state.notify(outcome.notifications);
+
+    let mut response = RemotingCommand::response_to(request, ResponseCode::Success).with_header(
+        &RegisterBrokerResponseHeader {
+            ha_server_addr: outcome.ha_server_addr,
+            master_addr: outcome.master_addr,
+        },
+    );
+    if return_order_conf {
+        if let Some(table) = state.kv.read().namespace(ORDER_TOPIC_CONFIG) {
+            response = response.with_body(
+                KvTable {
+                    table: table.clone(),
+                }
+                .to_json(Dialect::Default),
+            );
+        }
+    }
+    Ok(response)
+}
+
+/// UNREGISTER_BROKER: queued for the batch worker; answered before it runs.
+pub fn unregister(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
+    let header: UnregisterBrokerRequestHeader = request.header()?;
+    let unregistration = Unregistration {
+        key: BrokerKey::new(header.cluster_name, header.broker_addr),
+        broker_name: header.broker_name,
+        broker_id: header.broker_id,
+        fence: state.routes.read().generation(),
+    };
+    if state.submit_unregistration(unregistration) {
+        Ok(success(request))
+    } else {
+        Err(Error {
+            code: ResponseCode::SystemError,
+            remark: None,
+            empty_header: false,
+        })
+    }
+}
+
+/// BROKER_HEARTBEAT: refreshes a live broker; nothing else changes.
+pub fn heartbeat(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
+    let header: BrokerHeartbeatRequestHeader = request.header()?;
+    let key = BrokerKey::new(header.cluster_name, header.broker_addr);
+    state.routes.write().touch(&key, state.clock.now());
+    Ok(success(request))
+}
+
+/// QUERY_DATA_VERSION: `changed`, the stored version, and a heartbeat.
+pub fn query_data_version(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
+    let header: QueryDataVersionRequestHeader = request.header()?;
+    let version = request
+        .body
+        .as_deref()
+        .map(DataVersion::from_json)
+        .transpose()
+        .map_err(|e| Error::system(format!("Failed to decode DataVersion: {e}")))?;
+    let key = BrokerKey::new(header.cluster_name, header.broker_addr);
+    let (changed, stored) =
+        state
+            .routes
+            .write()
+            .query_data_version(&key, version.as_ref(), state.clock.now());
+    let mut response = RemotingCommand::response_to(request, ResponseCode::Success)
+        .with_header(&QueryDataVersionResponseHeader { changed });
+    if let Some(stored) = stored {
+        response = response.with_body(stored.to_json(Dialect::Default));
+    }
+    Ok(response)
+}

@@ -1,0 +1,43 @@
+//! UPDATE_NAMESRV_CONFIG and GET_NAMESRV_CONFIG (nameserver.md §2.19–2.20, §9).
+
+use rmq_protocol::properties;
+use rmq_wire::{RemotingCommand, ResponseCode};
+
+use super::success;
+use crate::error::{Error, HandlerResult};
+use crate::persist::replace_file;
+use crate::state::Namesrv;
+
+/// GET_NAMESRV_CONFIG: every option as sorted `key=value` lines.
+pub fn get(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
+    let text = state.config.read().to_text();
+    Ok(success(request).with_body(text.into_bytes()))
+}
+
+/// UPDATE_NAMESRV_CONFIG: refuses black-listed keys, applies the rest and
+/// persists the whole configuration to `configStorePath` before answering.
+pub fn update(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
+    let Some(body) = request.body.as_deref() else {
+        return Ok(success(request));
+    };
+    let text = String::from_utf8_lossy(body);
+    let updates = properties::parse(&text).map_err(|_| Error::system("string2Properties error"))?;
+    if let Some(key) = updates.keys().find(|key| state.black_list.contains(key)) {
+        tracing::warn!(%key, "refused to update a black-listed config key");
+        return Err(Error::new(
+            ResponseCode::NoPermission,
+            "Can not update config in black list.",
+        ));
+    }
+    let _serialized = state.config_write.lock();
+    let mut next = state.config.read().clone();
+    next.apply_update(&updates);
+    let path = next.config_store_path.clone();
+    replace_file(std::path::Path::new(&path), next.to_text().as_bytes()).map_err(|error| {
+        tracing::error!(%path, %error, "persisting the configuration failed");
+        Error::system(format!("failed to persist {path}: {error}"))
+    })?;
+    tracing::info!(?updates, "configuration updated");
+    *state.config.write() = next;
+    Ok(success(request))
+}

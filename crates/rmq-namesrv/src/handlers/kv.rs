@@ -1,0 +1,76 @@
+//! PUT/GET/DELETE_KV_CONFIG and GET_KVLIST_BY_NAMESPACE (nameserver.md §2.15–2.18).
+
+use rmq_protocol::headers::{
+    DeleteKvConfigRequestHeader, GetKvConfigRequestHeader, GetKvConfigResponseHeader,
+    GetKvListByNamespaceRequestHeader, PutKvConfigRequestHeader,
+};
+use rmq_protocol::{Dialect, JavaJson, KvTable};
+use rmq_wire::{RemotingCommand, ResponseCode};
+
+use super::success;
+use crate::error::{Error, HandlerResult};
+use crate::state::Namesrv;
+
+fn persist_failed(error: std::io::Error, path: &std::path::Path) -> Error {
+    tracing::error!(path = %path.display(), %error, "persisting the KV store failed");
+    Error::system(format!("failed to persist {}: {error}", path.display()))
+}
+
+/// PUT_KV_CONFIG: acknowledged once the file is durably written.
+pub fn put(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
+    if request.ext("namespace").is_none() || request.ext("key").is_none() {
+        return Err(Error::system("namespace or key is null"));
+    }
+    let header: PutKvConfigRequestHeader = request.header()?;
+    let (namespace, key) = (header.namespace, header.key);
+    let mut kv = state.kv.write();
+    kv.put(&namespace, &key, header.value.as_deref())
+        .map_err(|e| persist_failed(e, kv.path()))?;
+    tracing::info!(%namespace, %key, value = ?header.value, "kv config put");
+    Ok(success(request))
+}
+
+/// GET_KV_CONFIG.
+pub fn get(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
+    let header: GetKvConfigRequestHeader = request.header()?;
+    let value = state
+        .kv
+        .read()
+        .get(&header.namespace, &header.key)
+        .map(str::to_owned);
+    match value {
+        Some(value) => Ok(RemotingCommand::response_to(request, ResponseCode::Success)
+            .with_header(&GetKvConfigResponseHeader { value: Some(value) })),
+        None => Err(Error::new(
+            ResponseCode::QueryNotFound,
+            format!(
+                "No config item, Namespace: {} Key: {}",
+                header.namespace, header.key
+            ),
+        )
+        .with_empty_header()),
+    }
+}
+
+/// DELETE_KV_CONFIG: persists even when nothing was removed, as Java.
+pub fn delete(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
+    let header: DeleteKvConfigRequestHeader = request.header()?;
+    let mut kv = state.kv.write();
+    kv.delete(&header.namespace, &header.key)
+        .map_err(|e| persist_failed(e, kv.path()))?;
+    tracing::info!(namespace = %header.namespace, key = %header.key, "kv config deleted");
+    Ok(success(request))
+}
+
+/// GET_KVLIST_BY_NAMESPACE.
+pub fn list(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
+    let header: GetKvListByNamespaceRequestHeader = request.header()?;
+    let table = state.kv.read().namespace(&header.namespace).cloned();
+    match table {
+        Some(table) => Ok(success(request).with_body(KvTable { table }.to_json(Dialect::Default))),
+        None => Err(Error::new(
+            ResponseCode::QueryNotFound,
+            format!("No config item, Namespace: {}", header.namespace),
+        )),
+    }
+}

@@ -1,0 +1,101 @@
+//! Background work: the batch unregistration worker, the expiry scan and the
+//! sender of min-broker-id notifications. Each reads the state under a short
+//! lock and does its I/O after releasing it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmq_protocol::headers::NotifyMinBrokerIdChangeRequestHeader;
+use rmq_transport::{ClientConfig, RpcClient};
+use rmq_wire::{RemotingCommand, RequestCode};
+use tokio::sync::mpsc;
+
+use crate::route::{MinIdNotification, Unregistration};
+use crate::state::Namesrv;
+
+/// Timeout for connecting to a broker to notify it (Java: 300 ms).
+const NOTIFY_TIMEOUT: Duration = Duration::from_millis(300);
+
+/// Takes one unregistration, drains whatever else is queued, runs the batch
+/// atomically. Ends when every sender is gone.
+pub async fn unregistration_worker(state: Arc<Namesrv>, mut queue: mpsc::Receiver<Unregistration>) {
+    while let Some(first) = queue.recv().await {
+        let mut batch = vec![first];
+        while let Ok(more) = queue.try_recv() {
+            batch.push(more);
+        }
+        let notify = state.config.read().notify_min_broker_id_changed;
+        let outcome = state.routes.write().unregister_batch(&batch, notify);
+        for key in &outcome.removed_brokers {
+            tracing::info!(cluster = %key.cluster, broker = %key.addr, "broker unregistered");
+        }
+        for key in &outcome.fenced {
+            tracing::info!(cluster = %key.cluster, broker = %key.addr, "unregistration skipped: the broker registered again since it was decided");
+        }
+        for name in &outcome.removed_groups {
+            tracing::info!(broker_name = %name, "broker group removed with its queue data");
+        }
+        state.notify(outcome.notifications);
+    }
+}
+
+/// Every `scanNotActiveBrokerInterval`, queues the unregistration of every
+/// broker silent past its timeout.
+pub async fn expiry_scan(state: Arc<Namesrv>) {
+    let period = Duration::from_millis(
+        u64::try_from(state.config.read().scan_not_active_broker_interval)
+            .unwrap_or(5_000)
+            .max(1),
+    );
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let expired = state.routes.read().expired(state.clock.now());
+        for broker in expired {
+            tracing::warn!(
+                cluster = %broker.unregistration.key.cluster,
+                broker = %broker.unregistration.key.addr,
+                "broker expired: no heartbeat within its timeout"
+            );
+            state.submit_unregistration(broker.unregistration);
+        }
+    }
+}
+
+/// Sends NOTIFY_MIN_BROKER_ID_CHANGE one-way to each target over a fresh
+/// connection to the broker's own listener, as Java's NameServer does.
+pub async fn notification_sender(mut queue: mpsc::UnboundedReceiver<MinIdNotification>) {
+    while let Some(notification) = queue.recv().await {
+        let header = NotifyMinBrokerIdChangeRequestHeader {
+            min_broker_id: Some(notification.min_broker_id),
+            min_broker_addr: Some(notification.min_broker_addr.clone()),
+            offline_broker_addr: notification.offline_broker_addr.clone(),
+            ha_broker_addr: notification.ha_broker_addr.clone(),
+            broker_name: None,
+        };
+        let request =
+            RemotingCommand::request(RequestCode::NotifyMinBrokerIdChange, 0).with_header(&header);
+        for target in notification.targets {
+            let request = request.clone();
+            tokio::spawn(async move {
+                let config = ClientConfig {
+                    connect_timeout: NOTIFY_TIMEOUT,
+                    ..ClientConfig::default()
+                };
+                match RpcClient::connect(target.as_str(), config).await {
+                    Ok(client) => {
+                        if let Err(error) = client.invoke_oneway(request) {
+                            tracing::warn!(broker = %target, %error, "notify min broker id change failed");
+                        }
+                        // Give the writer a moment to flush before the client drops.
+                        tokio::time::sleep(NOTIFY_TIMEOUT).await;
+                    }
+                    Err(error) => {
+                        tracing::warn!(broker = %target, %error, "notify min broker id change: connect failed")
+                    }
+                }
+            });
+        }
+    }
+}

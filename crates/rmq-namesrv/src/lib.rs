@@ -1,0 +1,23 @@
+//! Waymark's NameServer: a drop-in Apache RocketMQ NameServer.
+//!
+//! Layout: `route` holds the pure route tables (no I/O, time as an
+//! argument); `kv` and `persist` the durable KV store; `config` Java's option
+//! set; `handlers` one plain function per request code, picked by `dispatch`;
+//! `housekeeping` the background tasks; `server::run` ties them to a listener.
+//! The binary (`src/bin/rmq-namesrv.rs`) only parses flags and calls `run`.
+
+pub mod clock;
+pub mod config;
+pub mod dispatch;
+pub mod error;
+pub mod handlers;
+pub mod housekeeping;
+pub mod kv;
+pub mod persist;
+pub mod route;
+pub mod server;
+pub mod state;
+
+pub use config::NamesrvConfig;
+pub use kv::KvStore;
+pub use state::{Namesrv, Queues};

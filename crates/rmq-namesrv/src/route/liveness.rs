@@ -1,0 +1,208 @@
+//! Unregistration, connection loss and expiry (nameserver.md §7).
+//!
+//! Java decides a removal (a closed connection, an expired heartbeat) and
+//! executes it later from a queue; a broker that re-registered in between is
+//! then removed although it is alive (apache/rocketmq#11043). Here every
+//! decided removal carries the table's registration sequence number at the
+//! time it was decided, and is skipped if the broker registered again since.
+
+use std::collections::BTreeSet;
+
+use super::register::MinIdNotification;
+use super::table::{BrokerKey, RouteTable};
+use super::{perm, ConnId, Millis};
+
+/// One queued unregistration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unregistration {
+    /// (cluster, addr) of the broker.
+    pub key: BrokerKey,
+    /// Broker name, as the broker sent it or as found in the group table.
+    pub broker_name: String,
+    /// Broker id.
+    pub broker_id: i64,
+    /// Registration sequence number when the removal was decided: a live
+    /// entry registered after it survives.
+    pub fence: u64,
+}
+
+/// A broker whose heartbeat timed out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expired {
+    /// The removal to queue.
+    pub unregistration: Unregistration,
+    /// Its connection, to close.
+    pub conn: ConnId,
+}
+
+/// What an unregistration batch did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnregisterOutcome {
+    /// Broker addresses whose live entry was removed.
+    pub removed_brokers: Vec<BrokerKey>,
+    /// Removals skipped because the broker registered again after they were decided.
+    pub fenced: Vec<BrokerKey>,
+    /// Broker groups that disappeared.
+    pub removed_groups: Vec<String>,
+    /// Notifications to send.
+    pub notifications: Vec<MinIdNotification>,
+}
+
+impl RouteTable {
+    /// The unregistration for a broker found by (cluster, addr): the first
+    /// member of a group of that cluster with that address. `None` if no
+    /// group has it.
+    pub fn unregistration_for(&self, key: &BrokerKey) -> Option<Unregistration> {
+        self.groups
+            .values()
+            .filter(|group| group.cluster == key.cluster)
+            .find_map(|group| {
+                group
+                    .addrs
+                    .iter()
+                    .find(|(_, addr)| **addr == key.addr)
+                    .map(|(id, _)| Unregistration {
+                        key: key.clone(),
+                        broker_name: group.name.clone(),
+                        broker_id: *id,
+                        fence: self.generation,
+                    })
+            })
+    }
+
+    /// A connection closed: the unregistrations of every broker whose latest
+    /// registration used it. Connections of clients, or an older connection of
+    /// a broker that has re-registered since, give nothing.
+    pub fn connection_closed(&self, conn: ConnId) -> Vec<Unregistration> {
+        self.live
+            .iter()
+            .filter(|(_, live)| live.conn == conn)
+            .filter_map(|(key, _)| self.unregistration_for(key))
+            .collect()
+    }
+
+    /// The expiry scan: brokers silent past their timeout. The live entries
+    /// stay until the unregistrations run.
+    pub fn expired(&self, now: Millis) -> Vec<Expired> {
+        self.live
+            .iter()
+            .filter(|(_, live)| live.is_expired(now))
+            .filter_map(|(key, live)| {
+                self.unregistration_for(key).map(|unregistration| Expired {
+                    unregistration,
+                    conn: live.conn,
+                })
+            })
+            .collect()
+    }
+
+    /// Runs a batch of unregistrations atomically (nameserver.md §7.3).
+    pub fn unregister_batch(
+        &mut self,
+        batch: &[Unregistration],
+        notify_min_id: bool,
+    ) -> UnregisterOutcome {
+        let mut outcome = UnregisterOutcome::default();
+        let mut removed_names = BTreeSet::new();
+        let mut reduced_names = BTreeSet::new();
+        let mut pending_notify = Vec::new();
+
+        for request in batch {
+            if self
+                .live
+                .get(&request.key)
+                .is_some_and(|live| live.generation > request.fence)
+            {
+                outcome.fenced.push(request.key.clone());
+                continue;
+            }
+            if self.live.remove(&request.key).is_some() {
+                outcome.removed_brokers.push(request.key.clone());
+            }
+            self.filter_servers.remove(&request.key);
+
+            let Some(group) = self.groups.get_mut(&request.broker_name) else {
+                reduced_names.insert(request.broker_name.clone());
+                continue;
+            };
+            let min_changed = group.min_id() == Some(request.broker_id);
+            group.addrs.retain(|_, addr| *addr != request.key.addr);
+            if group.addrs.is_empty() {
+                self.groups.remove(&request.broker_name);
+                if let Some(names) = self.clusters.get_mut(&request.key.cluster) {
+                    names.remove(&request.broker_name);
+                    if names.is_empty() {
+                        self.clusters.remove(&request.key.cluster);
+                    }
+                }
+                removed_names.insert(request.broker_name.clone());
+            } else {
+                reduced_names.insert(request.broker_name.clone());
+                if min_changed {
+                    pending_notify.push((request.broker_name.clone(), request.key.addr.clone()));
+                }
+            }
+        }
+
+        self.clean_topics(&removed_names, &reduced_names);
+        outcome.removed_groups = removed_names.into_iter().collect();
+
+        if notify_min_id {
+            for (name, offline) in pending_notify {
+                let Some(group) = self.groups.get(&name).filter(|g| g.enable_acting_master) else {
+                    continue;
+                };
+                if let Some((&min_id, min_addr)) = group.addrs.iter().next() {
+                    outcome.notifications.push(MinIdNotification {
+                        min_broker_id: min_id,
+                        min_broker_addr: min_addr.clone(),
+                        offline_broker_addr: Some(offline),
+                        ha_broker_addr: None,
+                        targets: group.addrs.values().cloned().collect(),
+                    });
+                }
+            }
+        }
+        outcome
+    }
+
+    /// Topic clean-up after a batch: queue data of removed groups goes; a
+    /// reduced acting-master group without master loses write permission.
+    fn clean_topics(&mut self, removed: &BTreeSet<String>, reduced: &BTreeSet<String>) {
+        let read_only: BTreeSet<&String> = reduced
+            .iter()
+            .filter(|name| {
+                self.groups
+                    .get(*name)
+                    .is_some_and(|group| group.enable_acting_master && group.lacks_master())
+            })
+            .collect();
+        if removed.is_empty() && read_only.is_empty() {
+            return;
+        }
+        self.topics.retain(|_, queues| {
+            queues.retain(|name, _| !removed.contains(name));
+            for name in &read_only {
+                if let Some(queue) = queues.get_mut(*name) {
+                    queue.perm &= !perm::WRITE;
+                }
+            }
+            !queues.is_empty()
+        });
+    }
+
+    /// Whether a broker with this key is live and uses `conn` (for logging).
+    pub fn is_connection_of(&self, key: &BrokerKey, conn: ConnId) -> bool {
+        self.live.get(key).is_some_and(|live| live.conn == conn)
+    }
+
+    /// Live entries and their expiry, for housekeeping logs.
+    pub fn live_count(&self) -> usize {
+        self.live.len()
+    }
+
+    /// The last update time of a live broker.
+    pub fn last_update(&self, key: &BrokerKey) -> Option<Millis> {
+        self.live.get(key).map(|live| live.last_update)
+    }
+}

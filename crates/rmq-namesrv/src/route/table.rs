@@ -1,0 +1,306 @@
+//! The route tables and the operations that are plain lookups or small edits:
+//! topic lists, cluster info, write-permission changes, topic deletion and
+//! registration. Broker registration lives in `register`, unregistration and
+//! expiry in `liveness`, route assembly in `view`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use rmq_protocol::{BrokerData, ClusterInfo, DataVersion, QueueData, TopicQueueMappingInfo};
+
+use super::{perm, sys_flag, ConnId, Millis};
+
+/// A broker group: every member sharing one broker name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerGroup {
+    /// Cluster the group was first registered in; never updated (as Java).
+    pub cluster: String,
+    /// Broker name.
+    pub name: String,
+    /// Member id → address; id 0 is the master.
+    pub addrs: BTreeMap<i64, String>,
+    /// Zone of the last member that registered.
+    pub zone_name: Option<String>,
+    /// Whether the last registering member supports acting master.
+    pub enable_acting_master: bool,
+}
+
+impl BrokerGroup {
+    /// The wire form.
+    pub fn to_broker_data(&self) -> BrokerData {
+        BrokerData {
+            cluster: self.cluster.clone(),
+            broker_name: self.name.clone(),
+            broker_addrs: self.addrs.clone(),
+            zone_name: self.zone_name.clone(),
+            enable_acting_master: self.enable_acting_master,
+        }
+    }
+
+    /// Smallest member id, if any.
+    pub fn min_id(&self) -> Option<i64> {
+        self.addrs.keys().next().copied()
+    }
+
+    /// True when the group has members but none with id 0.
+    pub fn lacks_master(&self) -> bool {
+        self.min_id().is_none_or(|id| id > super::MASTER_ID)
+    }
+}
+
+/// Key of the liveness tables: the same address under two clusters is two brokers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BrokerKey {
+    /// Cluster name.
+    pub cluster: String,
+    /// Broker address, `ip:port`.
+    pub addr: String,
+}
+
+impl BrokerKey {
+    /// Builds a key.
+    pub fn new(cluster: impl Into<String>, addr: impl Into<String>) -> Self {
+        BrokerKey {
+            cluster: cluster.into(),
+            addr: addr.into(),
+        }
+    }
+}
+
+/// Liveness of one registered broker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveBroker {
+    /// Last registration or heartbeat.
+    pub last_update: Millis,
+    /// How long the broker may stay silent.
+    pub timeout_ms: u64,
+    /// DataVersion of the last registration.
+    pub data_version: DataVersion,
+    /// Connection of the last registration.
+    pub conn: ConnId,
+    /// HA address announced by the broker.
+    pub ha_server_addr: String,
+    /// Registration sequence number: increases with every registration, so a
+    /// removal decided earlier can tell it is stale (fencing).
+    pub generation: u64,
+}
+
+impl LiveBroker {
+    /// True once `now` is strictly past the timeout (Java's `<` comparison).
+    pub fn is_expired(&self, now: Millis) -> bool {
+        self.last_update.saturating_add(self.timeout_ms) < now
+    }
+}
+
+/// All route state of a NameServer.
+#[derive(Debug, Default, Clone)]
+pub struct RouteTable {
+    /// topic → broker name → queue data.
+    pub(super) topics: HashMap<String, BTreeMap<String, QueueData>>,
+    /// broker name → group.
+    pub(super) groups: BTreeMap<String, BrokerGroup>,
+    /// cluster → broker names.
+    pub(super) clusters: BTreeMap<String, BTreeSet<String>>,
+    /// (cluster, addr) → liveness.
+    pub(super) live: HashMap<BrokerKey, LiveBroker>,
+    /// (cluster, addr) → filter servers.
+    pub(super) filter_servers: HashMap<BrokerKey, Vec<String>>,
+    /// topic → broker name → static-topic mapping; only ever added or replaced.
+    pub(super) mappings: HashMap<String, BTreeMap<String, TopicQueueMappingInfo>>,
+    /// Last registration sequence number handed out.
+    pub(super) generation: u64,
+}
+
+impl RouteTable {
+    /// An empty table.
+    pub fn new() -> Self {
+        RouteTable::default()
+    }
+
+    /// The current registration sequence number; a removal decided now is
+    /// fenced against registrations with a larger number.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// One broker group.
+    pub fn group(&self, broker_name: &str) -> Option<&BrokerGroup> {
+        self.groups.get(broker_name)
+    }
+
+    /// The liveness entry of one broker.
+    pub fn live_broker(&self, key: &BrokerKey) -> Option<&LiveBroker> {
+        self.live.get(key)
+    }
+
+    /// Number of topics.
+    pub fn topic_count(&self) -> usize {
+        self.topics.len()
+    }
+
+    /// Queue data of one topic.
+    pub fn queue_datas(&self, topic: &str) -> Option<&BTreeMap<String, QueueData>> {
+        self.topics.get(topic)
+    }
+
+    /// GET_BROKER_CLUSTER_INFO.
+    pub fn cluster_info(&self) -> ClusterInfo {
+        ClusterInfo {
+            broker_addr_table: self
+                .groups
+                .iter()
+                .map(|(name, group)| (name.clone(), group.to_broker_data()))
+                .collect(),
+            cluster_addr_table: self
+                .clusters
+                .iter()
+                .map(|(cluster, names)| (cluster.clone(), names.iter().cloned().collect()))
+                .collect(),
+        }
+    }
+
+    /// Every topic name, sorted.
+    pub fn all_topics(&self) -> Vec<String> {
+        let mut topics: Vec<String> = self.topics.keys().cloned().collect();
+        topics.sort_unstable();
+        topics
+    }
+
+    /// Topics with queue data on any broker of `cluster`.
+    pub fn topics_of_cluster(&self, cluster: &str) -> Vec<String> {
+        let Some(names) = self.clusters.get(cluster) else {
+            return Vec::new();
+        };
+        let mut topics: Vec<String> = self
+            .topics
+            .iter()
+            .filter(|(_, queues)| queues.keys().any(|name| names.contains(name)))
+            .map(|(topic, _)| topic.clone())
+            .collect();
+        topics.sort_unstable();
+        topics
+    }
+
+    /// GET_SYSTEM_TOPIC_LIST_FROM_NS: every cluster and broker name, and one
+    /// broker address for the client to ask for the rest.
+    pub fn system_topics(&self) -> (Vec<String>, Option<String>) {
+        let mut names = BTreeSet::new();
+        for (cluster, brokers) in &self.clusters {
+            names.insert(cluster.clone());
+            names.extend(brokers.iter().cloned());
+        }
+        let addr = self
+            .groups
+            .values()
+            .find_map(|group| group.addrs.values().next().cloned());
+        (names.into_iter().collect(), addr)
+    }
+
+    /// Unit topic lists: selected by the sys flag of each topic's first queue data.
+    pub fn unit_topics(&self, select: UnitSelect) -> Vec<String> {
+        let mut topics: Vec<String> = self
+            .topics
+            .iter()
+            .filter(|(_, queues)| {
+                queues.values().next().is_some_and(|q| {
+                    let unit = q.topic_sys_flag & sys_flag::UNIT != 0;
+                    let unit_sub = q.topic_sys_flag & sys_flag::UNIT_SUB != 0;
+                    match select {
+                        UnitSelect::Unit => unit,
+                        UnitSelect::HasUnitSub => unit_sub,
+                        UnitSelect::HasUnitSubNotUnit => unit_sub && !unit,
+                    }
+                })
+            })
+            .map(|(topic, _)| topic.clone())
+            .collect();
+        topics.sort_unstable();
+        topics
+    }
+
+    /// WIPE_WRITE_PERM_OF_BROKER: clears the write bit of every queue data of
+    /// the broker name; returns how many were touched (even if already clear).
+    pub fn wipe_write_perm(&mut self, broker_name: &str) -> i32 {
+        self.edit_perm(broker_name, |perm| perm & !perm::WRITE)
+    }
+
+    /// ADD_WRITE_PERM_OF_BROKER: sets perm to READ|WRITE (overwriting other
+    /// bits, as Java does); returns how many queue datas were touched.
+    pub fn add_write_perm(&mut self, broker_name: &str) -> i32 {
+        self.edit_perm(broker_name, |_| perm::READ | perm::WRITE)
+    }
+
+    fn edit_perm(&mut self, broker_name: &str, edit: impl Fn(i32) -> i32) -> i32 {
+        let mut count = 0;
+        for queues in self.topics.values_mut() {
+            if let Some(queue) = queues.get_mut(broker_name) {
+                queue.perm = edit(queue.perm);
+                count += 1;
+            }
+        }
+        count
+    }
+
+    /// DELETE_TOPIC_IN_NAMESRV. With no cluster the topic goes entirely; with
+    /// a cluster only that cluster's queue data goes. Mapping info stays.
+    pub fn delete_topic(&mut self, topic: &str, cluster: Option<&str>) {
+        match cluster.filter(|c| !c.is_empty()) {
+            None => {
+                self.topics.remove(topic);
+            }
+            Some(cluster) => {
+                let Some(names) = self.clusters.get(cluster).filter(|n| !n.is_empty()) else {
+                    return;
+                };
+                if let Some(queues) = self.topics.get_mut(topic) {
+                    queues.retain(|name, _| !names.contains(name));
+                    if queues.is_empty() {
+                        self.topics.remove(topic);
+                    }
+                }
+            }
+        }
+    }
+
+    /// REGISTER_TOPIC_IN_NAMESRV. For an existing topic entries are applied in
+    /// order until one names an unknown broker; a new topic is created only if
+    /// every entry names a known broker. Returns whether anything changed.
+    pub fn register_topic(&mut self, topic: &str, queue_datas: Vec<QueueData>) -> bool {
+        if queue_datas.is_empty() {
+            return false;
+        }
+        if let Some(queues) = self.topics.get_mut(topic) {
+            let mut changed = false;
+            for queue in queue_datas {
+                if !self.groups.contains_key(&queue.broker_name) {
+                    break;
+                }
+                queues.insert(queue.broker_name.clone(), queue);
+                changed = true;
+            }
+            changed
+        } else if queue_datas
+            .iter()
+            .all(|q| self.groups.contains_key(&q.broker_name))
+        {
+            let queues = queue_datas
+                .into_iter()
+                .map(|q| (q.broker_name.clone(), q))
+                .collect();
+            self.topics.insert(topic.to_owned(), queues);
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Which unit topic list to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitSelect {
+    /// GET_UNIT_TOPIC_LIST: FLAG_UNIT set.
+    Unit,
+    /// GET_HAS_UNIT_SUB_TOPIC_LIST: FLAG_UNIT_SUB set.
+    HasUnitSub,
+    /// GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: FLAG_UNIT_SUB set, FLAG_UNIT clear.
+    HasUnitSubNotUnit,
+}

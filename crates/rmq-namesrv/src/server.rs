@@ -1,0 +1,48 @@
+//! Runs a NameServer on an already-bound listener: the transport loop plus
+//! the background tasks, until `shutdown` resolves.
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmq_transport::ServerConfig;
+use rmq_wire::SerializeType;
+use tokio::net::TcpListener;
+
+use crate::dispatch::NamesrvService;
+use crate::housekeeping;
+use crate::state::{Namesrv, Queues};
+
+/// Serves `state` on `listener`. Background tasks stop with the server;
+/// in-flight requests are drained first.
+pub async fn run(
+    listener: TcpListener,
+    state: Arc<Namesrv>,
+    queues: Queues,
+    serialize_type: SerializeType,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let idle_seconds = state.config.read().server_channel_max_idle_time_seconds;
+    let config = ServerConfig {
+        idle_timeout: u64::try_from(idle_seconds)
+            .ok()
+            .filter(|s| *s > 0)
+            .map(Duration::from_secs),
+        serialize_type,
+        ..ServerConfig::default()
+    };
+    let tasks = [
+        tokio::spawn(housekeeping::unregistration_worker(
+            state.clone(),
+            queues.unregistrations,
+        )),
+        tokio::spawn(housekeeping::expiry_scan(state.clone())),
+        tokio::spawn(housekeeping::notification_sender(queues.notifications)),
+    ];
+    let result = rmq_transport::run(listener, NamesrvService::new(state), config, shutdown).await;
+    for task in tasks {
+        task.abort();
+    }
+    result
+}

@@ -1,0 +1,89 @@
+//! The NameServer's shared state: one lock per aggregate (routes, KV,
+//! configuration), never held across an `.await`, plus the queues that
+//! carry work to the background tasks.
+
+use parking_lot::{Mutex, RwLock};
+use tokio::sync::mpsc;
+
+use crate::clock::Clock;
+use crate::config::NamesrvConfig;
+use crate::kv::KvStore;
+use crate::route::{MinIdNotification, RouteTable, Unregistration};
+
+/// Everything the request handlers share.
+#[derive(Debug)]
+pub struct Namesrv {
+    /// Route tables.
+    pub routes: RwLock<RouteTable>,
+    /// KV store (durable).
+    pub kv: RwLock<KvStore>,
+    /// Current configuration; dynamic options change through UPDATE_NAMESRV_CONFIG.
+    pub config: RwLock<NamesrvConfig>,
+    /// Keys UPDATE_NAMESRV_CONFIG refuses, fixed at start-up.
+    pub black_list: Vec<String>,
+    /// Serializes config updates with their persistence, so the file always
+    /// holds the latest update.
+    pub config_write: Mutex<()>,
+    /// Monotonic time since start.
+    pub clock: Clock,
+    /// Batch unregistration queue (bounded, `unRegisterBrokerQueueCapacity`).
+    pub unregistrations: mpsc::Sender<Unregistration>,
+    /// Min-broker-id notifications to send (outside every lock).
+    pub notifications: mpsc::UnboundedSender<MinIdNotification>,
+}
+
+/// The receiving ends of the state's queues, for the background tasks.
+#[derive(Debug)]
+pub struct Queues {
+    /// Unregistrations to run in batches.
+    pub unregistrations: mpsc::Receiver<Unregistration>,
+    /// Notifications to send.
+    pub notifications: mpsc::UnboundedReceiver<MinIdNotification>,
+}
+
+impl Namesrv {
+    /// State over a loaded KV store and a configuration.
+    pub fn new(config: NamesrvConfig, kv: KvStore) -> (Namesrv, Queues) {
+        let capacity = usize::try_from(config.unregister_broker_queue_capacity)
+            .unwrap_or(1)
+            .max(1);
+        let (unregister_tx, unregister_rx) = mpsc::channel(capacity);
+        let (notify_tx, notify_rx) = mpsc::unbounded_channel();
+        let state = Namesrv {
+            routes: RwLock::new(RouteTable::new()),
+            kv: RwLock::new(kv),
+            black_list: config.black_list(),
+            config: RwLock::new(config),
+            config_write: Mutex::new(()),
+            clock: Clock::start(),
+            unregistrations: unregister_tx,
+            notifications: notify_tx,
+        };
+        (
+            state,
+            Queues {
+                unregistrations: unregister_rx,
+                notifications: notify_rx,
+            },
+        )
+    }
+
+    /// Queues an unregistration; `false` when the queue is full.
+    pub fn submit_unregistration(&self, unregistration: Unregistration) -> bool {
+        match self.unregistrations.try_send(unregistration) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(dropped)) => {
+                tracing::warn!(broker = %dropped.key.addr, cluster = %dropped.key.cluster, "unregistration queue full, dropping");
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    /// Hands notifications to the sender task.
+    pub fn notify(&self, notifications: Vec<MinIdNotification>) {
+        for notification in notifications {
+            let _ = self.notifications.send(notification);
+        }
+    }
+}

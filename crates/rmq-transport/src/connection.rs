@@ -1,0 +1,237 @@
+//! Identity of a connection and the means to write to it: `ConnId`,
+//! `ConnectionInfo`, the `ConnectionHandle` a service keeps to send on it
+//! later, and the batching writer loop that server and client share.
+//!
+//! Reading, dispatch and the connection's lifetime are `session`'s; the accept
+//! loop and shutdown sequencing are `server`'s.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::BytesMut;
+use rmq_wire::{RemotingCommand, SerializeType};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::sync::OwnedSemaphorePermit;
+use tokio_util::codec::Encoder;
+use tokio_util::sync::CancellationToken;
+
+use crate::codec::RemotingCodec;
+use crate::error::{CodecError, ConnectionClosed};
+
+static NEXT_CONN_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Identifies one connection for as long as the process runs: ids are never
+/// reused, across servers too. State keyed by it (a broker's live channel)
+/// stays valid data after the connection is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnId(pub u64);
+
+impl ConnId {
+    pub(crate) fn next() -> ConnId {
+        ConnId(NEXT_CONN_ID.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+impl fmt::Display for ConnId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Why a connection ended, as passed to
+/// [`Service::on_disconnect`](crate::Service::on_disconnect).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DisconnectReason {
+    /// The peer closed the connection.
+    Closed,
+    /// Nothing was read or written for the configured idle timeout.
+    Idle,
+    /// The server shut down.
+    Shutdown,
+    /// A malformed frame or a socket error; the text says which.
+    Error(String),
+}
+
+/// What a service knows about the connection a request came on.
+#[derive(Debug, Clone)]
+pub struct ConnectionInfo {
+    pub(crate) id: ConnId,
+    pub(crate) peer: SocketAddr,
+    pub(crate) local: SocketAddr,
+    pub(crate) handle: ConnectionHandle,
+}
+
+impl ConnectionInfo {
+    /// A connection that is not backed by a socket: what is sent on its handle
+    /// arrives in the returned [`Outbox`]. For unit-testing services.
+    pub fn detached(
+        peer: SocketAddr,
+        local: SocketAddr,
+        serialize_type: SerializeType,
+    ) -> (ConnectionInfo, Outbox) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let id = ConnId::next();
+        let handle = ConnectionHandle {
+            id,
+            tx,
+            serialize_type,
+        };
+        (
+            ConnectionInfo {
+                id,
+                peer,
+                local,
+                handle,
+            },
+            Outbox(rx),
+        )
+    }
+
+    /// The connection's id.
+    pub fn id(&self) -> ConnId {
+        self.id
+    }
+
+    /// The remote address.
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    /// The local address the connection was accepted on.
+    pub fn local(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// A handle for sending on this connection later.
+    pub fn handle(&self) -> &ConnectionHandle {
+        &self.handle
+    }
+}
+
+/// Sends server-initiated commands on one connection. Cheap to clone; keeping
+/// one does not keep the connection open.
+#[derive(Clone)]
+pub struct ConnectionHandle {
+    pub(crate) id: ConnId,
+    pub(crate) tx: UnboundedSender<Outbound>,
+    pub(crate) serialize_type: SerializeType,
+}
+
+impl ConnectionHandle {
+    /// The connection's id.
+    pub fn id(&self) -> ConnId {
+        self.id
+    }
+
+    /// Queues `command` as it is (set the one-way flag and opaque yourself),
+    /// re-encoded in the server's configured serialize type. A response to it
+    /// is dropped by the server, so send one-way requests.
+    ///
+    /// # Errors
+    /// [`ConnectionClosed`] once the connection has closed.
+    pub fn send(&self, mut command: RemotingCommand) -> Result<(), ConnectionClosed> {
+        command.serialize_type = self.serialize_type;
+        self.tx
+            .send(Outbound {
+                command,
+                permit: None,
+            })
+            .map_err(|_| ConnectionClosed(self.id))
+    }
+
+    /// True once the connection's writer has stopped.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
+
+impl fmt::Debug for ConnectionHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectionHandle")
+            .field("id", &self.id)
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+/// What was sent on a [`ConnectionInfo::detached`] connection.
+#[derive(Debug)]
+pub struct Outbox(UnboundedReceiver<Outbound>);
+
+impl Outbox {
+    /// The next command sent, if one is queued.
+    pub fn try_recv(&mut self) -> Option<RemotingCommand> {
+        self.0.try_recv().ok().map(|out| out.command)
+    }
+
+    /// Waits for the next command; `None` once every handle is dropped.
+    pub async fn recv(&mut self) -> Option<RemotingCommand> {
+        self.0.recv().await.map(|out| out.command)
+    }
+}
+
+/// A command queued for a writer. A response holds its request's in-flight
+/// permit until it has been encoded, so queued responses count as in flight.
+#[derive(Debug)]
+pub(crate) struct Outbound {
+    pub(crate) command: RemotingCommand,
+    pub(crate) permit: Option<OwnedSemaphorePermit>,
+}
+
+/// Writer buffers that grew past this (a huge body) are not kept.
+const SHRINK_ABOVE: usize = 1 << 20;
+
+/// Writes queued commands until `close` is cancelled or every sender is gone.
+/// Everything ready is encoded into one buffer (up to `high_water` bytes) and
+/// written with one `write_all`; a batch that has started is always finished.
+pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
+    mut io: W,
+    rx: &mut UnboundedReceiver<Outbound>,
+    close: &CancellationToken,
+    high_water: usize,
+    mut on_write: impl FnMut(),
+) -> io::Result<()> {
+    let mut codec = RemotingCodec;
+    let mut buf = BytesMut::with_capacity(high_water.clamp(4096, SHRINK_ABOVE));
+    loop {
+        let first = tokio::select! {
+            biased;
+            () = close.cancelled() => break,
+            item = rx.recv() => match item {
+                Some(item) => item,
+                None => break,
+            },
+        };
+        encode_releasing(&mut codec, first, &mut buf)?;
+        while buf.len() < high_water {
+            let Ok(next) = rx.try_recv() else { break };
+            encode_releasing(&mut codec, next, &mut buf)?;
+        }
+        io.write_all(&buf).await?;
+        on_write();
+        if buf.capacity() > SHRINK_ABOVE {
+            buf = BytesMut::with_capacity(high_water.clamp(4096, SHRINK_ABOVE));
+        } else {
+            buf.clear();
+        }
+    }
+    io.shutdown().await
+}
+
+/// Encodes one queued command, then gives its in-flight permit back.
+fn encode_releasing(
+    codec: &mut RemotingCodec,
+    item: Outbound,
+    buf: &mut BytesMut,
+) -> io::Result<()> {
+    let Outbound { command, permit } = item;
+    let encoded = codec.encode(&command, buf);
+    drop(permit);
+    encoded.map_err(|error| match error {
+        CodecError::Io(error) => error,
+        CodecError::Frame(error) => io::Error::new(io::ErrorKind::InvalidData, error),
+    })
+}

@@ -1,0 +1,290 @@
+//! One accepted connection's life, `on_connect` to `on_disconnect`: the reader
+//! (decode, in-flight limit, idleness, dispatch to the service), the writer
+//! task it starts, and the response rules Java's remoting layer applies.
+//!
+//! Requests are pipelined: a response is queued the moment its request
+//! finishes, in whatever order that is. Identity and the writer loop are
+//! `connection`'s; accepting and shutdown sequencing are `server`'s.
+
+use std::any::Any;
+use std::net::SocketAddr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use futures::{FutureExt, StreamExt};
+use rmq_wire::{RemotingCommand, ResponseCode, FLAG_RESPONSE};
+use tokio::net::tcp::OwnedReadHalf;
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+use tokio_util::codec::FramedRead;
+use tokio_util::sync::CancellationToken;
+
+use crate::codec::RemotingCodec;
+use crate::connection::{
+    write_loop, ConnId, ConnectionHandle, ConnectionInfo, DisconnectReason, Outbound,
+};
+use crate::error::CodecError;
+use crate::server::{Reply, ServerConfig, Service};
+
+/// Last read or write of a connection, as milliseconds since it opened.
+struct Activity {
+    origin: Instant,
+    last_ms: AtomicU64,
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            origin: Instant::now(),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn touch(&self) {
+        let ms = self.origin.elapsed().as_millis() as u64;
+        self.last_ms.store(ms, Ordering::Relaxed);
+    }
+
+    fn last(&self) -> Instant {
+        self.origin + Duration::from_millis(self.last_ms.load(Ordering::Relaxed))
+    }
+}
+
+/// Server-wide signals a connection obeys: `stop` (stop reading, drain) and
+/// `force` (drain time is up: abandon in-flight work and close).
+#[derive(Clone)]
+pub(crate) struct Lifecycle {
+    pub(crate) stop: CancellationToken,
+    pub(crate) force: CancellationToken,
+}
+
+/// Runs one accepted connection to its end, `on_connect` to `on_disconnect`.
+pub(crate) async fn serve<S: Service>(
+    stream: TcpStream,
+    peer: SocketAddr,
+    service: Arc<S>,
+    config: Arc<ServerConfig>,
+    life: Lifecycle,
+) {
+    if let Err(error) = stream.set_nodelay(true) {
+        tracing::debug!(%peer, %error, "cannot set TCP_NODELAY");
+    }
+    let local = match stream.local_addr() {
+        Ok(local) => local,
+        Err(error) => {
+            tracing::debug!(%peer, %error, "connection gone before it started");
+            return;
+        }
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let id = ConnId::next();
+    let handle = ConnectionHandle {
+        id,
+        tx,
+        serialize_type: config.serialize_type,
+    };
+    let info = ConnectionInfo {
+        id,
+        peer,
+        local,
+        handle,
+    };
+    let (read_half, write_half) = stream.into_split();
+    let activity = Arc::new(Activity::new());
+    let close = CancellationToken::new();
+    let write_error = Arc::new(OnceLock::new());
+
+    tracing::debug!(conn = %id, %peer, "connection opened");
+    service.on_connect(&info);
+
+    let mut writer = tokio::spawn({
+        let (activity, close, write_error) = (activity.clone(), close.clone(), write_error.clone());
+        let high_water = config.write_high_water;
+        async move {
+            let result =
+                write_loop(write_half, &mut rx, &close, high_water, || activity.touch()).await;
+            if let Err(error) = result {
+                let _ = write_error.set(error.to_string());
+                close.cancel();
+            }
+        }
+    });
+
+    let max_in_flight = config.max_in_flight.clamp(1, u32::MAX as usize);
+    let reader = Reader {
+        info: info.clone(),
+        service: service.clone(),
+        in_flight: Arc::new(Semaphore::new(max_in_flight)),
+        force: life.force.clone(),
+    };
+    let frames = FramedRead::new(read_half, RemotingCodec);
+    let reason = reader
+        .run(
+            frames,
+            &activity,
+            &close,
+            &life.stop,
+            &write_error,
+            config.idle_timeout,
+        )
+        .await;
+
+    if reason == DisconnectReason::Shutdown {
+        // Every permit back means every in-flight response has been encoded.
+        tokio::select! {
+            _ = reader.in_flight.acquire_many(max_in_flight as u32) => {}
+            () = life.force.cancelled() => {}
+            () = close.cancelled() => {}
+        }
+        close.cancel();
+        tokio::select! {
+            _ = &mut writer => {}
+            () = life.force.cancelled() => writer.abort(),
+        }
+    } else {
+        close.cancel();
+        writer.abort();
+    }
+
+    tracing::debug!(conn = %id, %peer, ?reason, "connection closed");
+    service.on_disconnect(&info, reason);
+}
+
+/// The reading side of one connection and what it needs to dispatch.
+struct Reader<S> {
+    info: ConnectionInfo,
+    service: Arc<S>,
+    in_flight: Arc<Semaphore>,
+    force: CancellationToken,
+}
+
+impl<S: Service> Reader<S> {
+    async fn run(
+        &self,
+        mut frames: FramedRead<OwnedReadHalf, RemotingCodec>,
+        activity: &Activity,
+        close: &CancellationToken,
+        stop: &CancellationToken,
+        write_error: &OnceLock<String>,
+        idle_timeout: Option<Duration>,
+    ) -> DisconnectReason {
+        let idle_after = idle_timeout.unwrap_or(Duration::from_secs(86_400));
+        let idle = tokio::time::sleep(idle_after);
+        tokio::pin!(idle);
+        let mut permit: Option<OwnedSemaphorePermit> = None;
+        loop {
+            if permit.is_none() {
+                permit = self.in_flight.clone().try_acquire_owned().ok();
+            }
+            tokio::select! {
+                biased;
+                () = close.cancelled() => {
+                    let error = write_error.get().cloned().unwrap_or_else(|| "writer stopped".into());
+                    return DisconnectReason::Error(error);
+                }
+                () = stop.cancelled() => return DisconnectReason::Shutdown,
+                () = &mut idle, if idle_timeout.is_some() => {
+                    let deadline = activity.last() + idle_after;
+                    if Instant::now() >= deadline {
+                        return DisconnectReason::Idle;
+                    }
+                    idle.as_mut().reset(deadline);
+                }
+                acquired = self.in_flight.clone().acquire_owned(), if permit.is_none() => {
+                    permit = acquired.ok();
+                }
+                frame = frames.next(), if permit.is_some() => match frame {
+                    None => return DisconnectReason::Closed,
+                    Some(Ok(command)) => {
+                        activity.touch();
+                        self.dispatch(command, permit.take());
+                    }
+                    Some(Err(CodecError::Frame(error))) => {
+                        tracing::warn!(conn = %self.info.id, peer = %self.info.peer, %error,
+                            "malformed frame, closing connection");
+                        return DisconnectReason::Error(error.to_string());
+                    }
+                    Some(Err(CodecError::Io(error))) => return DisconnectReason::Error(error.to_string()),
+                },
+            }
+        }
+    }
+
+    fn dispatch(&self, request: RemotingCommand, permit: Option<OwnedSemaphorePermit>) {
+        if request.is_response() {
+            tracing::debug!(conn = %self.info.id, peer = %self.info.peer, opaque = request.opaque,
+                code = request.code, "response matches no outstanding request, dropped");
+            return;
+        }
+        let (opaque, oneway) = (request.opaque, request.is_oneway());
+        let reply = catch_unwind(AssertUnwindSafe(|| self.service.call(&self.info, request)))
+            .unwrap_or_else(|panic| {
+                Reply::Ready(Some(self.panic_response(panic.as_ref(), opaque)))
+            });
+        match reply {
+            Reply::Ready(response) => respond(&self.info.handle, response, opaque, oneway, permit),
+            Reply::Pending(future) => {
+                let handle = self.info.handle.clone();
+                let force = self.force.clone();
+                let (id, peer) = (self.info.id, self.info.peer);
+                tokio::spawn(async move {
+                    let outcome = force
+                        .run_until_cancelled(AssertUnwindSafe(future).catch_unwind())
+                        .await;
+                    let response = match outcome {
+                        None => return,
+                        Some(Ok(response)) => response,
+                        Some(Err(panic)) => Some(panic_response(id, peer, panic.as_ref(), opaque)),
+                    };
+                    respond(&handle, response, opaque, oneway, permit);
+                });
+            }
+        }
+    }
+
+    fn panic_response(&self, panic: &(dyn Any + Send), opaque: i32) -> RemotingCommand {
+        panic_response(self.info.id, self.info.peer, panic, opaque)
+    }
+}
+
+/// Queues the answer to a request: the server, not the service, fixes the
+/// opaque, the response flag and the serialize type (as Java's remoting layer).
+fn respond(
+    handle: &ConnectionHandle,
+    response: Option<RemotingCommand>,
+    opaque: i32,
+    oneway: bool,
+    permit: Option<OwnedSemaphorePermit>,
+) {
+    let Some(mut command) = response else { return };
+    if oneway {
+        return;
+    }
+    command.opaque = opaque;
+    command.flag |= FLAG_RESPONSE;
+    command.serialize_type = handle.serialize_type;
+    // A closed connection drops the response, as the peer can no longer read it.
+    let _ = handle.tx.send(Outbound { command, permit });
+}
+
+/// SYSTEM_ERROR for a request whose handler panicked; the connection lives on.
+fn panic_response(
+    id: ConnId,
+    peer: SocketAddr,
+    panic: &(dyn Any + Send),
+    opaque: i32,
+) -> RemotingCommand {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    tracing::error!(conn = %id, %peer, opaque, %message, "request handler panicked");
+    let mut response = RemotingCommand::request(ResponseCode::SystemError, opaque)
+        .with_remark(format!("request handler panicked: {message}"));
+    response.flag = FLAG_RESPONSE;
+    response
+}
