@@ -65,7 +65,8 @@ fn json(bytes: &[u8]) {
     // A null list is omitted on output, and a missing list reads as empty.
     body.filter_server_list.get_or_insert_with(Vec::new);
     assert_eq!(again, body);
-    let _ = RegisterBrokerBody::from_json(&body.to_json_flavor(BodyFlavor::V4)).expect("4.x output decodes");
+    let _ = RegisterBrokerBody::from_json(&body.to_json_flavor(BodyFlavor::V4))
+        .expect("4.x output decodes");
 }
 
 fn compressed(bytes: &[u8], version: i32) {

@@ -7,7 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::java_json::lenient::{self, lenient_bean};
-use crate::java_json::JavaJson;
+use crate::java_json::{self, Dialect, JavaJson};
+use crate::BodyFlavor;
 
 /// A broker's data version. Equality is on all three fields, as Java's
 /// `DataVersion.equals`.
@@ -38,6 +39,30 @@ impl DataVersion {
             timestamp,
         }
     }
+
+    /// The JSON as a sender of `flavor` writes it: 4.x has no `stateVersion`.
+    pub fn to_json_flavor(&self, flavor: BodyFlavor) -> Vec<u8> {
+        match flavor {
+            BodyFlavor::V5 => self.to_json(Dialect::Default),
+            BodyFlavor::V4 => java_json::to_vec(&self.v4(), Dialect::Default)
+                .expect("a DataVersion always serializes"),
+        }
+    }
+
+    /// The 4.x view (no `stateVersion`), for embedding in 4.x bodies.
+    pub(crate) fn v4(&self) -> DataVersionV4 {
+        DataVersionV4 {
+            counter: self.counter,
+            timestamp: self.timestamp,
+        }
+    }
+}
+
+/// A DataVersion as 4.x Java writes it.
+#[derive(Serialize)]
+pub(crate) struct DataVersionV4 {
+    counter: i64,
+    timestamp: i64,
 }
 
 impl JavaJson for DataVersion {}
@@ -65,6 +90,19 @@ mod tests {
             DataVersion::default()
         );
         assert!(DataVersion::from_json(br#"{"counter":"three"}"#).is_err());
+    }
+
+    #[test]
+    fn four_x_flavor_has_no_state_version() {
+        let v = DataVersion::new(3, 7, 1_700_000_000_000);
+        assert_eq!(
+            v.to_json_flavor(BodyFlavor::V4),
+            br#"{"counter":3,"timestamp":1700000000000}"#
+        );
+        assert_eq!(
+            v.to_json_flavor(BodyFlavor::V5),
+            v.to_json(Dialect::Default)
+        );
     }
 
     #[test]

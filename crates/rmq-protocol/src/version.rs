@@ -15,6 +15,30 @@ pub const V5_0_0: i32 = 413;
 /// 5.3.1: requests above this version get GO_AWAY during graceful shutdown.
 pub const V5_3_1: i32 = 475;
 
+/// Which generation of Java sender an output imitates, where the generations
+/// differ in what they write (not in how they parse).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum BodyFlavor {
+    /// 5.x: `DataVersion.stateVersion`, the static-topic mapping fields of the
+    /// REGISTER_BROKER body and its compressed mapping section, TopicConfig
+    /// `attributes`.
+    #[default]
+    V5,
+    /// 4.x: none of those.
+    V4,
+}
+
+impl BodyFlavor {
+    /// The flavor of a sender with this `version`: 5.x from 5.0.0 (413) on.
+    pub fn for_version(version: i32) -> BodyFlavor {
+        if version >= V5_0_0 {
+            BodyFlavor::V5
+        } else {
+            BodyFlavor::V4
+        }
+    }
+}
+
 /// The dialect of a GET_ROUTEINFO_BY_TOPIC response: standard iff the request
 /// version is ≥ 4.9.4 or the client sent `acceptStandardJsonOnly=true`.
 pub fn route_dialect(request_version: i32, accept_standard_json_only: Option<bool>) -> Dialect {
@@ -69,6 +93,12 @@ mod tests {
         }
         assert_eq!(parse_release("3.0.11"), None);
         assert_eq!(parse_release("5.3"), None);
+    }
+
+    #[test]
+    fn flavor_by_version() {
+        assert_eq!(BodyFlavor::for_version(409), BodyFlavor::V4);
+        assert_eq!(BodyFlavor::for_version(413), BodyFlavor::V5);
     }
 
     #[test]

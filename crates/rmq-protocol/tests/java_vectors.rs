@@ -9,17 +9,31 @@
 //! ```
 //!
 //! Every vector must decode as its type. A JSON vector is then re-emitted in
-//! its dialect: byte-for-byte equal when no map or set in it has more than one
-//! entry (beyond that Java's hash order and our sorted order legitimately
-//! differ), otherwise equal after parsing again. A compressed vector is
-//! re-encoded and must decode to the same value, and inflate to the same bytes
-//! when it has at most one topic and one mapping.
+//! its dialect (and, for REGISTER_BROKER bodies and DataVersion, in the
+//! [`BodyFlavor`] of its release): byte-for-byte equal when no map or set in it
+//! has more than one entry or the dialect is the standard one (which sorts
+//! maps; otherwise Java's hash order and our sorted order legitimately
+//! differ), else equal after parsing again. A compressed
+//! vector is re-encoded and must decode to the same value, and inflate to the
+//! same bytes when it has at most one topic and one mapping.
+//!
+//! Two known differences are allowed for:
+//!
+//! * 4.x `BrokerData` has no `enableActingMaster`; Waymark always writes it
+//!   (it emulates a 5.3.3 NameServer), so it is removed from our output before
+//!   comparing 4.x route and cluster vectors.
+//! * Releases after 5.3.x (the 5.5.1 vectors) serialize with fastjson2, whose
+//!   escaping differs from fastjson 1.2.83 (lowercase `\u001f`, raw
+//!   U+007F–U+009F and U+2028/2029; the standard dialect no longer escapes `/`
+//!   or non-ASCII). Waymark writes the 1.2.83 dialect of wire-protocol.md §9, so
+//!   those vectors are byte-compared only when their text has nothing either
+//!   library escapes differently.
 
 use std::fmt::Debug;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use rmq_protocol::version::{parse_release, V5_0_0};
+use rmq_protocol::version::{parse_release, release_ordinal, V5_0_0};
 use rmq_protocol::*;
 
 /// Properties whose JSON objects are Java maps and arrays that are Java sets
@@ -132,14 +146,20 @@ fn dialect(v: &Vector) -> Dialect {
 }
 
 /// Decodes, re-emits with `emit` and compares as described in the module doc.
-fn check_json<T: JavaJson + PartialEq + Debug>(v: &Vector, emit: impl Fn(&T) -> Vec<u8>) {
+/// Returns whether the bytes were compared.
+fn check_json<T: JavaJson + PartialEq + Debug>(v: &Vector, emit: impl Fn(&T) -> Vec<u8>) -> bool {
     let value = T::from_json(&v.data).unwrap_or_else(|e| panic!("{}: {e}", v.name));
     let ours = emit(&value);
     let again = T::from_json(&ours)
         .unwrap_or_else(|e| panic!("{}: our output does not parse: {e}", v.name));
     assert_eq!(again, value, "{}: value changed on re-emit", v.name);
+    let ours = without_5x_only_properties(v, ours);
     let tree: serde_json::Value = serde_json::from_slice(&json_text(&v.data)).unwrap();
-    if byte_comparable(&tree, None) {
+    // The standard dialect sorts every map (MapSortField), so only its sets
+    // could differ, and TopicRouteData (its only user) has none.
+    let ordered = dialect(v) == Dialect::Standard || byte_comparable(&tree, None);
+    let comparable = ordered && (fastjson1(v) || escape_neutral(&v.data));
+    if comparable {
         assert_eq!(
             String::from_utf8_lossy(&ours),
             String::from_utf8_lossy(&v.data),
@@ -147,6 +167,31 @@ fn check_json<T: JavaJson + PartialEq + Debug>(v: &Vector, emit: impl Fn(&T) -> 
             v.name
         );
     }
+    comparable
+}
+
+/// Releases up to 5.3.x use fastjson 1.2.83 (assumed up to 5.4.0, the first
+/// release after the spec's reference 5.3.3).
+fn fastjson1(v: &Vector) -> bool {
+    v.version < release_ordinal(5, 4, 0).unwrap()
+}
+
+/// Printable ASCII without `/` and without escapes: written identically by
+/// fastjson 1.2.83 and fastjson2 in both dialects.
+fn escape_neutral(data: &[u8]) -> bool {
+    data.iter()
+        .all(|&b| (0x20..0x7f).contains(&b) && b != b'/' && b != b'\\')
+}
+
+/// Drops what only 5.x Java writes from our output for a 4.x vector.
+fn without_5x_only_properties(v: &Vector, ours: Vec<u8>) -> Vec<u8> {
+    if v.version >= V5_0_0 {
+        return ours;
+    }
+    String::from_utf8(ours)
+        .unwrap()
+        .replace(r#","enableActingMaster":false"#, "")
+        .into_bytes()
 }
 
 fn json_text(data: &[u8]) -> Vec<u8> {
@@ -161,15 +206,10 @@ fn inflate(data: &[u8]) -> Vec<u8> {
     out
 }
 
-fn check_compressed(v: &Vector) {
+fn check_compressed(v: &Vector) -> bool {
     let body = RegisterBrokerBody::from_compressed(&v.data, v.version)
         .unwrap_or_else(|e| panic!("{}: {e}", v.name));
-    let flavor = if v.version >= V5_0_0 {
-        BodyFlavor::V5
-    } else {
-        BodyFlavor::V4
-    };
-    let ours = body.to_compressed(flavor);
+    let ours = body.to_compressed(BodyFlavor::for_version(v.version));
     assert_eq!(
         RegisterBrokerBody::from_compressed(&ours, v.version).unwrap(),
         body,
@@ -177,7 +217,9 @@ fn check_compressed(v: &Vector) {
         v.name
     );
     let wrapper = &body.topic_config_serialize_wrapper;
-    if wrapper.topic_config_table.len() <= 1 && wrapper.topic_queue_mapping_info_map.len() <= 1 {
+    let comparable =
+        wrapper.topic_config_table.len() <= 1 && wrapper.topic_queue_mapping_info_map.len() <= 1;
+    if comparable {
         assert_eq!(
             inflate(&ours),
             inflate(&v.data),
@@ -185,32 +227,25 @@ fn check_compressed(v: &Vector) {
             v.name
         );
     }
+    comparable
 }
 
-fn check(v: &Vector) {
+/// Returns whether the bytes were compared.
+fn check(v: &Vector) -> bool {
     let d = dialect_or_default(v);
+    let flavor = BodyFlavor::for_version(v.version);
     match (v.type_name.as_str(), v.form.as_str()) {
         ("RegisterBrokerBody", "compressed") => check_compressed(v),
         ("RegisterBrokerBody", _) => {
-            let flavor = if v.version >= V5_0_0 {
-                BodyFlavor::V5
-            } else {
-                BodyFlavor::V4
-            };
-            check_json::<RegisterBrokerBody>(v, |b| b.to_json_flavor(flavor));
+            check_json::<RegisterBrokerBody>(v, |b| b.to_json_flavor(flavor))
         }
         ("TopicConfigSerializeWrapper" | "TopicConfigAndMappingSerializeWrapper", _) => {
-            let flavor = if v.version >= V5_0_0 {
-                BodyFlavor::V5
-            } else {
-                BodyFlavor::V4
-            };
-            check_json::<TopicConfigSerializeWrapper>(v, |w| w.to_json_flavor(flavor));
+            check_json::<TopicConfigSerializeWrapper>(v, |w| w.to_json_flavor(flavor))
         }
         ("TopicRouteData", _) => check_json::<TopicRouteData>(v, |x| x.to_json(d)),
         ("TopicQueueMappingInfo", _) => check_json::<TopicQueueMappingInfo>(v, |x| x.to_json(d)),
         ("TopicConfig", _) => check_json::<TopicConfig>(v, |x| x.to_json(d)),
-        ("DataVersion", _) => check_json::<DataVersion>(v, |x| x.to_json(d)),
+        ("DataVersion", _) => check_json::<DataVersion>(v, |x| x.to_json_flavor(flavor)),
         ("ClusterInfo", _) => check_json::<ClusterInfo>(v, |x| x.to_json(d)),
         ("TopicList", _) => check_json::<TopicList>(v, |x| x.to_json(d)),
         ("KVTable", _) => check_json::<KvTable>(v, |x| x.to_json(d)),
@@ -237,9 +272,29 @@ fn java_vectors_decode_and_re_emit() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors");
     let vectors = load(&dir);
     eprintln!("java body vectors in {}: {}", dir.display(), vectors.len());
+    let mut exact = 0;
+    let mut failures = Vec::new();
     for v in &vectors {
-        check(v);
+        match std::panic::catch_unwind(|| check(v)) {
+            Ok(compared) => exact += usize::from(compared),
+            Err(e) => failures.push(
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_else(|| v.name.clone()),
+            ),
+        }
     }
+    eprintln!(
+        "byte-for-byte: {exact}, value-only: {}",
+        vectors.len() - exact - failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} vectors failed:\n{}",
+        failures.len(),
+        vectors.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]

@@ -50,8 +50,7 @@ pub const ZONE_NAME_KEY: &str = "__ZONE_NAME";
 pub const ZONE_MODE_KEY: &str = "__ZONE_MODE";
 
 /// Read/write rules of the field modes (see the module table).
-#[doc(hidden)]
-pub mod mode {
+pub(crate) mod mode {
     use std::fmt::Display;
     use std::str::FromStr;
 

@@ -296,9 +296,10 @@ impl<'de, K: MapKey, V: Lenient> Visitor<'de> for MapVisitor<K, V> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<BTreeMap<K, V>>, A::Error> {
         let mut out = BTreeMap::new();
-        let mut first = true;
         while let Some(key) = map.next_key::<String>()? {
-            if std::mem::take(&mut first) && key == "$ref" {
+            // fastjson treats `$ref` as its reference marker wherever it
+            // stands in an object, never as a data key.
+            if key == "$ref" {
                 map.next_value::<IgnoredAny>()?;
                 continue;
             }

@@ -17,10 +17,10 @@ use flate2::write::ZlibEncoder;
 use flate2::Compression;
 use serde::Deserialize;
 
-use super::{BodyFlavor, RegisterBrokerBody, TopicConfigSerializeWrapper};
+use super::{RegisterBrokerBody, TopicConfigSerializeWrapper};
 use crate::java_json::{self, lenient, Dialect, JavaJson};
 use crate::version::V5_0_0;
-use crate::{BodyError, DataVersion, TopicConfig, TopicQueueMappingInfo};
+use crate::{BodyError, BodyFlavor, DataVersion, TopicConfig, TopicQueueMappingInfo};
 
 /// Upper bound on the inflated size of a compressed body (64 MiB). Real
 /// bodies are a few hundred bytes per topic; 64 MiB is far above any broker.
@@ -126,8 +126,9 @@ impl RegisterBrokerBody {
     }
 
     /// Encodes the compressed form as a broker of `flavor` does (zlib, best
-    /// compression). [`BodyFlavor::V4`] writes topic entries without
-    /// attributes and no mapping section. The compressed bytes may differ
+    /// compression). [`BodyFlavor::V4`] writes the DataVersion without
+    /// `stateVersion`, topic entries without attributes and no mapping
+    /// section. The compressed bytes may differ
     /// from Java's zlib; the inflated bytes are the same.
     pub fn to_compressed(&self, flavor: BodyFlavor) -> Vec<u8> {
         fn block(out: &mut Vec<u8>, bytes: &[u8]) {
@@ -137,7 +138,7 @@ impl RegisterBrokerBody {
         }
         let wrapper = &self.topic_config_serialize_wrapper;
         let mut raw = Vec::with_capacity(256);
-        block(&mut raw, &wrapper.data_version.to_json(Dialect::Default));
+        block(&mut raw, &wrapper.data_version.to_json_flavor(flavor));
         raw.extend_from_slice(&(wrapper.topic_config_table.len() as i32).to_be_bytes());
         for config in wrapper.topic_config_table.values() {
             block(

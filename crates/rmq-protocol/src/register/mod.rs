@@ -1,8 +1,8 @@
 //! The REGISTER_BROKER body (nameserver.md §3) in its three forms.
 //!
 //! * JSON `RegisterBrokerBody` as 5.x brokers write it (with static-topic
-//!   mapping fields and topic `attributes`) or as 4.x brokers do (without);
-//!   [`BodyFlavor`] picks the output, parsing accepts both.
+//!   mapping fields, topic `attributes` and `stateVersion`) or as 4.x brokers
+//!   do (without); [`BodyFlavor`] picks the output, parsing accepts both.
 //! * The zlib-compressed binary layout ([`RegisterBrokerBody::from_compressed`],
 //!   [`RegisterBrokerBody::to_compressed`]), bounded against decompression bombs.
 //! * The pre-3.0.11 body, a bare [`TopicConfigSerializeWrapper`].
@@ -20,20 +20,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::java_json::lenient::{self, lenient_bean, Lenient};
 use crate::java_json::JavaJson;
 use crate::version::V3_0_11;
-use crate::{BodyError, DataVersion, Dialect, TopicConfig, TopicQueueMappingInfo};
+use crate::{BodyError, BodyFlavor, DataVersion, Dialect, TopicConfig, TopicQueueMappingInfo};
 
 pub use compressed::MAX_INFLATED_LEN;
-
-/// Which generation of Java broker the output imitates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum BodyFlavor {
-    /// 5.x: mapping fields, topic `attributes`, compressed mapping section.
-    #[default]
-    V5,
-    /// 4.x: `TopicConfigSerializeWrapper` with `dataVersion` and
-    /// `topicConfigTable` only, topic configs without `attributes`.
-    V4,
-}
 
 /// A broker's topic configuration as registered (Java
 /// `TopicConfigSerializeWrapper` and its 5.x subclass
@@ -203,7 +192,7 @@ impl Serialize for V4Wrapper<'_> {
             }
         }
         let mut st = s.serialize_struct("TopicConfigSerializeWrapper", 2)?;
-        st.serialize_field("dataVersion", &self.0.data_version)?;
+        st.serialize_field("dataVersion", &self.0.data_version.v4())?;
         st.serialize_field("topicConfigTable", &Table(&self.0.topic_config_table))?;
         st.end()
     }

@@ -148,7 +148,7 @@ fn json_4x_flavor_omits_mapping_and_attributes() {
     let v4 = String::from_utf8(body.to_json_flavor(BodyFlavor::V4)).unwrap();
     assert_eq!(
         v4,
-        r#"{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":3,"stateVersion":0,"timestamp":1700000000000},"topicConfigTable":{"TopicTest":{"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"TopicTest","topicSysFlag":0,"writeQueueNums":4}}}}"#
+        r#"{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":3,"timestamp":1700000000000},"topicConfigTable":{"TopicTest":{"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"TopicTest","topicSysFlag":0,"writeQueueNums":4}}}}"#
     );
     let back = RegisterBrokerBody::from_json(v4.as_bytes()).unwrap();
     assert_eq!(

@@ -1,0 +1,87 @@
+//! One function per sub-command: build the request, ask every NameServer
+//! ([`fan_out`](crate::namesrv::fan_out)), decode, and turn the answers into a
+//! [`Report`]. [`execute`] is the single `match` from command to function.
+//!
+//! Owns what each command sends and shows; connections are `namesrv`'s,
+//! formatting rules `output`'s, the cross-NameServer comparison `diff`'s.
+
+mod cluster;
+mod kv;
+mod topic;
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::cli::{
+    BrokerCommand, ClusterCommand, Command, ConfigCommand, KvCommand, NamesrvCommand, TopicCommand,
+};
+use crate::diff;
+use crate::output::Report;
+
+/// Where and how long to ask.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    /// The NameServers, in the order given.
+    pub addrs: &'a [String],
+    /// The connect and per-request limit.
+    pub timeout: Duration,
+}
+
+/// The result of commands that return nothing but success: `{}` in JSON.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Done {}
+
+/// The row of a [`Done`] result.
+fn ok_row(_: &Done) -> Vec<Vec<String>> {
+    vec![vec!["OK".to_owned()]]
+}
+
+/// Runs one command against every NameServer of `target`.
+pub async fn execute(command: &Command, target: Target<'_>) -> Report {
+    match command {
+        Command::Cluster(ClusterCommand::List) => cluster::list(target).await,
+        Command::Topic(TopicCommand::Route { topic }) => topic::route(target, topic).await,
+        Command::Topic(TopicCommand::List(filter)) => {
+            topic::list(target, filter.cluster.as_deref()).await
+        }
+        Command::Topic(TopicCommand::Delete { topic, filter }) => {
+            topic::delete(target, topic, filter.cluster.as_deref()).await
+        }
+        Command::Kv(KvCommand::Put {
+            namespace,
+            key,
+            value,
+        }) => kv::put(target, namespace, key, value).await,
+        Command::Kv(KvCommand::Get { namespace, key }) => kv::get(target, namespace, key).await,
+        Command::Kv(KvCommand::Delete { namespace, key }) => {
+            kv::delete(target, namespace, key).await
+        }
+        Command::Kv(KvCommand::List { namespace }) => kv::list(target, namespace).await,
+        Command::Broker(BrokerCommand::WipeWritePerm { broker_name }) => {
+            cluster::write_perm(target, broker_name, cluster::PermChange::Wipe).await
+        }
+        Command::Broker(BrokerCommand::AddWritePerm { broker_name }) => {
+            cluster::write_perm(target, broker_name, cluster::PermChange::Add).await
+        }
+        Command::Broker(BrokerCommand::MemberGroup {
+            broker_name,
+            cluster: cluster_name,
+        }) => cluster::member_group(target, cluster_name, broker_name).await,
+        Command::Config(ConfigCommand::Get { keys }) => kv::config_get(target, keys).await,
+        Command::Config(ConfigCommand::Set { pairs }) => kv::config_set(target, pairs).await,
+        Command::Namesrv(NamesrvCommand::Diff) => diff::run(target).await,
+    }
+}
+
+/// The `#BID` / `#Addr` cells of an id → address map, one row per member;
+/// `["-", "-"]` for an empty map.
+fn member_cells(addrs: &std::collections::BTreeMap<i64, String>) -> Vec<[String; 2]> {
+    if addrs.is_empty() {
+        return vec![["-".to_owned(), "-".to_owned()]];
+    }
+    addrs
+        .iter()
+        .map(|(id, addr)| [id.to_string(), addr.clone()])
+        .collect()
+}

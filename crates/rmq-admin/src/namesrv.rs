@@ -1,0 +1,193 @@
+//! Talking to the NameServers given with `-n`: the address list, one
+//! [`Session`] per NameServer, and [`fan_out`], which runs the same job against
+//! all of them at once.
+//!
+//! Owns connection set-up, the `--timeout-ms` limit and turning non-SUCCESS
+//! responses into [`CallError::Response`]. It does not know what a request
+//! means or how results are shown (`commands`, `output`).
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures::future::join_all;
+use rmq_protocol::JavaJson;
+use rmq_transport::{ClientConfig, RpcClient};
+use rmq_wire::{RemotingCommand, RequestCode, ResponseCode, ToExtFields};
+
+use crate::error::CallError;
+
+/// Parses mqadmin's `-n` syntax: `host:port` entries separated by `;` (`,` is
+/// accepted too), blanks ignored, duplicates dropped, order kept.
+///
+/// # Errors
+/// A message naming the bad entry, or saying the list is empty.
+pub fn parse_addrs(list: &str) -> Result<Vec<String>, String> {
+    let mut addrs: Vec<String> = Vec::new();
+    for entry in list.split([';', ',']).map(str::trim) {
+        if entry.is_empty() {
+            continue;
+        }
+        let valid = entry
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+        if !valid {
+            return Err(format!("{entry:?} is not host:port"));
+        }
+        if !addrs.iter().any(|known| known == entry) {
+            addrs.push(entry.to_owned());
+        }
+    }
+    if addrs.is_empty() {
+        return Err("no NameServer address given".to_owned());
+    }
+    Ok(addrs)
+}
+
+/// What one NameServer gave for one job.
+#[derive(Debug)]
+pub struct Answer<T> {
+    /// The NameServer, as given with `-n`.
+    pub addr: String,
+    /// Its result.
+    pub result: Result<T, CallError>,
+}
+
+/// One connection to one NameServer.
+#[derive(Debug, Clone)]
+pub struct Session {
+    client: RpcClient,
+    timeout: Duration,
+}
+
+impl Session {
+    /// Connects, giving up after `timeout`.
+    ///
+    /// # Errors
+    /// [`CallError::Connect`] or [`CallError::Timeout`].
+    pub async fn open(addr: &str, timeout: Duration) -> Result<Session, CallError> {
+        let config = ClientConfig {
+            connect_timeout: timeout,
+            inbound_capacity: 0,
+            ..ClientConfig::default()
+        };
+        let client = RpcClient::connect(addr, config)
+            .await
+            .map_err(|error| CallError::from_client(error, millis(timeout)))?;
+        Ok(Session { client, timeout })
+    }
+
+    /// Sends `request` and returns the response if its code is SUCCESS.
+    ///
+    /// # Errors
+    /// Transport failures, and [`CallError::Response`] for any other code.
+    pub async fn call(&self, request: RemotingCommand) -> Result<RemotingCommand, CallError> {
+        let response = self
+            .client
+            .invoke(request, self.timeout)
+            .await
+            .map_err(|error| CallError::from_client(error, millis(self.timeout)))?;
+        if response.response_code() == ResponseCode::Success {
+            Ok(response)
+        } else {
+            Err(CallError::Response {
+                code: response.code,
+                remark: response.remark,
+            })
+        }
+    }
+
+    /// Sends a request of `code` with `header` (if any) and decodes the
+    /// JSON body of the SUCCESS response (either fastjson dialect).
+    ///
+    /// # Errors
+    /// As [`Session::call`], plus [`CallError::Decode`] for a missing or
+    /// malformed body.
+    pub async fn call_json<T: JavaJson>(
+        &self,
+        code: RequestCode,
+        header: Option<&dyn ToExtFields>,
+    ) -> Result<T, CallError> {
+        let response = self.call(request(code, header)).await?;
+        decode_body(&response)
+    }
+}
+
+/// A request with Java's language and version 479 (so route queries are
+/// answered in the standard JSON dialect).
+pub fn request(code: RequestCode, header: Option<&dyn ToExtFields>) -> RemotingCommand {
+    let mut command = RemotingCommand::request(code, 0);
+    if let Some(header) = header {
+        header.to_ext_fields(command.ext_fields.get_or_insert_with(Default::default));
+    }
+    command
+}
+
+/// Decodes a response body.
+///
+/// # Errors
+/// [`CallError::Decode`] when the body is absent or not the expected JSON.
+pub fn decode_body<T: JavaJson>(response: &RemotingCommand) -> Result<T, CallError> {
+    let body = response
+        .body
+        .as_deref()
+        .ok_or_else(|| CallError::Decode("the response has no body".to_owned()))?;
+    T::from_json(body).map_err(|error| CallError::Decode(error.to_string()))
+}
+
+/// Runs `job` against every NameServer concurrently, each on its own
+/// connection, and returns the answers in the order of `addrs`.
+pub async fn fan_out<T, F, Fut>(addrs: &[String], timeout: Duration, job: F) -> Vec<Answer<T>>
+where
+    F: Fn(Session) -> Fut,
+    Fut: Future<Output = Result<T, CallError>>,
+{
+    let job = &job;
+    join_all(addrs.iter().map(|addr| async move {
+        let result = match Session::open(addr, timeout).await {
+            Ok(session) => job(session).await,
+            Err(error) => Err(error),
+        };
+        Answer {
+            addr: addr.clone(),
+            result,
+        }
+    }))
+    .await
+}
+
+fn millis(timeout: Duration) -> u64 {
+    u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn address_lists_follow_mqadmin() {
+        assert_eq!(
+            parse_addrs("127.0.0.1:9876; 10.0.0.2:9876;;127.0.0.1:9876,ns:1").unwrap(),
+            ["127.0.0.1:9876", "10.0.0.2:9876", "ns:1"]
+        );
+        assert!(parse_addrs("127.0.0.1").unwrap_err().contains("127.0.0.1"));
+        assert!(parse_addrs("host:99999").is_err());
+        assert!(parse_addrs(":9876").is_err());
+        assert!(parse_addrs(" ; ").is_err());
+    }
+
+    #[test]
+    fn requests_carry_java_language_version_and_header() {
+        let header = rmq_protocol::headers::GetRouteInfoRequestHeader {
+            topic: "TopicTest".into(),
+            ..Default::default()
+        };
+        let command = request(RequestCode::GetRouteInfoByTopic, Some(&header));
+        assert_eq!(command.language, rmq_wire::LanguageCode::Java);
+        assert_eq!(command.version, rmq_wire::CURRENT_VERSION);
+        assert_eq!(command.ext("topic"), Some("TopicTest"));
+        assert_eq!(
+            request(RequestCode::GetBrokerClusterInfo, None).ext_fields,
+            None
+        );
+    }
+}
