@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The project's test command: every Rust test, then the Java interop tests.
+#   ./scripts/test.sh
+# Set WAYMARK_SKIP_JAVA=1 to run only the Rust tests.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+printf '\n==== cargo test --workspace --locked\n'
+cargo test --workspace --locked
+
+if [[ "${WAYMARK_SKIP_JAVA:-}" == "1" ]]; then
+  printf '\n==== Java interop tests skipped (WAYMARK_SKIP_JAVA=1)\n'
+  exit 0
+fi
+"$ROOT/interop/run-java.sh"
