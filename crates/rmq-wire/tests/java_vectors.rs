@@ -84,7 +84,7 @@ fn check_valid(vector: &Vector) {
         .unwrap_or_else(|e| panic!("{name} ({provenance}) does not decode: {e}"));
     let encoded = frame::encode_to_bytes(&decoded);
     let keys = decoded.ext_fields.as_ref().map_or(0, |ext| ext.len());
-    if keys <= 1 {
+    if keys <= 1 && escapes_as_fastjson1(provenance, bytes) {
         assert_eq!(
             encoded.as_ref(),
             bytes.as_ref(),
@@ -98,6 +98,25 @@ fn check_valid(vector: &Vector) {
         again, decoded,
         "{name} ({provenance}): round trip changed the command"
     );
+}
+
+/// Waymark writes JSON headers as fastjson 1.2.83 does (RocketMQ up to 5.3).
+/// RocketMQ 5.4 and later use fastjson2, which escapes control characters
+/// with lowercase hex and leaves U+007F–U+009F and U+2028/2029 raw; both read
+/// the other's text. Such vectors are compared after decoding only.
+fn escapes_as_fastjson1(provenance: &str, frame: &[u8]) -> bool {
+    let release = provenance.split_whitespace().nth(2).unwrap_or_default();
+    let mut parts = release.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    let fastjson2 = (major, minor) >= (5, 4);
+    if !fastjson2 || frame.get(4) != Some(&0) {
+        return true;
+    }
+    let text = String::from_utf8_lossy(frame);
+    !text.contains("\\u")
+        && !text
+            .chars()
+            .any(|c| matches!(c, '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}'))
 }
 
 fn check_invalid(vector: &Vector) {
