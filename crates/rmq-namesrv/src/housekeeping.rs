@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rmq_protocol::headers::NotifyMinBrokerIdChangeRequestHeader;
 use rmq_transport::{ClientConfig, RpcClient};
-use rmq_wire::{RemotingCommand, RequestCode};
+use rmq_wire::{RemotingCommand, RequestCode, SerializeType};
 use tokio::sync::mpsc;
 
 use crate::route::{MinIdNotification, Unregistration};
@@ -64,8 +64,12 @@ pub async fn expiry_scan(state: Arc<Namesrv>) {
 }
 
 /// Sends NOTIFY_MIN_BROKER_ID_CHANGE one-way to each target over a fresh
-/// connection to the broker's own listener, as Java's NameServer does.
-pub async fn notification_sender(mut queue: mpsc::UnboundedReceiver<MinIdNotification>) {
+/// connection to the broker's own listener, in the server's serialize type,
+/// as Java's NameServer does.
+pub async fn notification_sender(
+    mut queue: mpsc::UnboundedReceiver<MinIdNotification>,
+    serialize_type: SerializeType,
+) {
     while let Some(notification) = queue.recv().await {
         let header = NotifyMinBrokerIdChangeRequestHeader {
             min_broker_id: Some(notification.min_broker_id),
@@ -74,8 +78,9 @@ pub async fn notification_sender(mut queue: mpsc::UnboundedReceiver<MinIdNotific
             ha_broker_addr: notification.ha_broker_addr.clone(),
             broker_name: None,
         };
-        let request =
-            RemotingCommand::request(RequestCode::NotifyMinBrokerIdChange, 0).with_header(&header);
+        let request = RemotingCommand::request(RequestCode::NotifyMinBrokerIdChange, 0)
+            .with_header(&header)
+            .with_serialize_type(serialize_type);
         for target in notification.targets {
             let request = request.clone();
             tokio::spawn(async move {

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use rmq_protocol::{Dialect, JavaJson, KvConfigSerializeWrapper};
+use serde::Deserialize;
 
 use crate::persist::replace_file;
 
@@ -17,7 +18,7 @@ use crate::persist::replace_file;
 pub type Namespace = BTreeMap<String, String>;
 
 /// kvConfig.json: `{"configTable":{"<namespace>":{"<key>":"<value>"}}}`.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 struct KvFile {
     #[serde(rename = "configTable", default)]
     config_table: BTreeMap<String, BTreeMap<String, Option<String>>>,
@@ -128,16 +129,13 @@ impl KvStore {
     }
 }
 
+/// The file content exactly as Java's fastjson writes it (default dialect:
+/// e.g. U+2028 and U+007F–U+009F escaped, other non-ASCII raw).
 fn encode(tables: &BTreeMap<String, Namespace>) -> Vec<u8> {
-    #[derive(Serialize)]
-    struct Out<'a> {
-        #[serde(rename = "configTable")]
-        config_table: &'a BTreeMap<String, Namespace>,
+    KvConfigSerializeWrapper {
+        config_table: tables.clone(),
     }
-    serde_json::to_vec(&Out {
-        config_table: tables,
-    })
-    .unwrap_or_default()
+    .to_json(Dialect::Default)
 }
 
 #[cfg(test)]
@@ -170,6 +168,54 @@ mod tests {
             Some(0)
         );
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn the_file_uses_fastjson_escaping_and_reads_back() {
+        let path = temp_path("escape");
+        let mut store = KvStore::load(&path).unwrap();
+        let value = "a/b\u{e9}\u{2028}\u{7f}\"";
+        store.put("ns", "k", Some(value)).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"configTable\":{\"ns\":{\"k\":\"a/b\u{e9}\\u2028\\u007F\\\"\"}}}"
+        );
+        assert_eq!(KvStore::load(&path).unwrap().get("ns", "k"), Some(value));
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn java_null_values_read_as_absent() {
+        let path = temp_path("null");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, r#"{"configTable":{"ns":{"k":null,"j":"v"}}}"#).unwrap();
+        let store = KvStore::load(&path).unwrap();
+        assert_eq!(
+            (store.get("ns", "k"), store.get("ns", "j")),
+            (None, Some("v"))
+        );
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    /// Java `KVConfigManagerTest`: put then get; on a fresh manager a delete
+    /// in a missing namespace is harmless and both lookups stay empty.
+    #[test]
+    fn java_kv_config_manager_test() {
+        let path = temp_path("java");
+        let mut store = KvStore::load(&path).unwrap();
+        store
+            .put("ORDER_TOPIC_CONFIG", "UnitTest", Some("test"))
+            .unwrap();
+        assert_eq!(store.get("ORDER_TOPIC_CONFIG", "UnitTest"), Some("test"));
+        assert!(store.namespace("ORDER_TOPIC_CONFIG").is_some());
+
+        let mut fresh = KvStore::load(temp_path("java-fresh")).unwrap();
+        fresh.delete("ORDER_TOPIC_CONFIG", "UnitTest").unwrap();
+        assert!(fresh.namespace("ORDER_TOPIC_CONFIG").is_none());
+        assert_eq!(fresh.get("ORDER_TOPIC_CONFIG", "UnitTest"), None);
+        for store in [store, fresh] {
+            std::fs::remove_dir_all(store.path().parent().unwrap()).unwrap();
+        }
     }
 
     #[test]

@@ -38,7 +38,10 @@ pub async fn run(
             queues.unregistrations,
         )),
         tokio::spawn(housekeeping::expiry_scan(state.clone())),
-        tokio::spawn(housekeeping::notification_sender(queues.notifications)),
+        tokio::spawn(housekeeping::notification_sender(
+            queues.notifications,
+            serialize_type,
+        )),
     ];
     let result = rmq_transport::run(listener, NamesrvService::new(state), config, shutdown).await;
     for task in tasks {

@@ -71,16 +71,23 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
+        let mut config = config;
         let listener = tokio::net::TcpListener::bind(&address)
             .await
             .with_context(|| format!("cannot listen on {address}"))?;
         let local = listener.local_addr()?;
+        // With port 0 the OS picks one; report that one (GET_NAMESRV_CONFIG).
+        config.listen_port = i32::from(local.port());
         let (state, queues) = Namesrv::new(config, kv);
-        println!(
+        // Deployment scripts and health checks grep stdout for this line.
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
             "The Name Server boot success. serializeType={}, address {local}",
             serialize_type.name()
-        );
-        std::io::stdout().flush()?;
+        )?;
+        out.flush()?;
+        drop(out);
         rmq_namesrv::server::run(
             listener,
             Arc::new(state),

@@ -7,7 +7,7 @@ use rmq_protocol::headers::{
 use rmq_protocol::{body_crc32, DataVersion, Dialect, JavaJson, KvTable, RegisterBrokerBody};
 use rmq_wire::{RemotingCommand, ResponseCode};
 
-use super::success;
+use super::{success, validate};
 use crate::error::{Error, HandlerResult};
 use crate::route::{BrokerKey, BrokerRegistration, ConnId, Unregistration};
 use crate::state::Namesrv;
@@ -29,6 +29,9 @@ pub fn register(state: &Namesrv, request: &RemotingCommand, conn: ConnId) -> Han
     let decoded = RegisterBrokerBody::decode_request(body, header.compressed, request.version)
         .map_err(|e| Error::system(format!("Failed to decode RegisterBrokerBody: {e}")))?;
     let wrapper = decoded.topic_config_serialize_wrapper;
+    for tc in wrapper.topic_config_table.values() {
+        validate::registered_topic(&tc.topic_name, tc.read_queue_nums, tc.write_queue_nums)?;
+    }
     let (notify_min_id, delete_missing, return_order_conf) = {
         let config = state.config.read();
         (
@@ -66,7 +69,8 @@ pub fn register(state: &Namesrv, request: &RemotingCommand, conn: ConnId) -> Han
         .routes
         .write()
         .register_broker(registration, now, notify_min_id, delete_missing)
-        .map_err(|e| Error::system(e.to_string()))?;
+        // Java answers this one from its response with a header class.
+        .map_err(|e| Error::system(e.to_string()).with_empty_header())?;
     if outcome.new_broker {
         tracing::info!(%cluster, broker = %name, id, %addr, topics, "new broker registered");
     }

@@ -5,7 +5,7 @@ use rmq_protocol::headers::{
     GetKvListByNamespaceRequestHeader, PutKvConfigRequestHeader,
 };
 use rmq_protocol::{Dialect, JavaJson, KvTable};
-use rmq_wire::{RemotingCommand, ResponseCode};
+use rmq_wire::{HeaderError, RemotingCommand, ResponseCode};
 
 use super::success;
 use crate::error::{Error, HandlerResult};
@@ -18,10 +18,10 @@ fn persist_failed(error: std::io::Error, path: &std::path::Path) -> Error {
 
 /// PUT_KV_CONFIG: acknowledged once the file is durably written.
 pub fn put(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    if request.ext("namespace").is_none() || request.ext("key").is_none() {
-        return Err(Error::system("namespace or key is null"));
-    }
-    let header: PutKvConfigRequestHeader = request.header()?;
+    let header: PutKvConfigRequestHeader = request.header().map_err(|error| match error {
+        HeaderError::Missing(_) => Error::system("namespace or key is null"),
+        other => other.into(),
+    })?;
     let (namespace, key) = (header.namespace, header.key);
     let mut kv = state.kv.write();
     kv.put(&namespace, &key, header.value.as_deref())

@@ -6,7 +6,10 @@ pub mod cluster;
 pub mod config;
 pub mod kv;
 pub mod route;
+#[cfg(test)]
+mod tests;
 pub mod topic;
+pub mod validate;
 
 use rmq_wire::{RemotingCommand, ResponseCode};
 

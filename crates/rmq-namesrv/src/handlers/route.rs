@@ -3,19 +3,17 @@
 use rmq_protocol::headers::GetRouteInfoRequestHeader;
 use rmq_protocol::version::route_dialect;
 use rmq_protocol::JavaJson;
-use rmq_wire::{RemotingCommand, ResponseCode};
+use rmq_wire::{HeaderError, RemotingCommand, ResponseCode};
 
 use super::broker::ORDER_TOPIC_CONFIG;
 use crate::error::{Error, HandlerResult};
 use crate::route::ZoneFilter;
 use crate::state::Namesrv;
 
-/// Ext fields of zone routing, added by zone-aware clients.
-const ZONE_MODE: &str = "__ZONE_MODE";
-const ZONE_NAME: &str = "__ZONE_NAME";
-
 /// The remark Java gives for an unknown topic; clients only look at the code.
-fn no_route_remark(topic: &str) -> String {
+/// A request without `topic` gets Java's answer for the lookup of `null`.
+fn no_route_remark(topic: Option<&str>) -> String {
+    let topic = topic.unwrap_or("null");
     format!(
         "No topic route info in name server for the topic: {topic}\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."
     )
@@ -23,8 +21,19 @@ fn no_route_remark(topic: &str) -> String {
 
 /// GET_ROUTEINFO_BY_TOPIC. The table's read lock is held only while the
 /// route is copied out; encoding happens after.
+///
+/// Zone filtering (Java's `ZoneRouteRPCHook`) runs before encoding, so the
+/// filtered body keeps the dialect the client qualified for. Java re-encodes a
+/// zone-filtered body in the default dialect whatever the client asked for
+/// (nameserver.md §6.4); Java clients read both, and a strict-JSON client that
+/// asked for the standard dialect would break on the default one, so Waymark
+/// deliberately keeps the standard dialect here.
 pub fn topic_route(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let header: GetRouteInfoRequestHeader = request.header()?;
+    let header = match request.header::<GetRouteInfoRequestHeader>() {
+        Ok(header) => Some(header),
+        Err(HeaderError::Missing(_)) => None,
+        Err(error) => return Err(error.into()),
+    };
     let (acting_master, order_enabled) = {
         let config = state.config.read();
         if config.need_wait_for_service {
@@ -35,6 +44,12 @@ pub fn topic_route(state: &Namesrv, request: &RemotingCommand) -> HandlerResult 
         }
         (config.support_acting_master, config.order_message_enable)
     };
+    let Some(header) = header else {
+        return Err(Error::new(
+            ResponseCode::TopicNotExist,
+            no_route_remark(None),
+        ));
+    };
     let route = state
         .routes
         .read()
@@ -42,7 +57,7 @@ pub fn topic_route(state: &Namesrv, request: &RemotingCommand) -> HandlerResult 
     let Some(mut route) = route else {
         return Err(Error::new(
             ResponseCode::TopicNotExist,
-            no_route_remark(&header.topic),
+            no_route_remark(Some(&header.topic)),
         ));
     };
     if order_enabled {
@@ -52,7 +67,7 @@ pub fn topic_route(state: &Namesrv, request: &RemotingCommand) -> HandlerResult 
             .get(ORDER_TOPIC_CONFIG, &header.topic)
             .map(str::to_owned);
     }
-    if let Some(zone) = ZoneFilter::from_ext(request.ext(ZONE_MODE), request.ext(ZONE_NAME)) {
+    if let Some(zone) = ZoneFilter::from_request(header.zone_mode, header.zone_name.as_deref()) {
         zone.apply(&mut route);
     }
     let dialect = route_dialect(request.version, header.accept_standard_json_only);

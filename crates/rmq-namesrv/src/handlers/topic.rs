@@ -6,9 +6,9 @@ use rmq_protocol::headers::{
     RegisterTopicRequestHeader,
 };
 use rmq_protocol::{Dialect, JavaJson, TopicList, TopicRouteData};
-use rmq_wire::RemotingCommand;
+use rmq_wire::{HeaderError, RemotingCommand};
 
-use super::success;
+use super::{success, validate};
 use crate::error::{Error, HandlerResult};
 use crate::route::UnitSelect;
 use crate::state::Namesrv;
@@ -41,8 +41,12 @@ pub fn by_cluster(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     if !state.config.read().enable_topic_list {
         return Err(disabled());
     }
-    let header: GetTopicsByClusterRequestHeader = request.header()?;
-    let topics = state.routes.read().topics_of_cluster(&header.cluster);
+    // Java looks a missing cluster up as `null` and finds nothing.
+    let topics = match request.header::<GetTopicsByClusterRequestHeader>() {
+        Ok(header) => state.routes.read().topics_of_cluster(&header.cluster),
+        Err(HeaderError::Missing(_)) => Vec::new(),
+        Err(error) => return Err(error.into()),
+    };
     Ok(topic_list(
         request,
         TopicList {
@@ -90,11 +94,19 @@ pub fn delete(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     Ok(success(request))
 }
 
-/// REGISTER_TOPIC_IN_NAMESRV: only the body's `queueDatas` are used.
+/// REGISTER_TOPIC_IN_NAMESRV: only the body's `queueDatas` are used. Unlike
+/// Java, a topic name or queue count `validate` refuses is answered with
+/// SYSTEM_ERROR and changes nothing.
 pub fn register(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     let header: RegisterTopicRequestHeader = request.header()?;
     if let Some(body) = request.body.as_deref() {
         let route = TopicRouteData::from_json(body)?;
+        if !route.queue_datas.is_empty() {
+            validate::topic_name(&header.topic)?;
+        }
+        for queue in &route.queue_datas {
+            validate::queue_nums(&header.topic, queue.read_queue_nums, queue.write_queue_nums)?;
+        }
         if state
             .routes
             .write()

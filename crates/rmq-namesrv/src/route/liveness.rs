@@ -6,7 +6,7 @@
 //! decided removal carries the table's registration sequence number at the
 //! time it was decided, and is skipped if the broker registered again since.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::register::MinIdNotification;
 use super::table::{BrokerKey, RouteTable};
@@ -105,7 +105,9 @@ impl RouteTable {
         let mut outcome = UnregisterOutcome::default();
         let mut removed_names = BTreeSet::new();
         let mut reduced_names = BTreeSet::new();
-        let mut pending_notify = Vec::new();
+        // One notification per group, as Java's map keyed by broker name: a
+        // later request of the same batch replaces the offline address.
+        let mut pending_notify = BTreeMap::new();
 
         for request in batch {
             if self
@@ -139,7 +141,7 @@ impl RouteTable {
             } else {
                 reduced_names.insert(request.broker_name.clone());
                 if min_changed {
-                    pending_notify.push((request.broker_name.clone(), request.key.addr.clone()));
+                    pending_notify.insert(request.broker_name.clone(), request.key.addr.clone());
                 }
             }
         }

@@ -9,6 +9,8 @@
 mod liveness;
 mod register;
 mod table;
+#[cfg(test)]
+mod tests;
 mod view;
 
 pub use liveness::{Expired, UnregisterOutcome, Unregistration};

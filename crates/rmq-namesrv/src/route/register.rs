@@ -154,10 +154,8 @@ impl RouteTable {
             !old_version_broker && !is_master && group.min_id() == Some(reg.broker_id);
         let acting = group.enable_acting_master;
 
-        let config_changed = self
-            .live
-            .get(&key)
-            .is_none_or(|live| live.data_version != reg.data_version);
+        // Evaluated before the live entry below is replaced (nameserver.md §5.3).
+        let config_changed = self.broker_topic_config_changed(&key, &reg.data_version);
 
         if is_master || is_prime_slave {
             if delete_missing_topics && reg.mappings.is_empty() {
@@ -212,7 +210,7 @@ impl RouteTable {
                 timeout_ms: reg
                     .heartbeat_timeout_ms
                     .unwrap_or(DEFAULT_BROKER_TIMEOUT_MS),
-                data_version: reg.data_version.clone(),
+                data_version: reg.data_version,
                 conn: reg.conn,
                 ha_server_addr: reg.ha_server_addr.clone(),
                 generation: self.generation,
@@ -263,6 +261,30 @@ impl RouteTable {
         Ok(outcome)
     }
 
+    /// Java `isBrokerTopicConfigChanged`: the broker is not live, or its
+    /// stored DataVersion differs from `version` (all three fields compared).
+    pub fn broker_topic_config_changed(&self, key: &BrokerKey, version: &DataVersion) -> bool {
+        self.live
+            .get(key)
+            .is_none_or(|live| live.data_version != *version)
+    }
+
+    /// Java `isTopicConfigChanged`: the broker's version changed, or the topic
+    /// has no queue data of `broker_name` (deleted from the NameServer, or new).
+    pub fn topic_config_changed(
+        &self,
+        key: &BrokerKey,
+        version: &DataVersion,
+        broker_name: &str,
+        topic: &str,
+    ) -> bool {
+        self.broker_topic_config_changed(key, version)
+            || self
+                .topics
+                .get(topic)
+                .is_none_or(|queues| !queues.contains_key(broker_name))
+    }
+
     /// BROKER_HEARTBEAT and the heartbeat side of QUERY_DATA_VERSION: refresh
     /// a live broker's last-update time. Returns whether it was live.
     pub fn touch(&mut self, key: &BrokerKey, now: Millis) -> bool {
@@ -283,7 +305,7 @@ impl RouteTable {
         version: Option<&DataVersion>,
         now: Millis,
     ) -> (bool, Option<DataVersion>) {
-        let stored = self.live.get(key).map(|live| live.data_version.clone());
+        let stored = self.live.get(key).map(|live| live.data_version);
         let changed = match (&stored, version) {
             (Some(stored), Some(version)) => stored != version,
             _ => true,

@@ -83,13 +83,13 @@ fn rewrite_acting_master(route: &mut TopicRouteData) {
 }
 
 impl ZoneFilter {
-    /// Reads `__ZONE_MODE`/`__ZONE_NAME`: active only when the mode is `true`
-    /// (ignoring case) and the name is not blank.
-    pub fn from_ext(mode: Option<&str>, name: Option<&str>) -> Option<ZoneFilter> {
-        let on = mode.is_some_and(|m| m.eq_ignore_ascii_case("true"));
-        let zone = name.map(str::trim).filter(|z| !z.is_empty())?;
-        on.then(|| ZoneFilter {
-            zone: name.unwrap_or(zone).to_owned(),
+    /// From a request's `__ZONE_MODE` (already read as Java
+    /// `Boolean.parseBoolean`) and `__ZONE_NAME`: active only when the mode is
+    /// true and the name is not blank. The name is compared as sent.
+    pub fn from_request(mode: Option<bool>, name: Option<&str>) -> Option<ZoneFilter> {
+        let name = name.filter(|z| !z.trim().is_empty())?;
+        (mode == Some(true)).then(|| ZoneFilter {
+            zone: name.to_owned(),
         })
     }
 

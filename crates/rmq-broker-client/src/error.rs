@@ -1,0 +1,87 @@
+//! Error types of the crate: bad configuration (fatal, at construction) and
+//! the failure of one request to one NameServer (reported, never fatal).
+//!
+//! A failed request is data in a [`RegisterReport`](crate::RegisterReport):
+//! the next periodic run is the retry, as in Java.
+
+use std::io;
+use std::time::Duration;
+
+use rmq_transport::ClientError;
+
+/// A configuration the registrar refuses to run with.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Java aborts startup for a slave whose `brokerId` is not > 0.
+    #[error("a slave needs a brokerId > 0, got {0}")]
+    SlaveId(i64),
+    /// A required name is empty.
+    #[error("{0} must not be blank")]
+    Blank(&'static str),
+    /// An address is not `host:port`.
+    #[error("{addr:?} is not host:port")]
+    Address {
+        /// The offending text.
+        addr: String,
+    },
+    /// `splitRegistrationSize` of 0 would never finish a batch.
+    #[error("splitRegistrationSize must be > 0")]
+    SplitSize,
+    /// 4.x brokers had no acting-master support.
+    #[error("enableSlaveActingMaster needs the 5.x flavour")]
+    ActingMasterOnV4,
+    /// An address-service URL this crate cannot fetch.
+    #[error("unsupported address service URL {url:?}: {reason}")]
+    Url {
+        /// The URL.
+        url: String,
+        /// Why.
+        reason: &'static str,
+    },
+}
+
+/// Why one request to one NameServer failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NsError {
+    /// Connecting, sending or waiting for the answer failed.
+    #[error(transparent)]
+    Transport(#[from] ClientError),
+    /// The whole exchange (connect + request) did not finish in time.
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    /// The NameServer answered with a non-SUCCESS code.
+    #[error("rejected with code {code}: {}", remark.as_deref().unwrap_or("(no remark)"))]
+    Rejected {
+        /// The response code.
+        code: i32,
+        /// The response remark.
+        remark: Option<String>,
+    },
+    /// The answer was SUCCESS but its header or body could not be read.
+    #[error("unreadable response: {0}")]
+    BadResponse(String),
+}
+
+impl NsError {
+    /// True when the NameServer could not be reached at all.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, NsError::Transport(ClientError::Connect { .. }))
+    }
+}
+
+/// Why the HTTP address service gave no list.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    /// Connecting, writing or reading failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// The exchange did not finish within the timeout.
+    #[error("address service timed out after {0:?}")]
+    Timeout(Duration),
+    /// A status other than 200.
+    #[error("address service answered HTTP {0}")]
+    Status(u16),
+    /// Not an HTTP/1.x response this client understands.
+    #[error("malformed HTTP response: {0}")]
+    Malformed(&'static str),
+}

@@ -1,0 +1,58 @@
+//! The lightweight heartbeat of acting-master brokers keeps a broker with a
+//! short `heartbeatTimeoutMillis` alive between full registrations, in both
+//! variants (one-way QUERY_DATA_VERSION and one-way BROKER_HEARTBEAT).
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{master, registrar, route, Namesrv};
+use rmq_broker_client::{Registrar, Running, Schedule};
+
+fn start(registrar: Registrar, heartbeat: bool) -> Running {
+    let registrar = Arc::new(registrar);
+    let schedule = Schedule {
+        first_register_delay: Duration::from_secs(3600),
+        heartbeat_interval: heartbeat.then_some(Duration::from_millis(200)),
+        ..Schedule::java(registrar.config(), None)
+    };
+    rmq_broker_client::spawn(registrar, schedule, None)
+}
+
+#[tokio::test]
+async fn heartbeats_keep_a_short_lived_registration_alive() {
+    let ns = Namesrv::start(&["scanNotActiveBrokerInterval=200"]);
+    let mut runs = Vec::new();
+    for (name, port, compatible, heartbeat) in [
+        ("broker-q", 47911, true, true),
+        ("broker-hb", 47921, false, true),
+        ("broker-silent", 47931, true, false),
+    ] {
+        let mut config = master(name, port);
+        config.enable_slave_acting_master = true;
+        config.compatible_with_old_name_srv = compatible;
+        config.broker_not_active_timeout = Duration::from_millis(1_200);
+        runs.push(start(registrar(config, name, 2, &[&ns.addr]), heartbeat));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for name in ["broker-q", "broker-hb", "broker-silent"] {
+        let route = route(&ns.addr, &format!("{name}0")).await;
+        let route = route.unwrap_or_else(|| panic!("{name} registered"));
+        assert!(route.broker_datas[0].enable_acting_master);
+    }
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    assert!(
+        route(&ns.addr, "broker-q0").await.is_some(),
+        "QUERY_DATA_VERSION heartbeat"
+    );
+    assert!(
+        route(&ns.addr, "broker-hb0").await.is_some(),
+        "BROKER_HEARTBEAT"
+    );
+    assert!(
+        route(&ns.addr, "broker-silent0").await.is_none(),
+        "expired without heartbeat"
+    );
+    drop(runs);
+}

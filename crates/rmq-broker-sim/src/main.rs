@@ -1,0 +1,275 @@
+//! `rmq-broker-sim`: simulated brokers registering with real NameServers
+//! through `rmq-broker-client`. Parses flags, sets up tracing, builds the
+//! fleet (`fleet.rs`) and runs it; one output line per registration result.
+
+mod fleet;
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Parser, ValueEnum};
+use rmq_broker_client::{
+    spawn, AddressService, Event, Flavor, NameServerList, RegisterReport, Registrar, Trigger,
+};
+
+/// Simulated RocketMQ brokers for tests and benchmarks.
+///
+/// Each simulated broker registers its topic table with the NameServers
+/// exactly as a Java broker does (REGISTER_BROKER at start and periodically,
+/// optional heartbeats, UNREGISTER_BROKER at exit). It stores no messages and
+/// listens on no port: the registered addresses are made up, so clients that
+/// follow the routes will find nobody there.
+#[derive(Debug, Parser)]
+#[command(
+    name = "rmq-broker-sim",
+    version,
+    after_help = "Output: one line per broker registration result, e.g.\n  \
+        register trigger=startup broker=broker-0 id=0 addr=127.0.0.1:20911 topics=1005 \
+        bytes=181520 build_ms=1.9 ms=7.4 ok=1/1 master=-\n\n\
+        Examples:\n  rmq-broker-sim -n 127.0.0.1:9876 --once\n  \
+        rmq-broker-sim -n 'a:9876;b:9876' --brokers 100 --topics 10000 --once\n  \
+        rmq-broker-sim -n 127.0.0.1:9876 --slaves-per-broker 1 --period 10s --duration 60s"
+)]
+pub struct Args {
+    /// NameServer list `host:port;host:port`.
+    #[arg(short = 'n', long, env = "NAMESRV_ADDR", value_name = "LIST")]
+    pub namesrv: Option<String>,
+    /// Fetch the NameServer list from this HTTP address service instead
+    /// (e.g. http://host:8080/rocketmq/nsaddr), every 10 s.
+    #[arg(long, value_name = "URL", conflicts_with = "namesrv")]
+    pub address_service: Option<String>,
+    /// Cluster name.
+    #[arg(long, default_value = "DefaultCluster")]
+    pub cluster: String,
+    /// Broker group name prefix: groups are `<prefix>-0`, `<prefix>-1`, ...
+    #[arg(long, default_value = "broker")]
+    pub broker_name: String,
+    /// Number of broker groups (each one master).
+    #[arg(long, default_value_t = 1)]
+    pub brokers: usize,
+    /// Slaves per group (ids 1..=N).
+    #[arg(long, default_value_t = 0)]
+    pub slaves_per_broker: usize,
+    /// Topics per group, besides the system topics.
+    #[arg(long, default_value_t = 10)]
+    pub topics: usize,
+    /// Topic name prefix; topics are `<prefix><i>`.
+    #[arg(long, default_value = "SimTopic")]
+    pub topic_prefix: String,
+    /// Give every group its own topic names (`<prefix><group>-<i>`) instead
+    /// of all groups sharing the same topics.
+    #[arg(long)]
+    pub distinct_topics: bool,
+    /// Do not add the system topics (TBW102, SELF_TEST_TOPIC, ...).
+    #[arg(long)]
+    pub no_system_topics: bool,
+    /// Read and write queues per topic.
+    #[arg(long, default_value_t = 8)]
+    pub queues: i32,
+    /// IP of the made-up broker addresses.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub ip: String,
+    /// Port of the first broker; each further broker adds 10.
+    #[arg(long, default_value_t = 20911)]
+    pub base_port: u16,
+    /// registerNameServerPeriod (e.g. 30s, 500ms); clamped to [10s, 60s] unless --no-clamp.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub period: Duration,
+    /// Use --period as given, and run the first periodic registration one period after start.
+    #[arg(long)]
+    pub no_clamp: bool,
+    /// registerBrokerTimeoutMills.
+    #[arg(long, default_value = "24s", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// zlib-compressed bodies (sent with compressed=true).
+    #[arg(long)]
+    pub compressed: bool,
+    /// enableSplitRegistration with batches of --split-size topics.
+    #[arg(long)]
+    pub split: bool,
+    /// splitRegistrationSize.
+    #[arg(long, default_value_t = 800)]
+    pub split_size: usize,
+    /// Java generation to imitate.
+    #[arg(long, value_enum, default_value_t = FlavorArg::V5)]
+    pub version_flavor: FlavorArg,
+    /// enableSlaveActingMaster: short NameServer expiry and a 1 s heartbeat.
+    #[arg(long)]
+    pub acting_master: bool,
+    /// brokerPermission (6 = read|write, 4 = read-only, 2 = write-only).
+    #[arg(long, default_value_t = 6)]
+    pub permission: i32,
+    /// Register once (masters first, then slaves) and exit. The NameServers
+    /// drop the brokers when the connections close.
+    #[arg(long, conflicts_with = "duration")]
+    pub once: bool,
+    /// Run this long, then unregister and exit (default: until Ctrl-C).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Delay between the starts of consecutive brokers.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub stagger: Duration,
+    /// Skip UNREGISTER_BROKER at exit.
+    #[arg(long)]
+    pub no_unregister: bool,
+}
+
+/// `--version-flavor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FlavorArg {
+    /// 5.x broker.
+    #[value(name = "5")]
+    V5,
+    /// 4.x broker.
+    #[value(name = "4")]
+    V4,
+}
+
+impl From<FlavorArg> for Flavor {
+    fn from(flavor: FlavorArg) -> Flavor {
+        match flavor {
+            FlavorArg::V5 => Flavor::V5,
+            FlavorArg::V4 => Flavor::V4,
+        }
+    }
+}
+
+/// `500ms`, `30s`, `2m`, or bare seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => text.split_at(i),
+        None => (text, "s"),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("bad duration {text:?}"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        _ => return Err(format!("unknown unit in {text:?} (use ms, s or m)")),
+    };
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let ok = runtime.block_on(run(args))?;
+    if !ok {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+async fn run(args: Args) -> anyhow::Result<bool> {
+    let (namesrv, service) = match (&args.namesrv, &args.address_service) {
+        (Some(list), _) => (NameServerList::from_static(list)?, None),
+        (None, Some(url)) => (
+            NameServerList::empty(),
+            Some(AddressService::from_url(url)?),
+        ),
+        (None, None) => bail!("give --namesrv (or NAMESRV_ADDR) or --address-service"),
+    };
+    let fleet = fleet::build(&args, &namesrv).context("cannot build the simulated brokers")?;
+    if args.once {
+        return Ok(fleet::register_once(&fleet, args.stagger).await);
+    }
+
+    let mut running = Vec::new();
+    let mut printers = Vec::new();
+    for (i, registrar) in fleet.iter().enumerate() {
+        let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+        let schedule = fleet::schedule(&args, registrar, service.clone());
+        running.push(spawn(registrar.clone(), schedule, Some(tx)));
+        let registrar = registrar.clone();
+        printers.push(tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                if let Event::Registered { trigger, report } = event {
+                    print_report(&registrar, trigger, &report);
+                }
+            }
+        }));
+        if i + 1 < fleet.len() && !args.stagger.is_zero() {
+            tokio::time::sleep(args.stagger).await;
+        }
+    }
+    match args.duration {
+        Some(duration) => tokio::time::sleep(duration).await,
+        None => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+    for run in running {
+        let registrar = run.registrar().clone();
+        if args.no_unregister {
+            drop(run);
+            continue;
+        }
+        let results = run.shutdown().await;
+        let failed = results.iter().filter(|r| r.outcome.is_err()).count();
+        line(&format!(
+            "unregister broker={} id={} ok={}/{}",
+            registrar.config().broker_name,
+            registrar.broker_id(),
+            results.len() - failed,
+            results.len()
+        ));
+    }
+    for printer in printers {
+        printer.abort();
+    }
+    Ok(true)
+}
+
+/// Writes one line to stdout (ignoring a closed pipe).
+pub fn line(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+}
+
+/// The one-line form of a registration result.
+pub fn print_report(registrar: &Arc<Registrar>, trigger: Trigger, report: &RegisterReport) {
+    let config = registrar.config();
+    let trigger = match trigger {
+        Trigger::Startup => "startup",
+        Trigger::Periodic => "periodic",
+    };
+    let mut text = format!(
+        "register trigger={trigger} broker={} id={} addr={} topics={} bytes={} batches={} build_ms={:.1} ms={:.1} ok={}/{}",
+        config.broker_name,
+        report.broker_id,
+        config.broker_addr,
+        report.topics(),
+        report.body_bytes(),
+        report.batches.len(),
+        report.build_time.as_secs_f64() * 1000.0,
+        report.elapsed.as_secs_f64() * 1000.0,
+        report.succeeded().len(),
+        report.attempted(),
+    );
+    let master = report
+        .applied
+        .as_ref()
+        .and_then(|r| r.master_addr.as_deref());
+    text.push_str(&format!(" master={}", master.unwrap_or("-")));
+    if let Some(skip) = report.skipped {
+        text.push_str(&format!(" skipped=\"{skip}\""));
+    }
+    for (addr, error) in report.failures() {
+        text.push_str(&format!(" error[{addr}]=\"{error}\""));
+    }
+    line(&text);
+}

@@ -1,0 +1,186 @@
+//! KV store and configuration over TCP (nameserver.md §2.15–§2.20, §8, §9):
+//! answers, the kvConfig.json file in Java's format, reload after a restart,
+//! the UPDATE_NAMESRV_CONFIG black list and persistence, GET_NAMESRV_CONFIG.
+
+use rmq_wire::{RequestCode as C, ResponseCode as R};
+
+use crate::common::*;
+
+fn put(namespace: &str, key: &str, value: &str) -> rmq_wire::RemotingCommand {
+    request(
+        C::PutKvConfig,
+        &[("namespace", namespace), ("key", key), ("value", value)],
+    )
+}
+
+fn get(namespace: &str, key: &str) -> rmq_wire::RemotingCommand {
+    request(C::GetKvConfig, &[("namespace", namespace), ("key", key)])
+}
+
+#[tokio::test]
+async fn kv_requests_persist_in_java_format_and_survive_a_restart() {
+    let dir = TempDir::new();
+    let file = dir.path("kvConfig.json");
+    let server = Server::start(&dir, &[]);
+    let response = server
+        .call(put(
+            "ORDER_TOPIC_CONFIG",
+            "TopicOrder",
+            "broker-a:4;broker-b:4",
+        ))
+        .await;
+    assert_code(&response, R::Success);
+    assert!(response.ext_fields.is_none() && response.remark.is_none());
+    assert_eq!(
+        read(&file),
+        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4;broker-b:4"}}}"#
+    );
+    server.call(put("ns", "k", "v")).await;
+    assert_eq!(
+        read(&file),
+        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4;broker-b:4"},"ns":{"k":"v"}}}"#
+    );
+    assert_eq!(
+        read(&dir.path("kvConfig.json.bak")),
+        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4;broker-b:4"}}}"#,
+        "the previous content is kept as .bak"
+    );
+    let found = server.call(get("ns", "k")).await;
+    assert_code(&found, R::Success);
+    assert_eq!(
+        found.ext_fields,
+        Some([("value".to_string(), "v".to_string())].into())
+    );
+
+    let deleted = server
+        .call(request(
+            C::DeleteKvConfig,
+            &[("namespace", "ns"), ("key", "k")],
+        ))
+        .await;
+    assert_code(&deleted, R::Success);
+    let list = server
+        .call(request(C::GetKvlistByNamespace, &[("namespace", "ns")]))
+        .await;
+    assert_eq!(
+        body_text(&list),
+        r#"{"table":{}}"#,
+        "an emptied namespace stays"
+    );
+    let missing = server
+        .call(request(C::GetKvlistByNamespace, &[("namespace", "none")]))
+        .await;
+    assert_code(&missing, R::QueryNotFound);
+    assert_eq!(
+        missing.remark.as_deref(),
+        Some("No config item, Namespace: none")
+    );
+    server.stop();
+
+    let server = Server::start(&dir, &[]);
+    let reloaded = server.call(get("ORDER_TOPIC_CONFIG", "TopicOrder")).await;
+    assert_eq!(reloaded.ext("value"), Some("broker-a:4;broker-b:4"));
+    assert_code(&server.call(get("ns", "k")).await, R::QueryNotFound);
+    // The order config goes back to every registering broker.
+    let reg = Register::new("broker-a", "127.0.0.1:10911", 0, &["a", "b"]);
+    let response = server.call(reg.request()).await; // the broker leaves again: fine here
+    assert_eq!(
+        body_text(&response),
+        r#"{"table":{"TopicOrder":"broker-a:4;broker-b:4"}}"#
+    );
+}
+
+#[tokio::test]
+async fn a_malformed_kv_file_stops_start_up() {
+    let dir = TempDir::new();
+    std::fs::write(dir.path("kvConfig.json"), "{not json").unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_rmq-namesrv"))
+        .args(["--listen", "127.0.0.1:0", "--set"])
+        .arg(format!(
+            "kvConfigPath={}",
+            dir.path("kvConfig.json").display()
+        ))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success());
+}
+
+#[tokio::test]
+async fn update_config_black_list_and_persistence() {
+    let dir = TempDir::new();
+    let store = dir.path("namesrv.properties");
+    let server = Server::start(&dir, &[]);
+    let update = |text: &str| request(C::UpdateNamesrvConfig, &[]).with_body(text.to_owned());
+
+    for text in [
+        "configStorePath=/tmp/evil",
+        "kvConfigPath=/tmp/evil",
+        "configBlackList=",
+        "rocketmqHome=/tmp",
+        "enableTopicList=false\nconfigStorePath=/tmp/evil",
+    ] {
+        let response = server.call(update(text)).await;
+        assert_code(&response, R::NoPermission);
+        assert_eq!(
+            response.remark.as_deref(),
+            Some("Can not update config in black list."),
+            "{text}"
+        );
+    }
+    assert!(!store.exists(), "nothing applied, nothing written");
+    let config = body_text(&server.call(request(C::GetNamesrvConfig, &[])).await);
+    assert!(config.contains("enableTopicList=true\n"));
+
+    let response = server
+        .call(update(
+            "enableTopicList=false\norderMessageEnable = true\nsomethingUnknown=1\n",
+        ))
+        .await;
+    assert_code(&response, R::Success);
+    let persisted = read(&store);
+    assert!(persisted.contains("enableTopicList=false\n"), "{persisted}");
+    assert!(persisted.contains("orderMessageEnable=true\n"));
+    assert!(!persisted.contains("somethingUnknown"));
+    let config = server.call(request(C::GetNamesrvConfig, &[])).await;
+    assert_code(&config, R::Success);
+    assert_eq!(
+        body_text(&config),
+        persisted,
+        "GET_NAMESRV_CONFIG = the persisted text"
+    );
+    // And it took effect.
+    let response = server
+        .call(request(C::GetTopicsByCluster, &[("cluster", "c")]))
+        .await;
+    assert_eq!(response.remark.as_deref(), Some("disable"));
+}
+
+#[tokio::test]
+async fn get_namesrv_config_lists_every_option_sorted() {
+    let dir = TempDir::new();
+    let server = Server::start_with_env(
+        &dir,
+        &[("supportActingMaster", "true")],
+        &[("ROCKETMQ_HOME", "/opt/rocketmq")],
+    );
+    let text = body_text(&server.call(request(C::GetNamesrvConfig, &[])).await);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut sorted = lines.clone();
+    sorted.sort();
+    assert_eq!(lines, sorted);
+    assert_eq!(lines.len(), 40, "{text}");
+    assert!(text.ends_with('\n'));
+    for expected in [
+        "supportActingMaster=true".to_string(),
+        format!("kvConfigPath={}", dir.path("kvConfig.json").display()),
+        format!("listenPort={}", server.addr.port()),
+        "bindAddress=127.0.0.1".to_string(),
+        "configBlackList=configBlackList;configStorePath;kvConfigPath".to_string(),
+        "scanNotActiveBrokerInterval=5000".to_string(),
+        "rocketmqHome=/opt/rocketmq".to_string(),
+    ] {
+        assert!(lines.contains(&expected.as_str()), "{expected} in\n{text}");
+    }
+}

@@ -1,0 +1,15 @@
+//! Integration tests: the real `rmq-namesrv` binary over real TCP, one
+//! module per concern. Each test starts its own server (harness in
+//! `tests/common`).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bad_input;
+mod broker_requests;
+mod cli;
+mod kv_and_config;
+mod liveness;
+mod notify;
+mod route_and_topic_requests;
+mod wire_vectors;
