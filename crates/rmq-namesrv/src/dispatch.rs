@@ -78,7 +78,12 @@ impl Service for NamesrvService {
         Reply::ready(response)
     }
 
+    fn on_connect(&self, conn: &ConnectionInfo) {
+        self.state.connections.lock().insert(conn.id().0, conn.handle().clone());
+    }
+
     fn on_disconnect(&self, conn: &ConnectionInfo, reason: DisconnectReason) {
+        self.state.connections.lock().remove(&conn.id().0);
         let unregistrations = self.state.routes.read().connection_closed(conn.id().0);
         for unregistration in unregistrations {
             tracing::info!(

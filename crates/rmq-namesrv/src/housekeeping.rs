@@ -59,6 +59,7 @@ pub async fn expiry_scan(state: Arc<Namesrv>) {
                 "broker expired: no heartbeat within its timeout"
             );
             state.submit_unregistration(broker.unregistration);
+            state.close_connection(broker.conn);
         }
     }
 }

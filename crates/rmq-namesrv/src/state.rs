@@ -2,13 +2,16 @@
 //! configuration), never held across an `.await`, plus the queues that
 //! carry work to the background tasks.
 
+use std::collections::HashMap;
+
 use parking_lot::{Mutex, RwLock};
+use rmq_transport::ConnectionHandle;
 use tokio::sync::mpsc;
 
 use crate::clock::Clock;
 use crate::config::NamesrvConfig;
 use crate::kv::KvStore;
-use crate::route::{MinIdNotification, RouteTable, Unregistration};
+use crate::route::{ConnId, MinIdNotification, RouteTable, Unregistration};
 
 /// Everything the request handlers share.
 #[derive(Debug)]
@@ -30,6 +33,8 @@ pub struct Namesrv {
     pub unregistrations: mpsc::Sender<Unregistration>,
     /// Min-broker-id notifications to send (outside every lock).
     pub notifications: mpsc::UnboundedSender<MinIdNotification>,
+    /// Open connections, so an expired broker's connection can be closed.
+    pub connections: Mutex<HashMap<ConnId, ConnectionHandle>>,
 }
 
 /// The receiving ends of the state's queues, for the background tasks.
@@ -58,6 +63,7 @@ impl Namesrv {
             clock: Clock::start(),
             unregistrations: unregister_tx,
             notifications: notify_tx,
+            connections: Mutex::new(HashMap::new()),
         };
         (
             state,
@@ -77,6 +83,13 @@ impl Namesrv {
                 false
             }
             Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    /// Closes a connection if it is still open (an expired broker's, as Java does).
+    pub fn close_connection(&self, conn: ConnId) {
+        if let Some(handle) = self.connections.lock().get(&conn) {
+            handle.close();
         }
     }
 

@@ -51,6 +51,8 @@ pub enum DisconnectReason {
     Idle,
     /// The server shut down.
     Shutdown,
+    /// The service closed it through [`ConnectionHandle::close`].
+    ClosedByService,
     /// A malformed frame or a socket error; the text says which.
     Error(String),
 }
@@ -78,6 +80,7 @@ impl ConnectionInfo {
             id,
             tx,
             serialize_type,
+            closer: CancellationToken::new(),
         };
         (
             ConnectionInfo {
@@ -118,6 +121,7 @@ pub struct ConnectionHandle {
     pub(crate) id: ConnId,
     pub(crate) tx: UnboundedSender<Outbound>,
     pub(crate) serialize_type: SerializeType,
+    pub(crate) closer: CancellationToken,
 }
 
 impl ConnectionHandle {
@@ -140,6 +144,14 @@ impl ConnectionHandle {
                 permit: None,
             })
             .map_err(|_| ConnectionClosed(self.id))
+    }
+
+    /// Closes the connection: reading stops at once, nothing more is written,
+    /// and the service gets `on_disconnect` with
+    /// [`DisconnectReason::ClosedByService`]. Used to drop a broker whose
+    /// heartbeat expired, as Java closes its channel.
+    pub fn close(&self) {
+        self.closer.cancel();
     }
 
     /// True once the connection's writer has stopped.

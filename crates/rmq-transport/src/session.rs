@@ -81,10 +81,12 @@ pub(crate) async fn serve<S: Service>(
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let id = ConnId::next();
+    let closer = CancellationToken::new();
     let handle = ConnectionHandle {
         id,
         tx,
         serialize_type: config.serialize_type,
+        closer: closer.clone(),
     };
     let info = ConnectionInfo {
         id,
@@ -128,6 +130,7 @@ pub(crate) async fn serve<S: Service>(
             &close,
             &life.stop,
             &write_error,
+            &closer,
             config.idle_timeout,
         )
         .await;
@@ -169,6 +172,7 @@ impl<S: Service> Reader<S> {
         close: &CancellationToken,
         stop: &CancellationToken,
         write_error: &OnceLock<String>,
+        closer: &CancellationToken,
         idle_timeout: Option<Duration>,
     ) -> DisconnectReason {
         let idle_after = idle_timeout.unwrap_or(Duration::from_secs(86_400));
@@ -186,6 +190,7 @@ impl<S: Service> Reader<S> {
                     return DisconnectReason::Error(error);
                 }
                 () = stop.cancelled() => return DisconnectReason::Shutdown,
+                () = closer.cancelled() => return DisconnectReason::ClosedByService,
                 () = &mut idle, if idle_timeout.is_some() => {
                     let deadline = activity.last() + idle_after;
                     if Instant::now() >= deadline {

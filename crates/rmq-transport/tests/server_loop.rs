@@ -373,3 +373,23 @@ async fn a_handle_sends_server_initiated_requests() {
     assert!(handle.is_closed());
     assert!(handle.send(RemotingCommand::request(905, 10)).is_err());
 }
+
+#[tokio::test]
+async fn a_handle_closes_its_connection() {
+    let (service, mut events) = TestService::new();
+    let server = TestServer::start(service.clone(), ServerConfig::default()).await;
+    let client = client(server.addr).await;
+    let id = connected(&mut events).await;
+    let handle = service.handles.lock().unwrap()[0].clone();
+
+    handle.close();
+    assert_eq!(
+        disconnect_of(&mut events, id).await,
+        DisconnectReason::ClosedByService
+    );
+    let deadline = Instant::now() + WAIT;
+    while !client.is_closed() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(client.is_closed(), "the peer sees the connection close");
+}

@@ -99,9 +99,15 @@ async fn a_silent_broker_expires_after_its_timeout() {
         took >= Duration::from_millis(1200),
         "expired early: {took:?}"
     );
+    // As Java, the server closes the expired broker's connection.
+    assert!(
+        eventually(Duration::from_secs(2), || async { conn.is_closed() }).await,
+        "the expired broker's connection is closed"
+    );
     // The default timeout (120 s) of another broker is unaffected.
+    let other_conn = server.client().await;
     let other = Register::new("broker-b", "127.0.0.1:10912", 0, &["B1", "B2"]);
-    conn.invoke(other.request(), TIMEOUT).await.unwrap();
+    other_conn.invoke(other.request(), TIMEOUT).await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(has_route(&server, "B1").await);
 }
