@@ -79,7 +79,10 @@ impl Service for NamesrvService {
     }
 
     fn on_connect(&self, conn: &ConnectionInfo) {
-        self.state.connections.lock().insert(conn.id().0, conn.handle().clone());
+        self.state
+            .connections
+            .lock()
+            .insert(conn.id().0, conn.handle().clone());
     }
 
     fn on_disconnect(&self, conn: &ConnectionInfo, reason: DisconnectReason) {

@@ -45,8 +45,9 @@ pub enum KvLoadError {
     },
 }
 
-/// The store and its file.
-#[derive(Debug)]
+/// The store and its file. Cloning is cheap enough for the small tables a
+/// NameServer keeps; writers stage a change on a clone (see `handlers::kv`).
+#[derive(Debug, Clone)]
 pub struct KvStore {
     tables: BTreeMap<String, Namespace>,
     path: PathBuf,

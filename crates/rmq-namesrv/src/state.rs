@@ -18,8 +18,11 @@ use crate::route::{ConnId, MinIdNotification, RouteTable, Unregistration};
 pub struct Namesrv {
     /// Route tables.
     pub routes: RwLock<RouteTable>,
-    /// KV store (durable).
+    /// KV store (durable). Readers never wait for a disk write: writers
+    /// stage on a copy under `kv_write` and swap it in once it is on disk.
     pub kv: RwLock<KvStore>,
+    /// Serializes KV writers.
+    pub kv_write: Mutex<()>,
     /// Current configuration; dynamic options change through UPDATE_NAMESRV_CONFIG.
     pub config: RwLock<NamesrvConfig>,
     /// Keys UPDATE_NAMESRV_CONFIG refuses, fixed at start-up.
@@ -57,6 +60,7 @@ impl Namesrv {
         let state = Namesrv {
             routes: RwLock::new(RouteTable::new()),
             kv: RwLock::new(kv),
+            kv_write: Mutex::new(()),
             black_list: config.black_list(),
             config: RwLock::new(config),
             config_write: Mutex::new(()),

@@ -23,9 +23,12 @@ pub fn put(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
         other => other.into(),
     })?;
     let (namespace, key) = (header.namespace, header.key);
-    let mut kv = state.kv.write();
-    kv.put(&namespace, &key, header.value.as_deref())
-        .map_err(|e| persist_failed(e, kv.path()))?;
+    let _writer = state.kv_write.lock();
+    let mut staged = state.kv.read().clone();
+    staged
+        .put(&namespace, &key, header.value.as_deref())
+        .map_err(|e| persist_failed(e, staged.path()))?;
+    *state.kv.write() = staged;
     tracing::info!(%namespace, %key, value = ?header.value, "kv config put");
     Ok(success(request))
 }
@@ -55,9 +58,12 @@ pub fn get(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
 /// DELETE_KV_CONFIG: persists even when nothing was removed, as Java.
 pub fn delete(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     let header: DeleteKvConfigRequestHeader = request.header()?;
-    let mut kv = state.kv.write();
-    kv.delete(&header.namespace, &header.key)
-        .map_err(|e| persist_failed(e, kv.path()))?;
+    let _writer = state.kv_write.lock();
+    let mut staged = state.kv.read().clone();
+    staged
+        .delete(&header.namespace, &header.key)
+        .map_err(|e| persist_failed(e, staged.path()))?;
+    *state.kv.write() = staged;
     tracing::info!(namespace = %header.namespace, key = %header.key, "kv config deleted");
     Ok(success(request))
 }
