@@ -55,27 +55,69 @@ pub fn dispatch(
 #[derive(Debug, Clone)]
 pub struct NamesrvService {
     state: Arc<Namesrv>,
+    /// Bounds the heavy requests running on the blocking pool at once
+    /// (`defaultThreadPoolNums`, as Java's default processor pool).
+    heavy: Arc<tokio::sync::Semaphore>,
 }
 
 impl NamesrvService {
     /// Serves `state`.
     pub fn new(state: Arc<Namesrv>) -> Self {
-        NamesrvService { state }
+        let workers = usize::try_from(state.config.read().default_thread_pool_nums)
+            .unwrap_or(1)
+            .max(1);
+        NamesrvService {
+            state,
+            heavy: Arc::new(tokio::sync::Semaphore::new(workers)),
+        }
+    }
+}
+
+/// Requests whose work is large (decoding a registration body, rewriting
+/// thousands of queue datas) or waits for the disk (KV and config writes).
+/// They run on the blocking pool so that the runtime's workers stay free for
+/// route queries: a registration storm must not queue reads behind it, as
+/// Java keeps route queries on their own pool.
+fn is_heavy(code: RequestCode) -> bool {
+    matches!(
+        code,
+        RequestCode::RegisterBroker
+            | RequestCode::RegisterTopicInNamesrv
+            | RequestCode::PutKvConfig
+            | RequestCode::DeleteKvConfig
+            | RequestCode::UpdateNamesrvConfig
+    )
+}
+
+fn answer(state: &Namesrv, conn: &ConnectionInfo, request: &RemotingCommand) -> RemotingCommand {
+    match dispatch(state, conn, request) {
+        Ok(response) => response,
+        Err(error) => {
+            if error.code == ResponseCode::SystemError {
+                tracing::warn!(peer = %conn.peer(), code = request.code, remark = ?error.remark, "request failed");
+            }
+            error.into_response(request)
+        }
     }
 }
 
 impl Service for NamesrvService {
     fn call(&self, conn: &ConnectionInfo, request: RemotingCommand) -> Reply {
-        let response = match dispatch(&self.state, conn, &request) {
-            Ok(response) => response,
-            Err(error) => {
-                if error.code == ResponseCode::SystemError {
-                    tracing::warn!(peer = %conn.peer(), code = request.code, remark = ?error.remark, "request failed");
+        if !is_heavy(request.request_code()) {
+            return Reply::ready(answer(&self.state, conn, &request));
+        }
+        let (state, heavy, conn) = (self.state.clone(), self.heavy.clone(), conn.clone());
+        Reply::later(async move {
+            let _slot = heavy.acquire_owned().await.ok()?;
+            let work = tokio::task::spawn_blocking(move || answer(&state, &conn, &request));
+            match work.await {
+                Ok(response) => Some(response),
+                Err(error) => {
+                    tracing::error!(%error, "request handler failed");
+                    None
                 }
-                error.into_response(&request)
             }
-        };
-        Reply::ready(response)
+        })
     }
 
     fn on_connect(&self, conn: &ConnectionInfo) {
