@@ -1,0 +1,279 @@
+//! The ceiling server: the fastest answer this machine, this client and this
+//! kernel allow, as a reference for the real servers.
+//!
+//! It keeps no state and decodes nothing beyond the frame length, the
+//! request code and the opaque (found by a byte scan of the header). Every
+//! answer is precomputed and has the size of a correct one: a route request
+//! gets the route of a topic of the configured layout (the body a correct
+//! NameServer returns, in the standard dialect a 5.x client is sent), a
+//! registration gets an empty SUCCESS with the register response header,
+//! anything else an empty SUCCESS. Only the opaque digits are written per
+//! response. Everything a connection has read is answered with one write.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use bytes::{BufMut, BytesMut};
+use rmq_protocol::headers::RegisterBrokerResponseHeader;
+use rmq_protocol::{Dialect, JavaJson};
+use rmq_wire::frame::{self, FrameStatus};
+use rmq_wire::{RemotingCommand, RequestCode, ResponseCode, FLAG_ONEWAY};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::workload::Layout;
+
+/// The opaque used to find where a response's opaque digits go.
+const SENTINEL: i32 = i32::MAX;
+
+/// One precomputed response, split around its opaque.
+#[derive(Debug, Clone)]
+struct Template {
+    /// JSON header up to the opaque digits.
+    head: Vec<u8>,
+    /// JSON header after the opaque digits.
+    tail: Vec<u8>,
+    /// The body.
+    body: Vec<u8>,
+}
+
+impl Template {
+    fn of(response: &RemotingCommand) -> Template {
+        let mut response = response.clone();
+        response.opaque = SENTINEL;
+        let encoded = frame::encode_to_bytes(&response);
+        let header_len = u32::from_be_bytes([0, encoded[5], encoded[6], encoded[7]]) as usize;
+        let header = &encoded[8..8 + header_len];
+        let digits = SENTINEL.to_string();
+        let at = header
+            .windows(digits.len())
+            .rposition(|w| w == digits.as_bytes())
+            .expect("the encoded header holds the opaque");
+        Template {
+            head: header[..at].to_vec(),
+            tail: header[at + digits.len()..].to_vec(),
+            body: encoded[8 + header_len..].to_vec(),
+        }
+    }
+
+    fn write(&self, opaque: i32, out: &mut BytesMut) {
+        let mut buf = [0u8; 11];
+        let digits = decimal(opaque, &mut buf);
+        let header_len = self.head.len() + digits.len() + self.tail.len();
+        let length = 4 + header_len + self.body.len();
+        out.reserve(4 + length);
+        out.put_u32(length as u32);
+        out.put_u32(header_len as u32 & 0xFF_FFFF);
+        out.put_slice(&self.head);
+        out.put_slice(digits);
+        out.put_slice(&self.tail);
+        out.put_slice(&self.body);
+    }
+}
+
+/// `value` in decimal, written into the end of `buf`.
+fn decimal(value: i32, buf: &mut [u8; 11]) -> &[u8] {
+    let mut n = value.unsigned_abs();
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    &buf[at..]
+}
+
+/// The precomputed answers.
+#[derive(Debug)]
+pub struct Answers {
+    route: Template,
+    register: Template,
+    other: Template,
+}
+
+impl Answers {
+    /// Answers shaped by `layout`.
+    pub fn new(layout: &Layout) -> Answers {
+        let request = RemotingCommand::request(0, 0);
+        let route_body = layout.route_of_set(0).to_json(Dialect::Standard);
+        let route =
+            RemotingCommand::response_to(&request, ResponseCode::Success).with_body(route_body);
+        let register = RemotingCommand::response_to(&request, ResponseCode::Success)
+            .with_header(&RegisterBrokerResponseHeader::default());
+        Answers {
+            route: Template::of(&route),
+            register: Template::of(&register),
+            other: Template::of(&RemotingCommand::response_to(
+                &request,
+                ResponseCode::Success,
+            )),
+        }
+    }
+
+    /// Appends the answer to one whole request frame (none for one-way
+    /// requests). `None` if the frame's header cannot be scanned.
+    fn answer(&self, frame: &[u8], out: &mut BytesMut) -> Option<()> {
+        let header_len = u32::from_be_bytes([0, frame[5], frame[6], frame[7]]) as usize;
+        let header = frame.get(8..8 + header_len)?;
+        let (code, opaque, flag) = match frame[4] {
+            0 => (
+                scan_int(header, b"\"code\":", false)?,
+                scan_int(header, b"\"opaque\":", true)?,
+                scan_int(header, b"\"flag\":", true).unwrap_or(0),
+            ),
+            1 => {
+                let int =
+                    |at: usize| Some(i32::from_be_bytes(header.get(at..at + 4)?.try_into().ok()?));
+                let code = i32::from(i16::from_be_bytes(header.get(0..2)?.try_into().ok()?));
+                (code, int(5)?, int(9)?)
+            }
+            _ => return None,
+        };
+        if flag & FLAG_ONEWAY != 0 {
+            return Some(());
+        }
+        let template = match RequestCode::from(code) {
+            RequestCode::GetRouteInfoByTopic => &self.route,
+            RequestCode::RegisterBroker => &self.register,
+            _ => &self.other,
+        };
+        template.write(opaque, out);
+        Some(())
+    }
+}
+
+/// The integer after `key` in a JSON header (the last occurrence with
+/// `last`, since ext fields come before the top-level keys that follow them).
+fn scan_int(header: &[u8], key: &[u8], last: bool) -> Option<i32> {
+    let at = if last {
+        header.windows(key.len()).rposition(|w| w == key)?
+    } else {
+        header.windows(key.len()).position(|w| w == key)?
+    };
+    let rest = &header[at + key.len()..];
+    let end = rest
+        .iter()
+        .position(|b| !(b.is_ascii_digit() || *b == b'-'))
+        .unwrap_or(rest.len());
+    std::str::from_utf8(&rest[..end]).ok()?.parse().ok()
+}
+
+/// Serves `listener` forever with `answers`.
+///
+/// # Errors
+/// Only a failing `accept`.
+pub async fn serve(listener: TcpListener, answers: Arc<Answers>) -> anyhow::Result<()> {
+    loop {
+        let (stream, _) = listener.accept().await.context("accept failed")?;
+        let answers = answers.clone();
+        tokio::spawn(async move {
+            if let Err(error) = connection(stream, &answers).await {
+                tracing::debug!(%error, "ceiling connection ended");
+            }
+        });
+    }
+}
+
+async fn connection(mut stream: TcpStream, answers: &Answers) -> anyhow::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut input = BytesMut::with_capacity(64 * 1024);
+    let mut output = BytesMut::with_capacity(64 * 1024);
+    loop {
+        if stream.read_buf(&mut input).await? == 0 {
+            return Ok(());
+        }
+        loop {
+            match frame::check(&input)? {
+                FrameStatus::Complete { len } => {
+                    let whole = input.split_to(len);
+                    answers
+                        .answer(&whole, &mut output)
+                        .context("unscannable request header")?;
+                }
+                FrameStatus::Incomplete { needed } => {
+                    input.reserve(needed.saturating_sub(input.len()));
+                    break;
+                }
+            }
+        }
+        if !output.is_empty() {
+            stream.write_all(&output).await?;
+            output.clear();
+        }
+    }
+}
+
+/// `rmq-bench ceiling-server`: binds `listen`, prints the ready line, serves.
+///
+/// # Errors
+/// Binding fails.
+pub async fn run(listen: SocketAddr, layout: Layout) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    let answers = Arc::new(Answers::new(&layout));
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "ceiling server ready on {}", listener.local_addr()?)?;
+        out.flush()?;
+    }
+    serve(listener, answers).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload;
+
+    #[test]
+    fn answers_carry_the_request_opaque() {
+        let layout = Layout {
+            brokers: 3,
+            topics_per_broker: 2,
+            spread: 3,
+            queues: 8,
+        };
+        let answers = Answers::new(&layout);
+        let mut request = workload::route_request("BenchTopic-0-1");
+        request.opaque = 4711;
+        let mut out = BytesMut::new();
+        answers
+            .answer(&frame::encode_to_bytes(&request), &mut out)
+            .unwrap();
+        let response = frame::decode(out.freeze()).unwrap();
+        assert_eq!(response.opaque, 4711);
+        assert!(response.is_response());
+        let route =
+            rmq_protocol::TopicRouteData::from_json(response.body.as_deref().unwrap()).unwrap();
+        assert_eq!(route, layout.route_of_set(0));
+
+        let mut oneway = RemotingCommand::request(RequestCode::RegisterBroker, 9).oneway();
+        oneway.opaque = -3;
+        let mut out = BytesMut::new();
+        answers
+            .answer(&frame::encode_to_bytes(&oneway), &mut out)
+            .unwrap();
+        assert!(out.is_empty());
+
+        let binary = RemotingCommand::request(RequestCode::RegisterBroker, 77)
+            .with_serialize_type(rmq_wire::SerializeType::RocketMq);
+        let mut out = BytesMut::new();
+        answers
+            .answer(&frame::encode_to_bytes(&binary), &mut out)
+            .unwrap();
+        assert_eq!(frame::decode(out.freeze()).unwrap().opaque, 77);
+        for value in [0, 7, -3, 10, i32::MAX, i32::MIN] {
+            let mut buf = [0u8; 11];
+            assert_eq!(decimal(value, &mut buf), value.to_string().as_bytes());
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! Command-line flags: options shared by every sub-command, one sub-command
+//! per scenario with its overrides, `compare`, `report`, and the hidden
+//! `ceiling-server` the harness starts as a peer.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::peer::PeerKind;
+use crate::scenario::{failover, parse_duration, register, route_qps, startup, storm};
+use crate::workload::Layout;
+
+/// Runs NameServer workloads against Waymark, the Java NameServer, the
+/// `rocketmq-namesrv` Rust port and a ceiling server, side by side.
+#[derive(Debug, Parser)]
+#[command(
+    name = "rmq-bench",
+    version,
+    after_help = "Examples:\n  \
+        rmq-bench compare                       every scenario on every peer, writes docs/benchmarks.md\n  \
+        rmq-bench --quick --peers waymark,ceiling compare --report /tmp/b.md\n  \
+        rmq-bench route-qps --peers waymark,java --duration 10s --depth 8\n  \
+        rmq-bench report --input .bench/bench-results.json\n\n\
+        Servers run under `taskset -c <server-cpus>`; rmq-bench re-executes itself under\n\
+        `taskset -c <client-cpus>`. Progress goes to stderr, JSON results to stdout (or --json)."
+)]
+pub struct Cli {
+    /// Options of every sub-command.
+    #[command(flatten)]
+    pub global: Global,
+    /// What to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options of every sub-command.
+#[derive(Debug, Clone, Args)]
+pub struct Global {
+    /// Peers to run, comma-separated.
+    #[arg(
+        long,
+        global = true,
+        value_delimiter = ',',
+        default_value = "waymark,java,rust-port,ceiling"
+    )]
+    pub peers: Vec<PeerKind>,
+    /// A few seconds per scenario and smaller fleets: checks the harness, not performance.
+    #[arg(long, global = true)]
+    pub quick: bool,
+    /// Also write the JSON results to this file.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Waymark's rmq-namesrv [default: next to this executable].
+    #[arg(long, global = true, value_name = "PATH")]
+    pub waymark_bin: Option<PathBuf>,
+    /// The Rust port's rocketmq-namesrv-rust [default: .bench/rust-port/bin/ of the workspace].
+    #[arg(long, global = true, value_name = "PATH")]
+    pub rust_port_bin: Option<PathBuf>,
+    /// The Maven project whose runtime classpath runs the Java NameServer
+    /// [default: crates/rmq-bench/java/pom.xml].
+    #[arg(long, global = true, value_name = "FILE")]
+    pub java_pom: Option<PathBuf>,
+    /// Java heap (-Xms and -Xmx).
+    #[arg(long, global = true, default_value = "1g")]
+    pub java_heap: String,
+    /// CPUs of the generator (taskset -c list).
+    #[arg(long, global = true, default_value = "0")]
+    pub client_cpus: String,
+    /// CPUs of the servers (taskset -c list).
+    #[arg(long, global = true, default_value = "1")]
+    pub server_cpus: String,
+    /// Pin nothing.
+    #[arg(long, global = true)]
+    pub no_pin: bool,
+    /// Keep each server's temporary directory (logs) after it stopped.
+    #[arg(long, global = true)]
+    pub keep_dirs: bool,
+}
+
+/// The sub-commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Route queries at full speed (10 brokers × 100 topics, 64 connections, 20 s).
+    RouteQps(RouteQpsArgs),
+    /// Route queries at a fixed rate while 100 brokers × 2,000 topics re-register.
+    RouteUnderStorm(StormArgs),
+    /// First registrations of 100 brokers × 10,000 topics, steady re-registration, RSS.
+    Register(RegisterArgs),
+    /// Dead brokers leaving the routes: connection close and silent timeout.
+    Failover(FailoverArgs),
+    /// Exec to first answered request, and idle RSS.
+    Startup(StartupArgs),
+    /// Every scenario on every peer; writes JSON, the report and its charts.
+    Compare(CompareArgs),
+    /// Writes the report and charts from a saved JSON file.
+    Report(ReportArgs),
+    /// The ceiling server (started by the harness as a peer).
+    #[command(hide = true)]
+    CeilingServer(CeilingArgs),
+}
+
+/// Overrides of a layout.
+#[derive(Debug, Clone, Default, Args)]
+pub struct LayoutArgs {
+    /// Brokers.
+    #[arg(long)]
+    pub brokers: Option<usize>,
+    /// Topics per broker (≥ 2).
+    #[arg(long)]
+    pub topics: Option<usize>,
+    /// Brokers sharing one topic set (brokers listed in each route).
+    #[arg(long)]
+    pub spread: Option<usize>,
+}
+
+impl LayoutArgs {
+    fn apply(&self, layout: &mut Layout) {
+        layout.brokers = self.brokers.unwrap_or(layout.brokers);
+        layout.topics_per_broker = self.topics.unwrap_or(layout.topics_per_broker);
+        layout.spread = self.spread.unwrap_or(layout.spread);
+    }
+}
+
+fn secs_of(value: Option<Duration>, default: f64) -> f64 {
+    value.map_or(default, |d| d.as_secs_f64())
+}
+
+/// `route-qps` overrides.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RouteQpsArgs {
+    /// Layout overrides.
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+    /// Query connections.
+    #[arg(long)]
+    pub connections: Option<usize>,
+    /// Requests in flight per connection.
+    #[arg(long)]
+    pub depth: Option<usize>,
+    /// Measured time (e.g. 20s).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Unmeasured lead-in.
+    #[arg(long, value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+}
+
+impl RouteQpsArgs {
+    /// The parameters: defaults with the overrides applied.
+    pub fn params(&self, quick: bool) -> route_qps::Params {
+        let mut p = route_qps::Params::defaults(quick);
+        self.layout.apply(&mut p.layout);
+        p.connections = self.connections.unwrap_or(p.connections).max(1);
+        p.depth = self.depth.unwrap_or(p.depth).max(1);
+        p.duration_s = secs_of(self.duration, p.duration_s);
+        p.warmup_s = secs_of(self.warmup, p.warmup_s);
+        p
+    }
+}
+
+/// `route-under-storm` overrides.
+#[derive(Debug, Clone, Default, Args)]
+pub struct StormArgs {
+    /// Layout overrides.
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+    /// Route queries per second.
+    #[arg(long)]
+    pub query_rate: Option<f64>,
+    /// Query connections.
+    #[arg(long)]
+    pub query_connections: Option<usize>,
+    /// Measured time.
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Unmeasured lead-in.
+    #[arg(long, value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+}
+
+impl StormArgs {
+    /// The parameters: defaults with the overrides applied.
+    pub fn params(&self, quick: bool) -> storm::Params {
+        let mut p = storm::Params::defaults(quick);
+        self.layout.apply(&mut p.layout);
+        p.query_rate = self.query_rate.unwrap_or(p.query_rate).max(1.0);
+        p.query_connections = self.query_connections.unwrap_or(p.query_connections).max(1);
+        p.duration_s = secs_of(self.duration, p.duration_s);
+        p.warmup_s = secs_of(self.warmup, p.warmup_s);
+        p
+    }
+}
+
+/// `register` overrides.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RegisterArgs {
+    /// Layout overrides.
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+    /// Steady re-registration time.
+    #[arg(long, value_parser = parse_duration)]
+    pub steady: Option<Duration>,
+}
+
+impl RegisterArgs {
+    /// The parameters: defaults with the overrides applied.
+    pub fn params(&self, quick: bool) -> register::Params {
+        let mut p = register::Params::defaults(quick);
+        self.layout.apply(&mut p.layout);
+        p.steady_s = secs_of(self.steady, p.steady_s);
+        p
+    }
+}
+
+/// `failover` overrides.
+#[derive(Debug, Clone, Default, Args)]
+pub struct FailoverArgs {
+    /// Connection-close samples.
+    #[arg(long)]
+    pub close_samples: Option<usize>,
+    /// Silent-broker samples.
+    #[arg(long)]
+    pub silent_samples: Option<usize>,
+    /// heartbeatTimeoutMillis of the silent brokers (e.g. 3s).
+    #[arg(long, value_parser = parse_duration)]
+    pub silent_timeout: Option<Duration>,
+}
+
+impl FailoverArgs {
+    /// The parameters: defaults with the overrides applied.
+    pub fn params(&self, quick: bool) -> failover::Params {
+        let mut p = failover::Params::defaults(quick);
+        p.close_samples = self.close_samples.unwrap_or(p.close_samples);
+        p.silent_samples = self.silent_samples.unwrap_or(p.silent_samples);
+        if let Some(timeout) = self.silent_timeout {
+            p.silent_timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        }
+        p
+    }
+}
+
+/// `startup` overrides.
+#[derive(Debug, Clone, Default, Args)]
+pub struct StartupArgs {
+    /// Starts measured per peer.
+    #[arg(long)]
+    pub samples: Option<usize>,
+}
+
+impl StartupArgs {
+    /// The parameters: defaults with the overrides applied.
+    pub fn params(&self, quick: bool) -> startup::Params {
+        let mut p = startup::Params::defaults(quick);
+        p.samples = self.samples.unwrap_or(p.samples).max(1);
+        p
+    }
+}
+
+/// A scenario, for `compare --scenarios`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScenarioName {
+    /// `route-qps`.
+    RouteQps,
+    /// `route-under-storm`.
+    RouteUnderStorm,
+    /// `register`.
+    Register,
+    /// `failover`.
+    Failover,
+    /// `startup`.
+    Startup,
+}
+
+/// `compare` options.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// Scenarios to run, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "route-qps,route-under-storm,register,failover,startup"
+    )]
+    pub scenarios: Vec<ScenarioName>,
+    /// The report to write (its rmq-bench section is replaced, the rest kept).
+    #[arg(long, default_value = "docs/benchmarks.md")]
+    pub report: PathBuf,
+    /// Where the JSON results go.
+    #[arg(long, default_value = ".bench/bench-results.json")]
+    pub results: PathBuf,
+    /// The exact command to quote in the report [default: this process's arguments].
+    #[arg(long, env = "RMQ_BENCH_COMMAND")]
+    pub command_line: Option<String>,
+}
+
+/// `report` options.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// JSON written by `compare`.
+    #[arg(long, default_value = ".bench/bench-results.json")]
+    pub input: PathBuf,
+    /// The report to write.
+    #[arg(long, default_value = "docs/benchmarks.md")]
+    pub report: PathBuf,
+}
+
+/// `ceiling-server` options.
+#[derive(Debug, Clone, Args)]
+pub struct CeilingArgs {
+    /// Listen address.
+    #[arg(long)]
+    pub listen: SocketAddr,
+    /// Brokers of the layout whose routes are answered.
+    #[arg(long, default_value_t = 10)]
+    pub brokers: usize,
+    /// Topics per broker.
+    #[arg(long, default_value_t = 100)]
+    pub topics: usize,
+    /// Brokers per topic set.
+    #[arg(long, default_value_t = 10)]
+    pub spread: usize,
+    /// Queues per topic.
+    #[arg(long, default_value_t = 8)]
+    pub queues: i32,
+}
+
+impl CeilingArgs {
+    /// The layout.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            brokers: self.brokers,
+            topics_per_broker: self.topics,
+            spread: self.spread.max(1),
+            queues: self.queues,
+        }
+    }
+}

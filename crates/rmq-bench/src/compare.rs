@@ -1,0 +1,398 @@
+//! Running scenarios on peers: resolving how each peer is started (binaries,
+//! the Java classpath through Maven, versions), then every selected scenario
+//! on every selected peer in order, collecting [`Results`].
+//!
+//! A peer that fails a scenario is recorded with its error and the run goes
+//! on. The ceiling is skipped where it has nothing to measure (failover).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context};
+use tokio::time::Instant;
+
+use crate::cli::{Global, ScenarioName};
+use crate::peer::{self, JavaSetup, PeerKind, PeerSetup};
+use crate::pin::{self, Machine};
+use crate::results::{utc_now, PeerInfo, PeerOutcome, Pinning, Results};
+use crate::scenario::{self, failover, register, route_qps, startup, storm};
+use crate::workload::Layout;
+
+/// The workspace this crate lives in (for `.bench/` and the Java pom).
+fn workspace_root() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
+}
+
+/// Resolves how to start each of `global.peers`.
+///
+/// # Errors
+/// A selected peer cannot be run: missing binary, no Java, Maven failing.
+pub fn setup(global: &Global) -> anyhow::Result<(PeerSetup, Vec<PeerInfo>)> {
+    let bench_bin = std::env::current_exe()?;
+    let waymark_bin = global.waymark_bin.clone().unwrap_or_else(|| {
+        bench_bin
+            .parent()
+            .map_or_else(|| PathBuf::from("rmq-namesrv"), |d| d.join("rmq-namesrv"))
+    });
+    let rust_port_bin = global
+        .rust_port_bin
+        .clone()
+        .unwrap_or_else(|| workspace_root().join(".bench/rust-port/bin/rocketmq-namesrv-rust"));
+    let wants = |kind| global.peers.contains(&kind);
+    if wants(PeerKind::Waymark) && !waymark_bin.is_file() {
+        bail!(
+            "Waymark's rmq-namesrv not found at {} (cargo build --release -p rmq-namesrv, or --waymark-bin)",
+            waymark_bin.display()
+        );
+    }
+    if wants(PeerKind::RustPort) && !rust_port_bin.is_file() {
+        bail!(
+            "the Rust port is not installed at {} (cargo install rocketmq-namesrv --version 1.0.0 \
+             --locked --root .bench/rust-port, or --rust-port-bin, or leave rust-port out of --peers)",
+            rust_port_bin.display()
+        );
+    }
+    let java = if wants(PeerKind::Java) {
+        let pom = global
+            .java_pom
+            .clone()
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("java/pom.xml"));
+        Some(java_setup(&pom, &global.java_heap)?)
+    } else {
+        None
+    };
+    let server_cpus = if global.no_pin {
+        None
+    } else {
+        let usable = pin::usable(&global.server_cpus);
+        if usable.is_none() {
+            tracing::warn!(cpus = %global.server_cpus, "cannot pin servers; running them unpinned");
+        }
+        usable
+    };
+    let setup = PeerSetup {
+        waymark_bin,
+        rust_port_bin,
+        java,
+        bench_bin,
+        server_cpus,
+        keep_dirs: global.keep_dirs,
+    };
+    let example = Layout {
+        brokers: 10,
+        topics_per_broker: 100,
+        spread: 10,
+        queues: 8,
+    };
+    let mut infos = Vec::new();
+    for &kind in &global.peers {
+        infos.push(PeerInfo {
+            peer: kind,
+            version: version_of(&setup, kind),
+            command: peer::command_line(&setup, kind, &example)?,
+        });
+    }
+    Ok((setup, infos))
+}
+
+/// Asks Maven for the Java NameServer's runtime classpath.
+fn java_setup(pom: &Path, heap: &str) -> anyhow::Result<JavaSetup> {
+    let out = std::env::temp_dir().join(format!(
+        "waymark-bench-classpath-{}.txt",
+        std::process::id()
+    ));
+    eprintln!("resolving the Java NameServer classpath (mvn dependency:build-classpath) ...");
+    let status = Command::new("mvn")
+        .args(["-B", "-q", "-ntp", "-f"])
+        .arg(pom)
+        .arg("dependency:build-classpath")
+        .arg(format!("-Dmdep.outputFile={}", out.display()))
+        .status()
+        .context("cannot run mvn (Maven 3.6+ is needed for the Java NameServer)")?;
+    if !status.success() {
+        bail!(
+            "mvn dependency:build-classpath failed for {}",
+            pom.display()
+        );
+    }
+    let classpath = std::fs::read_to_string(&out)?.trim().to_owned();
+    let _ = std::fs::remove_file(&out);
+    if !classpath.contains("rocketmq-namesrv") {
+        bail!(
+            "the classpath from {} has no rocketmq-namesrv jar",
+            pom.display()
+        );
+    }
+    Ok(JavaSetup {
+        java: PathBuf::from("java"),
+        classpath,
+        heap: heap.to_owned(),
+    })
+}
+
+fn first_line(command: &mut Command) -> Option<String> {
+    let out = command.output().ok()?;
+    let text = if out.stdout.is_empty() {
+        out.stderr
+    } else {
+        out.stdout
+    };
+    let text = String::from_utf8_lossy(&text).into_owned();
+    Some(
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// What a peer is, with versions.
+fn version_of(setup: &PeerSetup, kind: PeerKind) -> String {
+    match kind {
+        PeerKind::Waymark => {
+            let version = first_line(Command::new(&setup.waymark_bin).arg("--version"))
+                .unwrap_or_else(|| "rmq-namesrv".into());
+            let rev = first_line(
+                Command::new("git")
+                    .arg("-C")
+                    .arg(workspace_root())
+                    .args(["describe", "--always", "--dirty"]),
+            )
+            .unwrap_or_default();
+            format!("{version} (release build, git {rev})")
+        }
+        PeerKind::Java => {
+            let java = setup.java.as_ref();
+            let release = java
+                .and_then(|j| {
+                    j.classpath.split(':').find_map(|p| {
+                        let name = Path::new(p).file_name()?.to_str()?;
+                        name.strip_prefix("rocketmq-namesrv-")?
+                            .strip_suffix(".jar")
+                            .map(str::to_owned)
+                    })
+                })
+                .unwrap_or_else(|| "?".into());
+            let jvm = first_line(Command::new("java").arg("-version")).unwrap_or_default();
+            let jvm = jvm
+                .split(" OpenJDK Runtime")
+                .next()
+                .unwrap_or(&jvm)
+                .to_owned();
+            format!("Apache RocketMQ NameServer {release} (Maven Central), {jvm}")
+        }
+        PeerKind::RustPort => {
+            let version =
+                first_line(Command::new(&setup.rust_port_bin).arg("--version")).unwrap_or_default();
+            format!("crates.io rocketmq-namesrv ({version})")
+        }
+        PeerKind::Ceiling => "rmq-bench ceiling-server (precomputed answers)".into(),
+    }
+}
+
+/// A new result set for this process.
+pub fn new_results(
+    global: &Global,
+    infos: Vec<PeerInfo>,
+    setup: &PeerSetup,
+    command: String,
+) -> Results {
+    Results {
+        command,
+        started_at: utc_now(),
+        quick: global.quick,
+        machine: Machine::probe(),
+        pinning: Pinning {
+            client_cpus_requested: (!global.no_pin).then(|| global.client_cpus.clone()),
+            client_cpus_allowed: pin::proc_status_field(None, "Cpus_allowed_list"),
+            server_cpus: setup.server_cpus.clone(),
+        },
+        peers: infos,
+        ..Results::default()
+    }
+}
+
+fn summarize<T>(scenario: &str, outcome: &PeerOutcome<T>, line: impl Fn(&T) -> String) {
+    match (&outcome.result, &outcome.error) {
+        (Some(result), _) => eprintln!("== {scenario} {}: {}", outcome.peer.id(), line(result)),
+        (None, error) => eprintln!(
+            "== {scenario} {}: FAILED {}",
+            outcome.peer.id(),
+            error.as_deref().unwrap_or("")
+        ),
+    }
+}
+
+/// Runs `scenarios` on every peer of `global`, in order, into `results`.
+pub async fn run(
+    global: &Global,
+    setup: &PeerSetup,
+    scenarios: &[ScenarioName],
+    results: &mut Results,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let quick = global.quick;
+    for scenario in scenarios {
+        match scenario {
+            ScenarioName::RouteQps => {
+                let params = route_qps::Params::defaults(quick);
+                for &kind in &global.peers {
+                    let outcome =
+                        PeerOutcome::of(kind, route_qps_settled(setup, kind, &params).await);
+                    summarize("route-qps", &outcome, |r| {
+                        format!(
+                            "{:.0} qps, p99 {:.0} µs, errors {}",
+                            r.qps, r.latency.p99_us, r.errors
+                        )
+                    });
+                    results.route_qps.push(outcome);
+                }
+            }
+            ScenarioName::RouteUnderStorm => {
+                let params = storm::Params::defaults(quick);
+                for &kind in &global.peers {
+                    let outcome = PeerOutcome::of(kind, storm_settled(setup, kind, &params).await);
+                    summarize("route-under-storm", &outcome, |r| {
+                        format!(
+                            "query p99 {:.0} µs, {:.0} registrations/s",
+                            r.queries.p99_us, r.registrations_per_s
+                        )
+                    });
+                    results.route_under_storm.push(outcome);
+                }
+            }
+            ScenarioName::Register => {
+                let params = register::Params::defaults(quick);
+                run_register(global, setup, &params, results).await?;
+            }
+            ScenarioName::Failover => {
+                let params = failover::Params::defaults(quick);
+                for &kind in global.peers.iter().filter(|k| k.is_real()) {
+                    let outcome = PeerOutcome::of(kind, failover::run(setup, kind, &params).await);
+                    summarize("failover", &outcome, |r| {
+                        format!(
+                            "close {:?} ms, silent {:?} ms after timeout",
+                            r.close_median_ms, r.silent_median_lag_ms
+                        )
+                    });
+                    results.failover.push(outcome);
+                }
+            }
+            ScenarioName::Startup => {
+                let params = startup::Params::defaults(quick);
+                for &kind in &global.peers {
+                    let outcome = PeerOutcome::of(kind, startup::run(setup, kind, &params).await);
+                    summarize("startup", &outcome, |r| {
+                        format!("{:?} ms, idle RSS {:?} KiB", r.median_ms, r.median_rss_kib)
+                    });
+                    results.startup.push(outcome);
+                }
+            }
+        }
+    }
+    results.duration_s += started.elapsed().as_secs_f64();
+    results.machine.load_at_end = pin::load_average();
+    Ok(())
+}
+
+/// Other processes' CPU (% of one CPU) above which a throughput or latency
+/// measurement counts as disturbed and is repeated.
+pub const DISTURBED_PERCENT: f64 = 15.0;
+/// Runs of a disturbed measurement at most.
+const ATTEMPTS: usize = 3;
+
+/// `route-qps` on `kind`, repeated while disturbed (see [`DISTURBED_PERCENT`]);
+/// the least disturbed run is kept.
+///
+/// # Errors
+/// The scenario's.
+pub async fn route_qps_settled(
+    setup: &PeerSetup,
+    kind: PeerKind,
+    params: &route_qps::Params,
+) -> anyhow::Result<route_qps::RouteQps> {
+    let mut best: Option<route_qps::RouteQps> = None;
+    for attempt in 1..=ATTEMPTS {
+        let result = route_qps::run(setup, kind, params).await?;
+        let noise = result.others_cpu_percent.unwrap_or(0.0);
+        if best
+            .as_ref()
+            .is_none_or(|b| noise < b.others_cpu_percent.unwrap_or(0.0))
+        {
+            best = Some(result);
+        }
+        if noise <= DISTURBED_PERCENT {
+            break;
+        }
+        eprintln!(
+            "[route-qps {}] attempt {attempt} disturbed (others used {noise:.0} % CPU)",
+            kind.id()
+        );
+    }
+    best.context("no attempt ran")
+}
+
+/// `route-under-storm` on `kind`, repeated while disturbed; the least
+/// disturbed run is kept.
+///
+/// # Errors
+/// The scenario's.
+pub async fn storm_settled(
+    setup: &PeerSetup,
+    kind: PeerKind,
+    params: &storm::Params,
+) -> anyhow::Result<storm::Storm> {
+    let mut best: Option<storm::Storm> = None;
+    for attempt in 1..=ATTEMPTS {
+        let result = storm::run(setup, kind, params).await?;
+        let noise = result.others_cpu_percent.unwrap_or(0.0);
+        if best
+            .as_ref()
+            .is_none_or(|b| noise < b.others_cpu_percent.unwrap_or(0.0))
+        {
+            best = Some(result);
+        }
+        if noise <= DISTURBED_PERCENT {
+            break;
+        }
+        eprintln!(
+            "[route-under-storm {}] attempt {attempt} disturbed (others used {noise:.0} % CPU)",
+            kind.id()
+        );
+    }
+    best.context("no attempt ran")
+}
+
+/// `register` on every peer, building the bodies once.
+pub async fn run_register(
+    global: &Global,
+    setup: &PeerSetup,
+    params: &register::Params,
+    results: &mut Results,
+) -> anyhow::Result<()> {
+    params.layout.validate()?;
+    let built = Instant::now();
+    let registrations = scenario::registrations(&params.layout)?;
+    eprintln!(
+        "[register] built {} bodies of {} topics in {:.1} s",
+        registrations.len(),
+        params.layout.topics_per_broker,
+        built.elapsed().as_secs_f64()
+    );
+    for &kind in &global.peers {
+        let outcome = PeerOutcome::of(
+            kind,
+            register::run(setup, kind, params, registrations.clone()).await,
+        );
+        summarize("register", &outcome, |r| {
+            format!(
+                "first round {:.2} s, steady {:.1}/s, RSS {:?} KiB",
+                r.first_round_s, r.steady_per_s, r.rss_kib
+            )
+        });
+        results.register.push(outcome);
+    }
+    Ok(())
+}

@@ -1,0 +1,436 @@
+//! The servers under test: how each is started (pinned, on loopback, in its
+//! own temporary directory), when it counts as ready, its memory, and how it
+//! is stopped.
+//!
+//! Every peer gets a fresh process and a fresh directory per scenario, with
+//! its default settings apart from the port and the file locations. Ready
+//! means "answered a request": the harness connects and sends
+//! GET_ROUTEINFO_BY_TOPIC for a missing topic until an answer arrives, which
+//! is also what the startup scenario times.
+
+use std::fs::File;
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::ValueEnum;
+use rmq_transport::{ClientConfig, RpcClient};
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+use crate::pin;
+use crate::workload::{self, Layout};
+
+/// Which server.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum PeerKind {
+    /// Waymark's `rmq-namesrv` (release build).
+    Waymark,
+    /// Apache RocketMQ's Java NameServer.
+    Java,
+    /// The `rocketmq-namesrv` crate (RocketMQ Rust port).
+    RustPort,
+    /// The ceiling server inside rmq-bench: precomputed answers.
+    Ceiling,
+}
+
+impl PeerKind {
+    /// Every kind, in report order.
+    pub const ALL: [PeerKind; 4] = [
+        PeerKind::Waymark,
+        PeerKind::Java,
+        PeerKind::RustPort,
+        PeerKind::Ceiling,
+    ];
+
+    /// The name used in results and flags.
+    pub fn id(self) -> &'static str {
+        match self {
+            PeerKind::Waymark => "waymark",
+            PeerKind::Java => "java",
+            PeerKind::RustPort => "rust-port",
+            PeerKind::Ceiling => "ceiling",
+        }
+    }
+
+    /// The name used in the report.
+    pub fn title(self) -> &'static str {
+        match self {
+            PeerKind::Waymark => "Waymark",
+            PeerKind::Java => "Java",
+            PeerKind::RustPort => "Rust port",
+            PeerKind::Ceiling => "ceiling",
+        }
+    }
+
+    /// Whether the peer keeps real route state (the ceiling does not).
+    pub fn is_real(self) -> bool {
+        self != PeerKind::Ceiling
+    }
+}
+
+/// How to run the Java NameServer.
+#[derive(Debug, Clone)]
+pub struct JavaSetup {
+    /// The `java` executable.
+    pub java: PathBuf,
+    /// Runtime classpath of `rocketmq-namesrv`.
+    pub classpath: String,
+    /// Heap size for `-Xms`/`-Xmx` (e.g. `1g`).
+    pub heap: String,
+}
+
+/// Everything needed to start any peer; resolved once per run.
+#[derive(Debug, Clone)]
+pub struct PeerSetup {
+    /// Waymark's `rmq-namesrv`.
+    pub waymark_bin: PathBuf,
+    /// The Rust port's `rocketmq-namesrv-rust`.
+    pub rust_port_bin: PathBuf,
+    /// Java, if it will be run.
+    pub java: Option<JavaSetup>,
+    /// This executable (serves the ceiling).
+    pub bench_bin: PathBuf,
+    /// `taskset -c` list for servers; `None` runs them unpinned.
+    pub server_cpus: Option<String>,
+    /// Keep each peer's directory (logs) after it stopped.
+    pub keep_dirs: bool,
+}
+
+/// Flags of the Java NameServer: those of RocketMQ's `bin/runserver.sh` for
+/// JDK ≥ 9, with the heap set by [`JavaSetup::heap`] instead of 4 GiB and
+/// the GC log left out.
+pub fn java_flags(heap: &str) -> Vec<String> {
+    let mut flags: Vec<String> = vec![
+        "-server".into(),
+        format!("-Xms{heap}"),
+        format!("-Xmx{heap}"),
+    ];
+    flags.extend(
+        [
+            "-XX:MetaspaceSize=128m",
+            "-XX:MaxMetaspaceSize=320m",
+            "-XX:+UseG1GC",
+            "-XX:G1HeapRegionSize=16m",
+            "-XX:G1ReservePercent=25",
+            "-XX:InitiatingHeapOccupancyPercent=30",
+            "-XX:SoftRefLRUPolicyMSPerMB=0",
+            "-XX:-OmitStackTraceInFastThrow",
+            "-XX:-UseLargePages",
+        ]
+        .map(String::from),
+    );
+    flags
+}
+
+/// A started peer. Dropping it kills the process.
+#[derive(Debug)]
+pub struct RunningPeer {
+    /// Which server.
+    pub kind: PeerKind,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// The command line it was started with (for the report).
+    pub command: String,
+    /// From spawning to the first answered request.
+    pub ready_after: Duration,
+    child: Child,
+    dir: PathBuf,
+    keep_dir: bool,
+}
+
+impl RunningPeer {
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The server's resident memory now, KiB.
+    pub fn rss_kib(&self) -> Option<u64> {
+        pin::rss_kib(self.pid())
+    }
+
+    /// The CPUs the server may run on, as the kernel reports them.
+    pub fn cpus_allowed(&self) -> Option<String> {
+        pin::proc_status_field(Some(self.pid()), "Cpus_allowed_list")
+    }
+
+    /// The peer's directory (logs, data).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Kills the server and removes its directory (unless kept).
+    pub fn stop(mut self) {
+        self.kill();
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if !self.keep_dir {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+impl Drop for RunningPeer {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.kill();
+        }
+    }
+}
+
+/// A free loopback port (bound and released; the peer binds it next).
+fn free_port() -> anyhow::Result<u16> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("no free loopback port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// A fresh directory for one peer process.
+fn peer_dir(kind: PeerKind) -> anyhow::Result<PathBuf> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "waymark-bench-{}-{}-{n}",
+        std::process::id(),
+        kind.id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("home"))
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// The command that starts `kind` on `port` in `dir` (without pinning).
+fn command_for(
+    setup: &PeerSetup,
+    kind: PeerKind,
+    port: u16,
+    dir: &Path,
+    ceiling_layout: &Layout,
+) -> anyhow::Result<Command> {
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let mut command;
+    match kind {
+        PeerKind::Waymark => {
+            command = Command::new(&setup.waymark_bin);
+            command
+                .arg("--listen")
+                .arg(format!("127.0.0.1:{port}"))
+                .arg("--set")
+                .arg(format!("kvConfigPath={}", path("kv.json")))
+                .arg("--set")
+                .arg(format!("configStorePath={}", path("ns.properties")));
+        }
+        PeerKind::Java => {
+            let java = setup
+                .java
+                .as_ref()
+                .context("the Java NameServer was not set up")?;
+            command = Command::new(&java.java);
+            command
+                .args(java_flags(&java.heap))
+                .arg(format!("-Duser.home={}", path("home")))
+                .arg("-cp")
+                .arg(&java.classpath)
+                .arg("org.apache.rocketmq.namesrv.NamesrvStartup")
+                .arg("-c")
+                .arg(path("namesrv.properties"))
+                .env("ROCKETMQ_HOME", dir);
+        }
+        PeerKind::RustPort => {
+            command = Command::new(&setup.rust_port_bin);
+            command
+                .arg("--listenPort")
+                .arg(port.to_string())
+                .arg("--bindAddress")
+                .arg("127.0.0.1")
+                .arg("--rocketmqHome")
+                .arg(dir)
+                .arg("--kvConfigPath")
+                .arg(path("kv.json"))
+                .env("ROCKETMQ_HOME", dir)
+                .env("HOME", path("home"));
+        }
+        PeerKind::Ceiling => {
+            command = Command::new(&setup.bench_bin);
+            command
+                .arg("ceiling-server")
+                .arg("--listen")
+                .arg(format!("127.0.0.1:{port}"))
+                .arg("--brokers")
+                .arg(ceiling_layout.brokers.to_string())
+                .arg("--topics")
+                .arg(ceiling_layout.topics_per_broker.to_string())
+                .arg("--spread")
+                .arg(ceiling_layout.spread.to_string())
+                .arg("--queues")
+                .arg(ceiling_layout.queues.to_string());
+        }
+    }
+    command.current_dir(dir);
+    Ok(command)
+}
+
+/// Starts `kind`, pinned to the server CPUs, and waits until it answers,
+/// probing every `poll`. `ceiling_layout` shapes the ceiling's answers.
+///
+/// # Errors
+/// The process cannot be spawned, exits, or does not answer within `limit`.
+pub async fn start(
+    setup: &PeerSetup,
+    kind: PeerKind,
+    ceiling_layout: &Layout,
+    poll: Duration,
+    limit: Duration,
+) -> anyhow::Result<RunningPeer> {
+    let dir = peer_dir(kind)?;
+    let port = free_port()?;
+    if kind == PeerKind::Java {
+        let properties = format!(
+            "listenPort={port}\nbindAddress=127.0.0.1\nkvConfigPath={}\n",
+            dir.join("kv.json").display()
+        );
+        std::fs::write(dir.join("namesrv.properties"), properties)?;
+    }
+    let inner = command_for(setup, kind, port, &dir, ceiling_layout)?;
+    let mut command = pinned(setup, inner, &dir);
+    let log = File::create(dir.join("server.log"))?;
+    command
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log);
+    let shown = show_command(&command);
+    let spawned = Instant::now();
+    let child = command
+        .spawn()
+        .with_context(|| format!("cannot start {}: {shown}", kind.title()))?;
+    let mut peer = RunningPeer {
+        kind,
+        addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        command: shown,
+        ready_after: Duration::ZERO,
+        child,
+        keep_dir: setup.keep_dirs,
+        dir,
+    };
+    peer.ready_after = wait_ready(&mut peer, spawned, poll, limit).await?;
+    Ok(peer)
+}
+
+/// `inner` under `taskset -c <server cpus>`, if servers are pinned.
+fn pinned(setup: &PeerSetup, inner: Command, dir: &Path) -> Command {
+    let Some(cpus) = &setup.server_cpus else {
+        return inner;
+    };
+    let mut command = Command::new("taskset");
+    command.arg("-c").arg(cpus).arg(inner.get_program());
+    command.args(inner.get_args());
+    for (key, value) in inner.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    command.current_dir(dir);
+    command
+}
+
+/// How `kind` is started, with `<port>` and `<dir>` for what varies.
+///
+/// # Errors
+/// Java was not set up.
+pub fn command_line(setup: &PeerSetup, kind: PeerKind, layout: &Layout) -> anyhow::Result<String> {
+    let dir = Path::new("<dir>");
+    let command = pinned(setup, command_for(setup, kind, 0, dir, layout)?, dir);
+    let mut shown = show_command(&command).replace("127.0.0.1:0", "127.0.0.1:<port>");
+    shown = shown.replace("--listenPort 0", "--listenPort <port>");
+    for (key, value) in command.get_envs() {
+        if let Some(value) = value {
+            shown = format!(
+                "{}={} {shown}",
+                key.to_string_lossy(),
+                value.to_string_lossy()
+            );
+        }
+    }
+    Ok(shown)
+}
+
+async fn wait_ready(
+    peer: &mut RunningPeer,
+    spawned: Instant,
+    poll: Duration,
+    limit: Duration,
+) -> anyhow::Result<Duration> {
+    let probe = workload::route_request("WaymarkBenchReadinessProbe");
+    let config = ClientConfig {
+        connect_timeout: Duration::from_millis(500),
+        inbound_capacity: 0,
+        ..ClientConfig::default()
+    };
+    loop {
+        if let Ok(Some(status)) = peer.child.try_wait() {
+            bail!(
+                "{} exited ({status}) before answering; log: {}",
+                peer.kind.title(),
+                log_tail(&peer.dir)
+            );
+        }
+        if spawned.elapsed() > limit {
+            bail!(
+                "{} did not answer within {limit:?}; log: {}",
+                peer.kind.title(),
+                log_tail(&peer.dir)
+            );
+        }
+        if let Ok(client) = RpcClient::connect(peer.addr, config.clone()).await {
+            // Any answer counts (TOPIC_NOT_EXIST is the expected one).
+            loop {
+                match client.invoke(probe.clone(), Duration::from_secs(2)).await {
+                    Ok(_) => return Ok(spawned.elapsed()),
+                    Err(_) if client.is_closed() || spawned.elapsed() > limit => break,
+                    Err(_) => tokio::time::sleep(poll).await,
+                }
+            }
+        }
+        tokio::time::sleep(poll).await;
+    }
+}
+
+/// The last lines of a peer's log, for error messages.
+pub fn log_tail(dir: &Path) -> String {
+    let text = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().rev().take(8).collect();
+    let tail: Vec<&str> = lines.into_iter().rev().collect();
+    if tail.is_empty() {
+        "(empty)".to_owned()
+    } else {
+        tail.join(" | ")
+    }
+}
+
+/// A command line as one shell-like string; the classpath is abbreviated.
+fn show_command(command: &Command) -> String {
+    let mut parts = vec![command.get_program().to_string_lossy().into_owned()];
+    let mut after_cp = false;
+    for arg in command.get_args() {
+        let arg = arg.to_string_lossy();
+        if after_cp {
+            parts.push("<rocketmq-namesrv classpath>".to_owned());
+            after_cp = false;
+            continue;
+        }
+        after_cp = arg == "-cp";
+        parts.push(arg.into_owned());
+    }
+    parts.join(" ")
+}

@@ -1,0 +1,234 @@
+//! CPU pinning and what the machine is.
+//!
+//! The generator and the server must not compete for a core: the server runs
+//! under `taskset -c <server cpus>` and the generator re-executes itself
+//! under `taskset -c <client cpus>` (so pinning holds however `rmq-bench`
+//! was started). What each process was actually allowed is read back from
+//! `/proc/<pid>/status` (`Cpus_allowed_list`) and reported.
+
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+/// Set in the environment of the re-executed, pinned generator.
+const PINNED_ENV: &str = "WAYMARK_BENCH_PINNED";
+
+/// One field of `/proc/<pid>/status` (`None` for this process).
+pub fn proc_status_field(pid: Option<u32>, field: &str) -> Option<String> {
+    let path = match pid {
+        Some(pid) => format!("/proc/{pid}/status"),
+        None => "/proc/self/status".to_owned(),
+    };
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .map(|value| value.trim().to_owned())
+}
+
+/// Resident set size of `pid` in KiB (`VmRSS`).
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    proc_status_field(Some(pid), "VmRSS")?
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether `cpus` (a `taskset -c` list) names only CPUs this machine has.
+fn cpus_exist(cpus: &str) -> bool {
+    let total = std::fs::read_to_string("/proc/cpuinfo")
+        .map(|t| t.lines().filter(|l| l.starts_with("processor")).count())
+        .unwrap_or(0);
+    cpus.split(',').all(|part| {
+        part.split('-')
+            .all(|n| n.trim().parse::<usize>().is_ok_and(|n| n < total))
+    })
+}
+
+/// Whether `taskset` can be run.
+pub fn taskset_available() -> bool {
+    Command::new("taskset")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The server pinning to use: `Some(cpus)` if those CPUs exist and taskset
+/// runs, else `None` (unpinned, said in the report).
+pub fn usable(cpus: &str) -> Option<String> {
+    (cpus_exist(cpus) && taskset_available()).then(|| cpus.to_owned())
+}
+
+/// Re-executes this process under `taskset -c cpus` unless it already runs
+/// there (or was re-executed once). Returns only if no re-exec happened.
+pub fn pin_self(cpus: &str) -> anyhow::Result<()> {
+    if std::env::var_os(PINNED_ENV).is_some() {
+        return Ok(());
+    }
+    if proc_status_field(None, "Cpus_allowed_list").as_deref() == Some(cpus) {
+        return Ok(());
+    }
+    if usable(cpus).is_none() {
+        tracing::warn!(
+            cpus,
+            "cannot pin the generator (no such CPUs or no taskset); running unpinned"
+        );
+        return Ok(());
+    }
+    let exe = std::env::current_exe()?;
+    let error = Command::new("taskset")
+        .arg("-c")
+        .arg(cpus)
+        .arg(exe)
+        .args(std::env::args_os().skip(1))
+        .env(PINNED_ENV, "1")
+        .exec();
+    Err(anyhow::anyhow!("cannot re-execute under taskset: {error}"))
+}
+
+/// The machine the run happened on.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Machine {
+    /// CPU model.
+    pub cpu_model: String,
+    /// Logical CPUs.
+    pub cpus: usize,
+    /// Physical memory in MiB.
+    pub memory_mib: u64,
+    /// Kernel release.
+    pub kernel: String,
+    /// `/proc/loadavg` when the run started.
+    pub load_at_start: String,
+    /// `/proc/loadavg` when the run ended.
+    pub load_at_end: String,
+}
+
+impl Machine {
+    /// Reads `/proc`.
+    pub fn probe() -> Machine {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("model name")?
+                    .split_once(':')
+                    .map(|(_, v)| v.trim())
+            })
+            .unwrap_or("unknown")
+            .to_owned();
+        let cpus = cpuinfo
+            .lines()
+            .filter(|l| l.starts_with("processor"))
+            .count();
+        let memory_mib = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("MemTotal:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            })
+            .map_or(0, |kib| kib / 1024);
+        Machine {
+            cpu_model,
+            cpus,
+            memory_mib,
+            kernel: read_trimmed("/proc/sys/kernel/osrelease"),
+            load_at_start: load_average(),
+            load_at_end: String::new(),
+        }
+    }
+}
+
+/// The three load averages.
+pub fn load_average() -> String {
+    read_trimmed("/proc/loadavg")
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn read_trimmed(path: &str) -> String {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// CPU counters at one moment, to tell how much CPU other processes took
+/// while a measurement ran (the machine is shared).
+#[derive(Debug, Clone, Copy)]
+pub struct CpuSnapshot {
+    busy: u64,
+    server: u64,
+    generator: u64,
+    at: std::time::Instant,
+}
+
+/// `utime + stime` of `/proc/<pid>/stat` (all threads), clock ticks.
+fn process_ticks(pid: Option<u32>) -> Option<u64> {
+    let path = pid.map_or_else(
+        || "/proc/self/stat".to_owned(),
+        |p| format!("/proc/{p}/stat"),
+    );
+    let text = std::fs::read_to_string(path).ok()?;
+    // Fields after the parenthesised command name; utime and stime are 14 and 15.
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+impl CpuSnapshot {
+    /// Reads `/proc/stat` and the two processes' times.
+    pub fn take(server_pid: u32) -> Option<CpuSnapshot> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let cpu: Vec<u64> = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        // user nice system idle iowait irq softirq steal: busy = all but idle and iowait.
+        let busy = cpu
+            .iter()
+            .take(8)
+            .enumerate()
+            .filter(|(i, _)| *i != 3 && *i != 4)
+            .map(|(_, v)| v)
+            .sum();
+        Some(CpuSnapshot {
+            busy,
+            server: process_ticks(Some(server_pid))?,
+            generator: process_ticks(None)?,
+            at: std::time::Instant::now(),
+        })
+    }
+
+    /// CPU used by everything but the server and the generator since
+    /// `earlier`, in % of one CPU (100 ticks per second assumed, Linux's USER_HZ).
+    pub fn others_percent_since(&self, earlier: &CpuSnapshot) -> f64 {
+        let secs = self.at.duration_since(earlier.at).as_secs_f64().max(1e-3);
+        let busy = self.busy.saturating_sub(earlier.busy);
+        let ours = self.server.saturating_sub(earlier.server)
+            + self.generator.saturating_sub(earlier.generator);
+        busy.saturating_sub(ours) as f64 / secs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_own_status() {
+        assert!(proc_status_field(None, "Cpus_allowed_list").is_some());
+        assert!(rss_kib(std::process::id()).is_some_and(|kib| kib > 0));
+        assert!(cpus_exist("0"));
+        assert!(!cpus_exist("4096"));
+        assert!(Machine::probe().cpus >= 1);
+        let before = CpuSnapshot::take(std::process::id()).unwrap();
+        let after = CpuSnapshot::take(std::process::id()).unwrap();
+        assert!(after.others_percent_since(&before) >= 0.0);
+    }
+}

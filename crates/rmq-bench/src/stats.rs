@@ -1,0 +1,100 @@
+//! Latency histograms and their summaries.
+//!
+//! Latencies are recorded in nanoseconds into HdrHistograms (3 significant
+//! digits, up to 10 minutes) and summarised in microseconds for the results.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// The percentiles kept for the latency charts.
+pub const CURVE: [f64; 10] = [
+    50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 100.0,
+];
+
+/// An empty latency histogram (nanoseconds).
+pub fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 600_000_000_000, 3).expect("static histogram bounds are valid")
+}
+
+/// Records `nanos`, saturating at the histogram's bound.
+pub fn record(histogram: &mut Histogram<u64>, nanos: u128) {
+    let value = u64::try_from(nanos).unwrap_or(u64::MAX).max(1);
+    histogram.saturating_record(value);
+}
+
+/// A latency distribution in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Samples recorded.
+    pub count: u64,
+    /// Mean.
+    pub mean_us: f64,
+    /// Median.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// Largest sample.
+    pub max_us: f64,
+    /// `(percentile, µs)` at each of [`CURVE`].
+    pub curve: Vec<(f64, f64)>,
+}
+
+impl Latency {
+    /// The summary of `histogram` (all zero when it is empty).
+    pub fn of(histogram: &Histogram<u64>) -> Latency {
+        if histogram.is_empty() {
+            return Latency::default();
+        }
+        let us = |nanos: u64| nanos as f64 / 1_000.0;
+        let at = |q: f64| us(histogram.value_at_quantile(q / 100.0));
+        Latency {
+            count: histogram.len(),
+            mean_us: histogram.mean() / 1_000.0,
+            p50_us: at(50.0),
+            p99_us: at(99.0),
+            p999_us: at(99.9),
+            max_us: us(histogram.max()),
+            curve: CURVE.iter().map(|&q| (q, at(q))).collect(),
+        }
+    }
+}
+
+/// Median of `values` (`None` when empty).
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    Some(if sorted.len() % 2 == 0 {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    } else {
+        sorted[mid]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_of_known_samples() {
+        let mut h = histogram();
+        for micros in 1..=1_000u128 {
+            record(&mut h, micros * 1_000);
+        }
+        let l = Latency::of(&h);
+        assert_eq!(l.count, 1_000);
+        assert!((l.p50_us - 500.0).abs() < 1.0, "{l:?}");
+        assert!((l.p99_us - 990.0).abs() < 1.0, "{l:?}");
+        assert!((l.max_us - 1_000.0).abs() < 1.0, "{l:?}");
+        assert_eq!(l.curve.len(), CURVE.len());
+        assert_eq!(Latency::of(&histogram()), Latency::default());
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+    }
+}

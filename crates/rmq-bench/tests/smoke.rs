@@ -1,0 +1,88 @@
+//! The harness runs end to end: `rmq-bench --quick compare` against Waymark
+//! and the ceiling server writes a results file and a report. Performance
+//! is never asserted here; only that every scenario produced a result.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Waymark's `rmq-namesrv` next to this package's binary, as `cargo test
+/// --workspace` builds it; built into a separate target directory when only
+/// this package is tested (the outer cargo holds the lock of its own).
+fn waymark_bin() -> PathBuf {
+    let bench = Path::new(env!("CARGO_BIN_EXE_rmq-bench"));
+    let profile_dir = bench.parent().expect("binary has a directory");
+    let beside = profile_dir.join("rmq-namesrv");
+    if beside.is_file() {
+        return beside;
+    }
+    let target = profile_dir.join("smoke-namesrv");
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "-q", "-p", "rmq-namesrv", "--target-dir"])
+        .arg(&target)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "cannot build rmq-namesrv");
+    target.join("debug/rmq-namesrv")
+}
+
+#[test]
+fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
+    let dir = std::env::temp_dir().join(format!("rmq-bench-smoke-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.join("benchmarks.md");
+    let results = dir.join("results.json");
+    std::fs::write(&report, "# Benchmarks\n\n## Codec\n\nkept as it is\n").unwrap();
+
+    let output = Command::new(env!("CARGO_BIN_EXE_rmq-bench"))
+        .args([
+            "--quick",
+            "--no-pin",
+            "--peers",
+            "waymark,ceiling",
+            "--waymark-bin",
+        ])
+        .arg(waymark_bin())
+        .args(["compare", "--report"])
+        .arg(&report)
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .expect("rmq-bench runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "rmq-bench failed:\n{stderr}");
+
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
+    for scenario in [
+        "route_qps",
+        "route_under_storm",
+        "register",
+        "failover",
+        "startup",
+    ] {
+        let outcomes = json[scenario]
+            .as_array()
+            .unwrap_or_else(|| panic!("no {scenario}"));
+        assert!(!outcomes.is_empty(), "{scenario} has no outcome");
+        for outcome in outcomes {
+            assert!(
+                outcome["error"].is_null() && outcome["result"].is_object(),
+                "{scenario} failed: {outcome}\n{stderr}"
+            );
+        }
+    }
+    let peers = |scenario: &str| json[scenario].as_array().map_or(0, Vec::len);
+    assert_eq!(peers("route_qps"), 2);
+    assert_eq!(peers("failover"), 1, "the ceiling is not a failover peer");
+    assert!(json["route_qps"][0]["result"]["qps"].as_f64().unwrap() > 0.0);
+
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        text.contains("kept as it is"),
+        "the report dropped existing content"
+    );
+    assert!(text.contains("<!-- rmq-bench:begin") && text.contains("### route-qps"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

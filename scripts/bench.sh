@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every rmq-bench scenario on every peer -- Waymark, the Java NameServer,
+# the rocketmq-namesrv Rust port and the ceiling server -- in one invocation and
+# rewrites the generated section of docs/benchmarks.md (plus docs/bench-*.png).
+# Raw results: .bench/bench-results.json. About 10 minutes.
+#
+#   scripts/bench.sh                      the full run (measure on an idle machine)
+#   scripts/bench.sh --quick              a few seconds per scenario: harness check only
+#   scripts/bench.sh --peers waymark,java --scenarios route-qps,register
+#
+# Any rmq-bench option can follow (see `rmq-bench --help`, `rmq-bench compare --help`).
+# Needs cargo, Java 17+ and Maven 3.6+ (for the Java peer), taskset and chrt
+# (util-linux) for pinning. The Rust port is installed into .bench/rust-port on
+# first use (cargo install, a few minutes).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target-bench}
+
+cargo build --release -q -p rmq-bench -p rmq-namesrv
+
+PORT="$ROOT/.bench/rust-port/bin/rocketmq-namesrv-rust"
+if [[ ! -x "$PORT" && " $* " != *" --peers "* ]]; then
+  echo "installing the Rust port (rocketmq-namesrv 1.0.0) into .bench/rust-port ..." >&2
+  cargo install rocketmq-namesrv --version 1.0.0 --locked --root "$ROOT/.bench/rust-port"
+fi
+
+read -r load1 _ < /proc/loadavg
+echo "load average now: $load1 (measure when it is well below 1)" >&2
+
+exec "$CARGO_TARGET_DIR/release/rmq-bench" compare \
+  --command-line "scripts/bench.sh${*:+ $*}" "$@"
