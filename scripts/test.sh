@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's test command: every Rust test, then the Java interop tests.
+# The project's test command: every Rust test, then the Java and Go interop tests.
 #   ./scripts/test.sh
 # Set WAYMARK_SKIP_JAVA=1 to run only the Rust tests.
 set -euo pipefail
@@ -15,3 +15,4 @@ if [[ "${WAYMARK_SKIP_JAVA:-}" == "1" ]]; then
   exit 0
 fi
 "$ROOT/interop/run-java.sh"
+"$ROOT/interop/run-go.sh"

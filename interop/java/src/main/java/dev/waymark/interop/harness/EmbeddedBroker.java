@@ -1,0 +1,202 @@
+package dev.waymark.interop.harness;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Properties;
+import org.apache.rocketmq.broker.BrokerController;
+import org.apache.rocketmq.common.BrokerConfig;
+import org.apache.rocketmq.common.MixAll;
+import org.apache.rocketmq.remoting.netty.NettyClientConfig;
+import org.apache.rocketmq.remoting.netty.NettyServerConfig;
+import org.apache.rocketmq.store.config.MessageStoreConfig;
+
+/**
+ * A real {@code BrokerController} (rocketmq-broker of the profile's release) running in this
+ * JVM with a small store. {@link #start} returns once every configured NameServer lists it.
+ */
+public final class EmbeddedBroker implements AutoCloseable {
+    private static final Duration REGISTRATION_TIMEOUT = Duration.ofSeconds(30);
+
+    private final BrokerSpec spec;
+    private final BrokerController controller;
+    private volatile boolean stopped;
+
+    private EmbeddedBroker(BrokerSpec spec, BrokerController controller) {
+        this.spec = spec;
+        this.controller = controller;
+    }
+
+    /** Starts a broker and waits until every NameServer of its spec has it registered. */
+    public static EmbeddedBroker start(BrokerSpec spec) throws Exception {
+        EmbeddedBroker broker = startUnchecked(spec);
+        try {
+            broker.awaitRegistered(broker.namesrvs(), REGISTRATION_TIMEOUT);
+        } catch (RuntimeException | AssertionError e) {
+            broker.stop();
+            throw e;
+        }
+        return broker;
+    }
+
+    /** Starts a broker without waiting for its registration. */
+    public static EmbeddedBroker startUnchecked(BrokerSpec spec) throws Exception {
+        if (spec.listenPort() == 0) {
+            spec.port(Ports.freeBrokerPort());
+        }
+        if (spec.storeDir() == null) {
+            spec.store(Files.createTempDirectory("waymark-broker-"));
+        }
+        if (System.getProperty(MixAll.ROCKETMQ_HOME_PROPERTY) == null) {
+            System.setProperty(MixAll.ROCKETMQ_HOME_PROPERTY, spec.storeDir().toAbsolutePath().toString());
+        }
+        Properties p = spec.toProperties();
+        BrokerConfig brokerConfig = new BrokerConfig();
+        NettyServerConfig serverConfig = new NettyServerConfig();
+        NettyClientConfig clientConfig = new NettyClientConfig();
+        MessageStoreConfig storeConfig = new MessageStoreConfig();
+        MixAll.properties2Object(p, brokerConfig);
+        MixAll.properties2Object(p, serverConfig);
+        MixAll.properties2Object(p, clientConfig);
+        MixAll.properties2Object(p, storeConfig);
+        brokerConfig.setRocketmqHome(System.getProperty(MixAll.ROCKETMQ_HOME_PROPERTY));
+        BrokerController controller = Brokers.create(brokerConfig, serverConfig, clientConfig, storeConfig);
+        if (!controller.initialize()) {
+            controller.shutdown();
+            throw new IllegalStateException("BrokerController.initialize() failed for " + spec);
+        }
+        controller.start();
+        return new EmbeddedBroker(spec, controller);
+    }
+
+    /** This broker again (same identity, ports, store, options): for restarts after {@link #stop}. */
+    public EmbeddedBroker restart() throws Exception {
+        if (!stopped) {
+            throw new IllegalStateException("stop the broker before restarting it");
+        }
+        Poll.untilTrue(Duration.ofSeconds(10), "ports of " + addr() + " to be released",
+            () -> Ports.isFree(spec.listenPort()) && Ports.isFree(spec.listenPort() + 1));
+        return start(spec.copy());
+    }
+
+    /** {@code 127.0.0.1:<listenPort>}, the address it registers. */
+    public String addr() {
+        return "127.0.0.1:" + spec.listenPort();
+    }
+
+    /** {@code 127.0.0.1:<haListenPort>}, the HA address it registers. */
+    public String haAddr() {
+        return "127.0.0.1:" + (spec.listenPort() + 1);
+    }
+
+    public BrokerSpec spec() {
+        return spec;
+    }
+
+    public BrokerController controller() {
+        return controller;
+    }
+
+    /** The NameServers of its spec. */
+    public List<String> namesrvs() {
+        String addrs = spec.namesrvAddr();
+        return addrs == null ? List.of() : Arrays.stream(addrs.split(";")).filter(s -> !s.isBlank()).toList();
+    }
+
+    /**
+     * Waits until each of {@code namesrvs} lists this broker (GET_BROKER_CLUSTER_INFO). The
+     * start-up registration goes only to NameServers the broker's availability scan has
+     * already connected to (broker-registration.md §3.2); if one is still missing after 3 s,
+     * one more registration is triggered instead of waiting for the 10 s periodic run.
+     */
+    public void awaitRegistered(List<String> namesrvs, Duration timeout) {
+        long nudgeAt = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+        boolean[] nudged = {false};
+        try (RawClient client = new RawClient()) {
+            Poll.untilTrue(timeout, 200, addr() + " (" + spec.brokerName() + "/" + spec.brokerId()
+                + ") registered with " + namesrvs, () -> {
+                    boolean all = namesrvs.stream()
+                        .allMatch(ns -> client.clusterInfo(ns).has(spec.brokerName(), spec.brokerId(), addr()));
+                    if (!all && !nudged[0] && System.nanoTime() - nudgeAt > 0) {
+                        nudged[0] = true;
+                        controller.registerBrokerAll(true, false, true);
+                    }
+                    return all;
+                });
+        }
+    }
+
+    /** The HA master address this (slave) broker's HA client uses; null when none. */
+    public String haMasterAddress() {
+        return Brokers.haMasterAddress(controller);
+    }
+
+    /** The master address the slave synchronises metadata from; null when none. */
+    public String masterAddress() {
+        return controller.getSlaveSynchronize() == null ? null : controller.getSlaveSynchronize().getMasterAddr();
+    }
+
+    /** Commit-log max physical offset (replication progress). */
+    public long maxPhyOffset() {
+        return controller.getMessageStore().getMaxPhyOffset();
+    }
+
+    /** Whether {@link #freeze} works with this release (5.x only). */
+    public static boolean canFreeze() {
+        return Brokers.canFreeze();
+    }
+
+    /**
+     * Stops registrations and heartbeats, keeping every connection open: a hung broker. Only
+     * {@link #stop} (or the NameServer's expiry) ends it.
+     */
+    public void freeze() {
+        Brokers.freeze(controller);
+    }
+
+    /**
+     * Closes the broker's client connections (to the NameServers) without unregistering:
+     * what the NameServer sees when a broker process dies. The broker keeps serving until
+     * {@link #stop}.
+     */
+    public void dropNamesrvConnections() {
+        controller.getBrokerOuterAPI().shutdown();
+    }
+
+    /** Clean shutdown (UNREGISTER_BROKER to every NameServer, then close). Idempotent. */
+    public synchronized void stop() {
+        if (stopped) {
+            return;
+        }
+        stopped = true;
+        controller.shutdown();
+    }
+
+    /** Stops the broker and deletes its store. */
+    @Override
+    public void close() {
+        stop();
+        deleteTree(spec.storeDir());
+    }
+
+    static void deleteTree(Path root) {
+        if (root == null || !Files.exists(root)) {
+            return;
+        }
+        try (var paths = Files.walk(root)) {
+            paths.sorted((a, b) -> b.getNameCount() - a.getNameCount()).forEach(path -> {
+                try {
+                    Files.deleteIfExists(path);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        } catch (IOException | UncheckedIOException e) {
+            // Best effort: a leftover temp directory is not a test failure.
+        }
+    }
+}
