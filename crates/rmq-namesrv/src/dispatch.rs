@@ -56,16 +56,21 @@ pub fn dispatch(
 pub struct NamesrvService {
     state: Arc<Namesrv>,
     /// Bounds the heavy requests running on the blocking pool at once
-    /// (`defaultThreadPoolNums`, as Java's default processor pool).
+    /// (`defaultThreadPoolNums`, as Java's default processor pool, but never
+    /// more than the cores this process may run on).
     heavy: Arc<tokio::sync::Semaphore>,
 }
 
 impl NamesrvService {
     /// Serves `state`.
     pub fn new(state: Arc<Namesrv>) -> Self {
+        // More heavy requests at once than cores only takes CPU time away from
+        // the runtime's workers, which answer route queries; the cores count
+        // honours the process's CPU affinity.
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let workers = usize::try_from(state.config.read().default_thread_pool_nums)
             .unwrap_or(1)
-            .max(1);
+            .clamp(1, cores);
         NamesrvService {
             state,
             heavy: Arc::new(tokio::sync::Semaphore::new(workers)),

@@ -11,13 +11,13 @@ use tokio::sync::mpsc;
 use crate::clock::Clock;
 use crate::config::NamesrvConfig;
 use crate::kv::KvStore;
-use crate::route::{ConnId, MinIdNotification, RouteTable, Unregistration};
+use crate::route::{ConnId, MinIdNotification, SharedRoutes, Unregistration};
 
 /// Everything the request handlers share.
 #[derive(Debug)]
 pub struct Namesrv {
-    /// Route tables.
-    pub routes: RwLock<RouteTable>,
+    /// Route tables, with the cache of encoded route bodies.
+    pub routes: SharedRoutes,
     /// KV store (durable). Readers never wait for a disk write: writers
     /// stage on a copy under `kv_write` and swap it in once it is on disk.
     pub kv: RwLock<KvStore>,
@@ -58,7 +58,7 @@ impl Namesrv {
         let (unregister_tx, unregister_rx) = mpsc::channel(capacity);
         let (notify_tx, notify_rx) = mpsc::unbounded_channel();
         let state = Namesrv {
-            routes: RwLock::new(RouteTable::new()),
+            routes: SharedRoutes::new(),
             kv: RwLock::new(kv),
             kv_write: Mutex::new(()),
             black_list: config.black_list(),

@@ -122,7 +122,7 @@ pub fn unregister(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
 pub fn heartbeat(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     let header: BrokerHeartbeatRequestHeader = request.header()?;
     let key = BrokerKey::new(header.cluster_name, header.broker_addr);
-    state.routes.write().touch(&key, state.clock.now());
+    state.routes.write_liveness().touch(&key, state.clock.now());
     Ok(success(request))
 }
 
@@ -139,7 +139,7 @@ pub fn query_data_version(state: &Namesrv, request: &RemotingCommand) -> Handler
     let (changed, stored) =
         state
             .routes
-            .write()
+            .write_liveness()
             .query_data_version(&key, version.as_ref(), state.clock.now());
     let mut response = RemotingCommand::response_to(request, ResponseCode::Success)
         .with_header(&QueryDataVersionResponseHeader { changed });

@@ -1,5 +1,6 @@
 //! GET_ROUTEINFO_BY_TOPIC (nameserver.md §2.1, §6).
 
+use bytes::Bytes;
 use rmq_protocol::headers::GetRouteInfoRequestHeader;
 use rmq_protocol::version::route_dialect;
 use rmq_protocol::JavaJson;
@@ -7,7 +8,7 @@ use rmq_wire::{HeaderError, RemotingCommand, ResponseCode};
 
 use super::broker::ORDER_TOPIC_CONFIG;
 use crate::error::{Error, HandlerResult};
-use crate::route::ZoneFilter;
+use crate::route::{RouteTable, RouteVariant, ZoneFilter};
 use crate::state::Namesrv;
 
 /// The remark Java gives for an unknown topic; clients only look at the code.
@@ -19,8 +20,9 @@ fn no_route_remark(topic: Option<&str>) -> String {
     )
 }
 
-/// GET_ROUTEINFO_BY_TOPIC. The table's read lock is held only while the
-/// route is copied out; encoding happens after.
+/// GET_ROUTEINFO_BY_TOPIC. The encoded body is reused while the route table
+/// is unchanged (`route::SharedRoutes`); otherwise the table's read lock is
+/// held only while the route is copied out, and encoding happens after.
 ///
 /// Zone filtering (Java's `ZoneRouteRPCHook`) runs before encoding, so the
 /// filtered body keeps the dialect the client qualified for. Java re-encodes a
@@ -50,27 +52,51 @@ pub fn topic_route(state: &Namesrv, request: &RemotingCommand) -> HandlerResult 
             no_route_remark(None),
         ));
     };
-    let route = state
-        .routes
-        .read()
-        .topic_route(&header.topic, acting_master);
-    let Some(mut route) = route else {
-        return Err(Error::new(
+    let variant = RouteVariant {
+        dialect: route_dialect(request.version, header.accept_standard_json_only),
+        acting_master,
+    };
+    let zone = ZoneFilter::from_request(header.zone_mode, header.zone_name.as_deref());
+    // The order topic conf comes from the KV store and the zone filter from
+    // the request: bodies that depend on them are encoded every time.
+    let cacheable = !order_enabled && zone.is_none();
+    if cacheable {
+        if let Some(body) = state.routes.cached_body(&header.topic, variant) {
+            return Ok(route_response(request, body));
+        }
+    }
+    let find = |table: &RouteTable| table.topic_route(&header.topic, acting_master);
+    let body = if cacheable {
+        state
+            .routes
+            .encode_and_cache(&header.topic, variant, find, |route| {
+                Bytes::from(route.to_json(variant.dialect))
+            })
+    } else {
+        let route = find(&state.routes.read());
+        route.map(|mut route| {
+            if order_enabled {
+                route.order_topic_conf = state
+                    .kv
+                    .read()
+                    .get(ORDER_TOPIC_CONFIG, &header.topic)
+                    .map(str::to_owned);
+            }
+            if let Some(zone) = &zone {
+                zone.apply(&mut route);
+            }
+            Bytes::from(route.to_json(variant.dialect))
+        })
+    };
+    match body {
+        Some(body) => Ok(route_response(request, body)),
+        None => Err(Error::new(
             ResponseCode::TopicNotExist,
             no_route_remark(Some(&header.topic)),
-        ));
-    };
-    if order_enabled {
-        route.order_topic_conf = state
-            .kv
-            .read()
-            .get(ORDER_TOPIC_CONFIG, &header.topic)
-            .map(str::to_owned);
+        )),
     }
-    if let Some(zone) = ZoneFilter::from_request(header.zone_mode, header.zone_name.as_deref()) {
-        zone.apply(&mut route);
-    }
-    let dialect = route_dialect(request.version, header.accept_standard_json_only);
-    Ok(RemotingCommand::response_to(request, ResponseCode::Success)
-        .with_body(route.to_json(dialect)))
+}
+
+fn route_response(request: &RemotingCommand, body: Bytes) -> RemotingCommand {
+    RemotingCommand::response_to(request, ResponseCode::Success).with_body(body)
 }

@@ -1,5 +1,6 @@
 //! Route state: the pure tables (`table`), registration (`register`),
-//! unregistration and expiry (`liveness`), and route assembly (`view`).
+//! unregistration and expiry (`liveness`), route assembly (`view`), and the
+//! table as the server shares it, with its encoded-route cache (`shared`).
 //!
 //! Nothing here does I/O or reads a clock. Time comes in as [`Millis`], a
 //! monotonic millisecond count the caller owns; connections are [`ConnId`]s.
@@ -8,6 +9,7 @@
 
 mod liveness;
 mod register;
+mod shared;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -15,6 +17,7 @@ mod view;
 
 pub use liveness::{Expired, UnregisterOutcome, Unregistration};
 pub use register::{BrokerRegistration, MinIdNotification, RegisterError, RegisterOutcome};
+pub use shared::{RouteVariant, SharedRoutes};
 pub use table::{BrokerGroup, BrokerKey, LiveBroker, RouteTable, UnitSelect};
 pub use view::ZoneFilter;
 

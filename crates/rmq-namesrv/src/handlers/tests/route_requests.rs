@@ -277,3 +277,35 @@ fn topics_by_cluster_without_cluster_is_an_empty_list() {
         R::Success
     );
 }
+
+#[test]
+fn a_route_asked_for_again_reflects_every_change_since() {
+    let f = Fixture::new();
+    with_topic_test(&f);
+    let topic = [("topic", "TopicTest")];
+    assert_eq!(
+        body_text(&f.call(&route_request(&topic, 479))),
+        STANDARD_BODY
+    );
+    assert_eq!(
+        body_text(&f.call(&route_request(&topic, 479))),
+        STANDARD_BODY
+    );
+
+    let second = Reg::master("broker-b", "127.0.0.1:10912", &["TopicTest", "Other"]);
+    assert_eq!(code(&f.register(&second)), R::Success);
+    assert_eq!(
+        broker_names(&f.call(&route_request(&topic, 479))),
+        ["broker-a", "broker-b"]
+    );
+
+    let wipe = request(C::WipeWritePermOfBroker, &[("brokerName", "broker-b")]);
+    assert_eq!(code(&f.call(&wipe)), R::Success);
+    let body = body_text(&f.call(&route_request(&topic, 479)));
+    assert!(
+        body.contains(r#"{"brokerName":"broker-b","perm":4,"#),
+        "{body}"
+    );
+    // The old-dialect answer is kept apart from the standard one.
+    assert!(body_text(&f.call(&route_request(&topic, 400))).contains(r#"{0:"127.0.0.1:10912"}"#));
+}

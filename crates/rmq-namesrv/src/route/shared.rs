@@ -1,0 +1,190 @@
+//! The route table as the server shares it: a read/write lock with a
+//! generation counter, and a cache of encoded GET_ROUTEINFO_BY_TOPIC bodies
+//! keyed by that generation.
+//!
+//! Encoding a route is most of the cost of answering a route query (JSON of
+//! every broker and queue of the topic, in one of two dialects). Routes change
+//! only when a broker registers, leaves or has its permissions changed, while
+//! clients ask for them all the time, so the encoded body is kept until the
+//! table changes. Any write lock taken through [`SharedRoutes::write`] bumps
+//! the generation, and a cached body is served only while its generation is
+//! current, so a cache hit is always what encoding the table would give now.
+//! A write that cannot change a route (a heartbeat) uses
+//! [`SharedRoutes::write_liveness`] and keeps the cache.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use rmq_protocol::Dialect;
+
+use super::RouteTable;
+
+/// The route table behind its lock, with the encoded-route cache.
+#[derive(Debug, Default)]
+pub struct SharedRoutes {
+    table: RwLock<RouteTable>,
+    /// Bumped, under the write lock, by every write that may change a route.
+    generation: AtomicU64,
+    bodies: RwLock<CachedBodies>,
+}
+
+/// Encoded bodies of one generation of the table.
+#[derive(Debug, Default)]
+struct CachedBodies {
+    generation: u64,
+    by_topic: HashMap<String, [Option<Bytes>; VARIANTS]>,
+}
+
+/// One body per dialect × acting-master setting.
+const VARIANTS: usize = 4;
+
+/// What, besides the table, decides a route body's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteVariant {
+    /// The JSON dialect the client qualified for.
+    pub dialect: Dialect,
+    /// `supportActingMaster` at the time of the query.
+    pub acting_master: bool,
+}
+
+impl RouteVariant {
+    fn slot(self) -> usize {
+        let dialect = match self.dialect {
+            Dialect::Default => 0,
+            Dialect::Standard => 1,
+        };
+        dialect * 2 + usize::from(self.acting_master)
+    }
+}
+
+impl SharedRoutes {
+    /// An empty table.
+    pub fn new() -> Self {
+        SharedRoutes::default()
+    }
+
+    /// Shared access to the table.
+    pub fn read(&self) -> RwLockReadGuard<'_, RouteTable> {
+        self.table.read()
+    }
+
+    /// Exclusive access to the table; cached route bodies become stale.
+    pub fn write(&self) -> RwLockWriteGuard<'_, RouteTable> {
+        let guard = self.table.write();
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        guard
+    }
+
+    /// Exclusive access for a write that only refreshes liveness timestamps
+    /// and so cannot change any route; cached bodies stay valid.
+    pub fn write_liveness(&self) -> RwLockWriteGuard<'_, RouteTable> {
+        self.table.write()
+    }
+
+    /// The encoded route of `topic`, when one is cached for the current table.
+    pub fn cached_body(&self, topic: &str, variant: RouteVariant) -> Option<Bytes> {
+        let current = self.generation.load(Ordering::Acquire);
+        let bodies = self.bodies.read();
+        if bodies.generation != current {
+            return None;
+        }
+        bodies.by_topic.get(topic)?[variant.slot()].clone()
+    }
+
+    /// Encodes `topic`'s route with `encode` (called under the table's read
+    /// lock with the route found there) and caches the result for the table's
+    /// current generation. `None` when the topic has no route.
+    pub fn encode_and_cache<R>(
+        &self,
+        topic: &str,
+        variant: RouteVariant,
+        find: impl FnOnce(&RouteTable) -> Option<R>,
+        encode: impl FnOnce(R) -> Bytes,
+    ) -> Option<Bytes> {
+        let (found, generation) = {
+            let table = self.table.read();
+            // Read under the lock: no writer can bump it until we release.
+            let generation = self.generation.load(Ordering::Acquire);
+            (find(&table)?, generation)
+        };
+        let body = encode(found);
+        let mut bodies = self.bodies.write();
+        if bodies.generation != generation {
+            if generation < bodies.generation {
+                // The table changed again while we encoded; don't cache.
+                return Some(body);
+            }
+            bodies.generation = generation;
+            bodies.by_topic.clear();
+        }
+        bodies.by_topic.entry(topic.to_owned()).or_default()[variant.slot()] = Some(body.clone());
+        Some(body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLAIN: RouteVariant = RouteVariant {
+        dialect: Dialect::Default,
+        acting_master: false,
+    };
+
+    fn encode_once(routes: &SharedRoutes, topic: &str, variant: RouteVariant, body: &'static str) {
+        let encoded = routes.encode_and_cache(topic, variant, |_| Some(()), |()| Bytes::from(body));
+        assert_eq!(encoded.as_deref(), Some(body.as_bytes()));
+    }
+
+    #[test]
+    fn a_cached_body_is_served_until_the_table_is_written() {
+        let routes = SharedRoutes::new();
+        assert_eq!(routes.cached_body("t", PLAIN), None);
+        encode_once(&routes, "t", PLAIN, "v1");
+        assert_eq!(routes.cached_body("t", PLAIN).as_deref(), Some(&b"v1"[..]));
+
+        drop(routes.write_liveness());
+        assert_eq!(routes.cached_body("t", PLAIN).as_deref(), Some(&b"v1"[..]));
+
+        drop(routes.write());
+        assert_eq!(routes.cached_body("t", PLAIN), None);
+        encode_once(&routes, "t", PLAIN, "v2");
+        assert_eq!(routes.cached_body("t", PLAIN).as_deref(), Some(&b"v2"[..]));
+    }
+
+    #[test]
+    fn variants_are_cached_apart() {
+        let routes = SharedRoutes::new();
+        let standard = RouteVariant {
+            dialect: Dialect::Standard,
+            acting_master: false,
+        };
+        let acting = RouteVariant {
+            dialect: Dialect::Default,
+            acting_master: true,
+        };
+        encode_once(&routes, "t", PLAIN, "default");
+        assert_eq!(routes.cached_body("t", standard), None);
+        assert_eq!(routes.cached_body("t", acting), None);
+        encode_once(&routes, "t", standard, "standard");
+        assert_eq!(
+            routes.cached_body("t", PLAIN).as_deref(),
+            Some(&b"default"[..])
+        );
+        assert_eq!(
+            routes.cached_body("t", standard).as_deref(),
+            Some(&b"standard"[..])
+        );
+        assert_eq!(routes.cached_body("u", PLAIN), None);
+    }
+
+    #[test]
+    fn a_missing_route_is_not_cached() {
+        let routes = SharedRoutes::new();
+        let found = routes.encode_and_cache("t", PLAIN, |_| None::<()>, |()| Bytes::new());
+        assert_eq!(found, None);
+        assert_eq!(routes.cached_body("t", PLAIN), None);
+    }
+}
