@@ -172,8 +172,15 @@ impl RouteTable {
                 });
             }
             for tc in &reg.topic_configs {
-                let queues = self.topics.entry(tc.topic_name.clone()).or_default();
-                let topic_changed = config_changed || !queues.contains_key(&reg.broker_name);
+                // Re-registrations mostly find the topic and this broker's
+                // queue data already there: update in place, allocating
+                // nothing (a broker may carry tens of thousands of topics).
+                let queues = match self.topics.get_mut(tc.topic_name.as_str()) {
+                    Some(queues) => queues,
+                    None => self.topics.entry(tc.topic_name.clone()).or_default(),
+                };
+                let existing = queues.get_mut(reg.broker_name.as_str());
+                let topic_changed = config_changed || existing.is_none();
                 if !(register_first || topic_changed) {
                     continue;
                 }
@@ -181,16 +188,26 @@ impl RouteTable {
                 if is_prime_slave && acting {
                     perm &= !perm::WRITE;
                 }
-                queues.insert(
-                    reg.broker_name.clone(),
-                    QueueData {
-                        broker_name: reg.broker_name.clone(),
-                        read_queue_nums: tc.read_queue_nums,
-                        write_queue_nums: tc.write_queue_nums,
-                        perm,
-                        topic_sys_flag: tc.topic_sys_flag,
-                    },
-                );
+                match existing {
+                    Some(queue) => {
+                        queue.read_queue_nums = tc.read_queue_nums;
+                        queue.write_queue_nums = tc.write_queue_nums;
+                        queue.perm = perm;
+                        queue.topic_sys_flag = tc.topic_sys_flag;
+                    }
+                    None => {
+                        queues.insert(
+                            reg.broker_name.clone(),
+                            QueueData {
+                                broker_name: reg.broker_name.clone(),
+                                read_queue_nums: tc.read_queue_nums,
+                                write_queue_nums: tc.write_queue_nums,
+                                perm,
+                                topic_sys_flag: tc.topic_sys_flag,
+                            },
+                        );
+                    }
+                }
             }
             if config_changed || register_first {
                 for (topic, info) in &reg.mappings {
