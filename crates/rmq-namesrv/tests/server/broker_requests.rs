@@ -241,3 +241,34 @@ async fn heartbeat_and_query_data_version() {
     let garbage = client.invoke(query("garbage"), TIMEOUT).await.unwrap();
     assert_code(&garbage, R::SystemError);
 }
+
+#[tokio::test]
+async fn a_20000_topic_registration_is_accepted_and_routable() {
+    let dir = TempDir::new();
+    let server = Server::start(&dir, &[]);
+    let names: Vec<String> = (0..20_000).map(|i| format!("BigTopic-{i:05}")).collect();
+    let topics: Vec<&str> = names.iter().map(String::as_str).collect();
+    let registration = Register::new("broker-big", "127.0.0.1:10911", 0, &topics).request();
+    assert!(registration.body.as_ref().unwrap().len() > 1_000_000);
+    // The broker's connection stays open: closing it would unregister the broker.
+    let broker = server.client().await;
+    assert_code(
+        &broker.invoke(registration, TIMEOUT).await.unwrap(),
+        R::Success,
+    );
+
+    for topic in ["BigTopic-00000", "BigTopic-12345", "BigTopic-19999"] {
+        let route = server.call(route_request(topic)).await;
+        assert_code(&route, R::Success);
+        let route =
+            rmq_protocol::TopicRouteData::from_json(route.body.as_deref().unwrap()).unwrap();
+        assert_eq!(route.queue_datas.len(), 1);
+        assert_eq!(route.queue_datas[0].broker_name, "broker-big");
+    }
+    let all = server
+        .call(request(C::GetAllTopicListFromNameserver, &[]))
+        .await;
+    assert_code(&all, R::Success);
+    let list = rmq_protocol::TopicList::from_json(all.body.as_deref().unwrap()).unwrap();
+    assert_eq!(list.topic_list.len(), 20_000);
+}
