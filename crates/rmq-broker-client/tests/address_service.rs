@@ -47,8 +47,7 @@ async fn address_server(text: watch::Receiver<String>) -> String {
 
 #[tokio::test]
 async fn switching_the_served_list_moves_the_registration() {
-    let first = Namesrv::start(&[]);
-    let second = Namesrv::start(&[]);
+    let [first, second] = Namesrv::start_many(&[]);
     let (set_text, text) = watch::channel(format!("{}\n", first.addr));
     let server = address_server(text).await;
     let service = AddressService::java(&server, "nsaddr").unwrap();

@@ -12,8 +12,7 @@ use rmq_broker_client::{Event, Schedule};
 
 #[tokio::test]
 async fn a_stopped_name_server_does_not_block_the_other() {
-    let mut down = Namesrv::start(&[]);
-    let up = Namesrv::start(&[]);
+    let [mut down, up] = Namesrv::start_many(&[]);
     let registrar = registrar(
         master("broker-f", 42911),
         "fail-t",

@@ -42,8 +42,7 @@ async fn unchanged_data_version_needs_no_registration() {
 
 #[tokio::test]
 async fn an_unreachable_name_server_counts_as_changed() {
-    let mut dead = Namesrv::start(&[]);
-    let live = Namesrv::start(&[]);
+    let [mut dead, live] = Namesrv::start_many(&[]);
     let registrar = registrar(
         master("broker-u", 35911),
         "nu-t",

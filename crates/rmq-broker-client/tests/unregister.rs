@@ -10,8 +10,7 @@ use rmq_broker_client::{Schedule, Skip};
 
 #[tokio::test]
 async fn unregister_all_removes_the_broker_from_every_name_server() {
-    let a = Namesrv::start(&[]);
-    let b = Namesrv::start(&[]);
+    let [a, b] = Namesrv::start_many(&[]);
     let registrar = registrar(master("broker-x", 44911), "unreg-t", 2, &[&a.addr, &b.addr]);
     assert!(registrar.register_all(true, false, true).await.is_success());
     for ns in [&a, &b] {

@@ -39,15 +39,24 @@ pub async fn unregistration_worker(state: Arc<Namesrv>, mut queue: mpsc::Receive
     }
 }
 
-/// Every `scanNotActiveBrokerInterval`, queues the unregistration of every
-/// broker silent past its timeout.
+/// Java's delay of the first expiry scan, whatever the interval
+/// (nameserver.md §7.2): a broker is never expired in the first 5 s after
+/// start.
+pub const FIRST_EXPIRY_SCAN_DELAY: Duration = Duration::from_secs(5);
+
+/// Every `scanNotActiveBrokerInterval`, from [`FIRST_EXPIRY_SCAN_DELAY`]
+/// after start, queues the unregistration of every broker silent past its
+/// timeout.
 pub async fn expiry_scan(state: Arc<Namesrv>) {
     let period = Duration::from_millis(
         u64::try_from(state.config.read().scan_not_active_broker_interval)
             .unwrap_or(5_000)
             .max(1),
     );
-    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    let mut ticker = tokio::time::interval_at(
+        tokio::time::Instant::now() + FIRST_EXPIRY_SCAN_DELAY,
+        period,
+    );
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;

@@ -21,8 +21,7 @@ fn dead_addr() -> String {
 
 #[tokio::test]
 async fn sticky_until_the_name_server_stops_then_the_other_one() -> anyhow::Result<()> {
-    let mut first = Namesrv::start(&[])?;
-    let mut second = Namesrv::start(&[])?;
+    let [mut first, mut second] = Namesrv::start_many(&[]);
     // Brokers register with every NameServer.
     let _a1 = register(
         &first.addr,
@@ -82,7 +81,7 @@ async fn sticky_until_the_name_server_stops_then_the_other_one() -> anyhow::Resu
 
 #[tokio::test]
 async fn a_dead_address_is_skipped_within_the_call() -> anyhow::Result<()> {
-    let ns = Namesrv::start(&[])?;
+    let ns = Namesrv::start(&[]);
     let _a = register(&ns.addr, "broker-a", "127.0.0.1:10911", &[("T", 1, 1, 6)]).await?;
     let dead = dead_addr();
     // Whatever the random start, every call succeeds (retry on the next
@@ -118,8 +117,7 @@ async fn a_dead_address_is_skipped_within_the_call() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn a_new_list_without_the_chosen_address_moves_on() -> anyhow::Result<()> {
-    let first = Namesrv::start(&[])?;
-    let second = Namesrv::start(&[])?;
+    let [first, second] = Namesrv::start_many(&[]);
     let _a1 = register(
         &first.addr,
         "broker-a",

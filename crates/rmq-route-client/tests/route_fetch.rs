@@ -13,7 +13,7 @@ const NO_POLL: Duration = Duration::from_secs(3600);
 
 #[tokio::test]
 async fn route_appears_after_registration_and_unknown_topic_is_handled() -> anyhow::Result<()> {
-    let ns = Namesrv::start(&[])?;
+    let ns = Namesrv::start(&[]);
     let client = RouteClient::new(common::config(&[&ns.addr], NO_POLL));
 
     // Unknown topic: TOPIC_NOT_EXIST is an answer, not a failure of the update.
@@ -71,7 +71,7 @@ async fn route_appears_after_registration_and_unknown_topic_is_handled() -> anyh
 
 #[tokio::test]
 async fn publish_view_borrows_the_default_topic_route() -> anyhow::Result<()> {
-    let ns = Namesrv::start(&[])?;
+    let ns = Namesrv::start(&[]);
     let client = RouteClient::new(common::config(&[&ns.addr], NO_POLL));
 
     // Nothing anywhere: no route info (client code 10005).
@@ -127,7 +127,7 @@ async fn empty_name_server_list_is_reported() {
 
 #[tokio::test]
 async fn order_topic_conf_shapes_the_publish_view() -> anyhow::Result<()> {
-    let ns = Namesrv::start(&["orderMessageEnable=true"])?;
+    let ns = Namesrv::start(&["orderMessageEnable=true"]);
     let client = RouteClient::new(common::config(&[&ns.addr], NO_POLL));
     let _a = register(
         &ns.addr,

@@ -34,7 +34,7 @@ fn brokers(view: &TopicView) -> Vec<String> {
 
 #[tokio::test]
 async fn watch_sees_a_broker_join_and_a_broker_leave() -> anyhow::Result<()> {
-    let ns = Namesrv::start(&[])?;
+    let ns = Namesrv::start(&[]);
     let a = register(
         &ns.addr,
         "broker-a",
@@ -86,7 +86,7 @@ async fn watch_sees_a_broker_join_and_a_broker_leave() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn watching_an_unknown_topic_waits_for_its_first_route() -> anyhow::Result<()> {
-    let ns = Namesrv::start(&[])?;
+    let ns = Namesrv::start(&[]);
     let client = RouteClient::start(common::config(&[&ns.addr], POLL));
     let mut watch = client.watch("Later").await;
     assert!(watch.borrow().is_none(), "TOPIC_NOT_EXIST: nothing yet");
@@ -110,7 +110,7 @@ async fn watching_an_unknown_topic_waits_for_its_first_route() -> anyhow::Result
 
 #[tokio::test]
 async fn wiped_broker_leaves_the_publish_view_only() -> anyhow::Result<()> {
-    let ns = Namesrv::start(&[])?;
+    let ns = Namesrv::start(&[]);
     let _a = register(
         &ns.addr,
         "broker-a",

@@ -1,16 +1,12 @@
 //! Shared pieces of the rmq-admin tests: real `rmq-namesrv` processes on
-//! 127.0.0.1:0, brokers registered by sending REGISTER_BROKER ourselves, and
+//! 127.0.0.1:0 (`rmq-testkit`), brokers registered by sending REGISTER_BROKER ourselves, and
 //! running the built `rmq-admin` binary.
 
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, OnceLock};
+use std::process::Command;
 use std::time::Duration;
 
 use rmq_protocol::headers::RegisterBrokerRequestHeader;
@@ -21,101 +17,24 @@ use rmq_protocol::{
 use rmq_transport::{ClientConfig, RpcClient};
 use rmq_wire::{RemotingCommand, RequestCode, ResponseCode};
 
-/// The `rmq-namesrv` binary next to this test's target directory, built
-/// (same target directory and profile) if it is not there.
-fn namesrv_bin() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().expect("test executable path");
-        let profile_dir = exe
-            .parent()
-            .and_then(|deps| deps.parent())
-            .expect("target/<profile>");
-        let bin = profile_dir.join(format!("rmq-namesrv{}", std::env::consts::EXE_SUFFIX));
-        if !bin.exists() {
-            let target_dir = profile_dir.parent().expect("target dir");
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-            let mut build = Command::new(cargo);
-            build
-                .args(["build", "-p", "rmq-namesrv", "--target-dir"])
-                .arg(target_dir)
-                .current_dir(env!("CARGO_MANIFEST_DIR"));
-            if profile_dir
-                .file_name()
-                .is_some_and(|name| name == "release")
-            {
-                build.arg("--release");
-            }
-            let status = build.status().expect("run cargo build -p rmq-namesrv");
-            assert!(status.success(), "cargo build -p rmq-namesrv failed");
-        }
-        bin
-    })
-    .clone()
-}
-
-/// A running `rmq-namesrv` with its own KV and config files; killed on drop.
+/// A running Waymark `rmq-namesrv` (`rmq-testkit`) with its own KV and
+/// config files; killed on drop. Always Waymark's, whatever
+/// `WAYMARK_JAVA_NAMESRV_CLASSPATH` says: these tests check `rmq-admin`'s
+/// output for Waymark's answers, remarks included.
 pub struct NameServer {
-    child: Child,
     /// `127.0.0.1:<port>`.
     pub addr: String,
-    dir: PathBuf,
+    _process: rmq_testkit::Namesrv,
 }
 
 impl NameServer {
     /// Starts one and waits for `The Name Server boot success`.
     pub fn start() -> NameServer {
-        static SEQ: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "rmq-admin-test-{}-{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let mut child = Command::new(namesrv_bin())
-            .arg("--listen")
-            .arg("127.0.0.1:0")
-            .arg("--set")
-            .arg(format!("kvConfigPath={}", dir.join("kv.json").display()))
-            .arg("--set")
-            .arg(format!(
-                "configStorePath={}",
-                dir.join("ns.properties").display()
-            ))
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn rmq-namesrv");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                let _ = tx.send(line);
-            }
-        });
-        let addr = loop {
-            let line = rx
-                .recv_timeout(Duration::from_secs(20))
-                .expect("rmq-namesrv did not report boot success");
-            if line.contains("The Name Server boot success") {
-                let addr = line
-                    .rsplit("address ")
-                    .next()
-                    .expect("address in boot line");
-                break addr.trim().to_owned();
-            }
-        };
-        NameServer { child, addr, dir }
-    }
-}
-
-impl Drop for NameServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let process = rmq_testkit::Namesrv::waymark(&[]);
+        NameServer {
+            addr: process.addr.clone(),
+            _process: process,
+        }
     }
 }
 

@@ -22,16 +22,20 @@ public final class JavaNameServer implements NameServer {
 
     /**
      * Starts one on a free port with its KV and config files in a new temporary directory;
-     * {@code settings} are NamesrvConfig / NettyServerConfig options by Java name.
+     * {@code settings} are NamesrvConfig / NettyServerConfig options by Java name
+     * ({@code listenPort} fixes the port; {@link #addr()} then names it).
      */
     public static JavaNameServer start(Map<String, String> settings) throws Exception {
         Path dir = Files.createTempDirectory("waymark-java-namesrv-");
         if (System.getProperty(MixAll.ROCKETMQ_HOME_PROPERTY) == null) {
             System.setProperty(MixAll.ROCKETMQ_HOME_PROPERTY, dir.toString());
         }
+        // A given listenPort (a restart on the same address) is used as is; otherwise a
+        // free port, with a retry if another process took it before the bind.
+        String fixedPort = settings.get("listenPort");
         Exception last = null;
-        for (int attempt = 0; attempt < 3; attempt++) {
-            int port = Ports.free();
+        for (int attempt = 0; attempt < (fixedPort == null ? 3 : 1); attempt++) {
+            int port = fixedPort == null ? Ports.free() : Integer.parseInt(fixedPort.trim());
             Properties p = new Properties();
             p.setProperty("listenPort", String.valueOf(port));
             p.setProperty("bindAddress", "127.0.0.1");

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs the Rust integration tests of the routing libraries (rmq-broker-client,
+# rmq-route-client, rmq-broker-sim) against the Java NameServer instead of
+# Waymark's: the same tests, the NameServer under test chosen by
+# WAYMARK_JAVA_NAMESRV_CLASSPATH (see crates/rmq-testkit).
+#
+#   interop/run-rust-vs-java.sh
+#
+# Builds the Java class path of interop/java (profile WAYMARK_JAVA_PROFILE,
+# default rmq5 = RocketMQ 5.5.1), then `cargo test --locked` of the test
+# targets that start a NameServer. Tests of Waymark-only behaviour inside them
+# still run against Waymark. Needs cargo, Java 17+ and Maven 3.6+.
+# The last line is the one-line result.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+profile=${WAYMARK_JAVA_PROFILE:-rmq5}
+started=$SECONDS
+
+banner() { printf '\n==== %s\n' "$*"; }
+fail() { echo "interop/rust-vs-java: FAILED ($1) after $((SECONDS - started)) s" >&2; exit 1; }
+
+banner "Java NameServer class path (mvn -P $profile test-compile in interop/java)"
+mvn -B -q -ntp -Dstyle.color=never -f "$ROOT/interop/java/pom.xml" -P "$profile" test-compile 2>&1 \
+  | sed -e 's/\x1b\[[0-9;]*m//g' || fail "mvn test-compile"
+classpath="$ROOT/interop/java/target/$profile/classpath.txt"
+[[ -s "$classpath" ]] || fail "no $classpath"
+export WAYMARK_JAVA_NAMESRV_CLASSPATH=$classpath
+
+cd "$ROOT"
+run() {
+  local package=$1
+  shift
+  local args=(-p "$package")
+  for target in "$@"; do args+=(--test "$target"); done
+  banner "cargo test --locked ${args[*]} (Java NameServer)"
+  local test_started=$SECONDS
+  cargo test --locked "${args[@]}" || fail "cargo test -p $package"
+  echo "$package: passed in $((SECONDS - test_started)) s"
+}
+run rmq-broker-client address_service heartbeat namesrv_failures need_register register_bodies \
+  register_master_slave unregister
+run rmq-route-client namesrv_failover route_fetch route_watch
+run rmq-broker-sim lifecycle sim_once sim_routes
+
+echo "interop/rust-vs-java: PASSED (profile $profile, $((SECONDS - started)) s)"
