@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The project's test command: every Rust test, then the Java and Go interop tests.
+# The project's test command: every Rust test, then the interop tests: the Java
+# suites, the Rust routing tests against the Java NameServer, the Go client.
 #   ./scripts/test.sh
 # Set WAYMARK_SKIP_JAVA=1 to run only the Rust tests.
 set -euo pipefail
@@ -15,4 +16,5 @@ if [[ "${WAYMARK_SKIP_JAVA:-}" == "1" ]]; then
   exit 0
 fi
 "$ROOT/interop/run-java.sh"
+"$ROOT/interop/run-rust-vs-java.sh"
 "$ROOT/interop/run-go.sh"
