@@ -28,6 +28,6 @@ home=${WAYMARK_BROKER_HOME:-$(mktemp -d "${TMPDIR:-/tmp}/waymark-broker-home.XXX
 exec java ${WAYMARK_BROKER_JAVA_OPTS:--Xmx512m} -XX:MaxDirectMemorySize=256m \
   --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
   --add-exports=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED \
-  --add-opens=java.base/java.util=ALL-UNNAMED \
+  --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/jdk.internal.ref=ALL-UNNAMED \
   "-Duser.home=$home" "-Drocketmq.home.dir=$home" \
   -cp "$(cat "$CP_FILE")" dev.waymark.interop.harness.BrokerLauncher "$@"
