@@ -10,8 +10,10 @@ import java.util.List;
 import java.util.Properties;
 import org.apache.rocketmq.broker.BrokerController;
 import org.apache.rocketmq.common.BrokerConfig;
+import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.common.MixAll;
 import org.apache.rocketmq.remoting.netty.NettyClientConfig;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
 
@@ -54,6 +56,10 @@ public final class EmbeddedBroker implements AutoCloseable {
         if (System.getProperty(MixAll.ROCKETMQ_HOME_PROPERTY) == null) {
             System.setProperty(MixAll.ROCKETMQ_HOME_PROPERTY, spec.storeDir().toAbsolutePath().toString());
         }
+        // BrokerStartup does this before building a controller: every request the broker sends
+        // then carries its release's version. Without it they carry version 0, and a NameServer
+        // takes the broker for one older than 3.0.11 (pre-RegisterBrokerBody registrations).
+        System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
         Properties p = spec.toProperties();
         BrokerConfig brokerConfig = new BrokerConfig();
         NettyServerConfig serverConfig = new NettyServerConfig();
