@@ -2,6 +2,7 @@ package dev.waymark.interop.scenario;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -28,6 +29,7 @@ import dev.waymark.interop.harness.Poll;
 import dev.waymark.interop.harness.QueueView;
 import dev.waymark.interop.harness.RawClient;
 import dev.waymark.interop.harness.RouteView;
+import dev.waymark.interop.harness.StaticTopics;
 import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMachineRoomNearby;
@@ -50,7 +52,7 @@ import org.junit.jupiter.api.Test;
  * (uneven, so contiguous blocks and round robin give different answers; the write queue counts
  * differ from the read ones, so a view built from write queues would not pass). A second topic
  * is read-only on one broker and write-only on the other: only the readable broker's queues
- * are consumed. For each strategy a
+ * are consumed. A static topic (5.x) is split by its logical queues. For each strategy a
  * new group of three real push consumers starts; once their rebalance has settled, each
  * consumer's assigned queues (its {@code RebalanceImpl} process queue table) and client id are
  * read, and the Rust example {@code allocate} (route fetch, subscribe view and strategy of
@@ -87,6 +89,8 @@ class AllocationAgreementTest extends ScenarioBase {
     }
 
     private NameServer ns;
+    private DefaultMQAdminExt admin;
+    private RawClient raw;
     /** 5 + 3 readable queues. */
     private Topic uneven;
     /** Read-only on alloc-a (3 queues), write-only on alloc-b (4): 3 readable queues. */
@@ -99,7 +103,7 @@ class AllocationAgreementTest extends ScenarioBase {
             .namesrv(ns.addr()));
         EmbeddedBroker b = broker(perClass, new BrokerSpec().cluster("AllocCluster").name(BROKER_B)
             .namesrv(ns.addr()));
-        DefaultMQAdminExt admin = Clients.admin(perClass, ns.addr());
+        admin = Clients.admin(perClass, ns.addr());
         String topic = Clients.unique("AllocTopic");
         // TopicConfig(name, readQueueNums, writeQueueNums, perm); 6 = read + write.
         admin.createAndUpdateTopicConfig(a.addr(), new TopicConfig(topic, QUEUES_A, 2, 6));
@@ -107,7 +111,7 @@ class AllocationAgreementTest extends ScenarioBase {
         String half = Clients.unique("AllocHalfTopic");
         admin.createAndUpdateTopicConfig(a.addr(), new TopicConfig(half, READ_ONLY_QUEUES, READ_ONLY_QUEUES, 4));
         admin.createAndUpdateTopicConfig(b.addr(), new TopicConfig(half, 4, 4, 2));
-        RawClient raw = raw(perClass);
+        raw = raw(perClass);
         Map<String, int[]> readCounts = Map.of(topic, new int[] {QUEUES_A, QUEUES_B}, half,
             new int[] {READ_ONLY_QUEUES, 4});
         readCounts.forEach((t, counts) -> Poll.untilTrue(seconds(20), 200, "route of " + t + " with both brokers'"
@@ -154,6 +158,27 @@ class AllocationAgreementTest extends ScenarioBase {
             AS_IS, List.of());
         // alloc-a's 3 read-only queues, one each; alloc-b's write-only queues nobody's.
         assertEquals(expectedByIndex(halfReadable, new int[][] {{0}, {1}, {2}}, java.keySet()), java);
+    }
+
+    @Test
+    void staticTopicIsSplitByLogicalQueues() throws Exception {
+        assumeTrue(StaticTopics.supported(), "static topics need RocketMQ 5");
+        String name = Clients.unique("AllocStaticTopic");
+        StaticTopics.create(admin, name, 6, Set.of(BROKER_A, BROKER_B));
+        Poll.untilTrue(seconds(20), 200, "route of static topic " + name + " on both brokers", () -> {
+            RouteView route = raw.route(ns.addr(), name);
+            return route != null && route.queue(BROKER_A).isPresent() && route.queue(BROKER_B).isPresent();
+        });
+        // Consumers see logical queues of the mock broker __syslo__global__, whatever broker
+        // serves each; the route's queue data (physical queues) must not leak into the view.
+        List<MessageQueue> logical = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            logical.add(new MessageQueue(name, "__syslo__global__", i));
+        }
+        Topic topic = new Topic(name, logical);
+        Map<String, List<MessageQueue>> java = agree(topic, new AllocateMessageQueueAveragely(), "AVG", AS_IS,
+            List.of());
+        assertEquals(expectedByIndex(topic, new int[][] {{0, 1}, {2, 3}, {4, 5}}, java.keySet()), java);
     }
 
     @Test
