@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,11 +32,13 @@ import dev.waymark.interop.harness.RawClient;
 import dev.waymark.interop.harness.RouteView;
 import dev.waymark.interop.harness.StaticTopics;
 import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
+import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMachineRoomNearby;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragelyByCircle;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueConsistentHash;
+import org.apache.rocketmq.client.impl.consumer.DefaultLitePullConsumerImpl;
 import org.apache.rocketmq.client.impl.consumer.ProcessQueue;
 import org.apache.rocketmq.client.impl.factory.MQClientInstance;
 import org.apache.rocketmq.common.TopicConfig;
@@ -53,9 +56,10 @@ import org.junit.jupiter.api.Test;
  * differ from the read ones, so a view built from write queues would not pass). A second topic
  * is read-only on one broker and write-only on the other: only the readable broker's queues
  * are consumed. A static topic (5.x) is split by its logical queues. For each strategy a
- * new group of three real push consumers starts; once their rebalance has settled, each
- * consumer's assigned queues (its {@code RebalanceImpl} process queue table) and client id are
- * read, and the Rust example {@code allocate} (route fetch, subscribe view and strategy of
+ * new group of three real push consumers starts (one group of subscribing lite pull consumers
+ * too); once their rebalance has settled, each consumer's assigned queues (the push consumer's
+ * {@code RebalanceImpl} process queue table, the lite pull consumer's assigned queues) and
+ * client id are read, and the Rust example {@code allocate} (route fetch, subscribe view and strategy of
  * rmq-route-client) is run with the same NameServer, topic and client ids. Both answers must
  * be identical queue for queue; for the index-arithmetic strategies they must also be the
  * allocation worked out by hand below, so a fault shared by both sides (or a route missing
@@ -182,6 +186,18 @@ class AllocationAgreementTest extends ScenarioBase {
     }
 
     @Test
+    void litePullConsumersAveragelyByCircle() throws Exception {
+        String group = Clients.unique("AllocGroup_LITE_AVG_BY_CIRCLE");
+        List<Member> members = new ArrayList<>();
+        for (int i = 0; i < CONSUMERS; i++) {
+            members.add(lite(Clients.allocatingLitePullConsumer(perTest, ns.addr(), uneven.name(), group,
+                new AllocateMessageQueueAveragelyByCircle())));
+        }
+        Map<String, List<MessageQueue>> java = agree(uneven, members, group, "AVG_BY_CIRCLE", List.of());
+        assertEquals(expectedByIndex(uneven, new int[][] {{0, 3, 6}, {1, 4, 7}, {2, 5}}, java.keySet()), java);
+    }
+
+    @Test
     void consistentHash() throws Exception {
         // The ring depends on the client ids (pid and sequence in the instance names), so there
         // is no fixed expectation; agreement and the partition checks of agree() remain.
@@ -243,12 +259,18 @@ class AllocationAgreementTest extends ScenarioBase {
         Consumer<DefaultMQPushConsumer> beforeStart, List<String> extraArgs) throws Exception {
         assertEquals(rustName, strategy.getName(), "the Java strategy's own name");
         String group = Clients.unique("AllocGroup_" + rustName.replace('-', '_'));
-        List<DefaultMQPushConsumer> consumers = new ArrayList<>();
+        List<Member> members = new ArrayList<>();
         for (int i = 0; i < CONSUMERS; i++) {
-            consumers.add(Clients.allocatingPushConsumer(perTest, ns.addr(), topic.name(), group, strategy,
-                beforeStart));
+            members.add(push(Clients.allocatingPushConsumer(perTest, ns.addr(), topic.name(), group, strategy,
+                beforeStart)));
         }
-        Map<String, List<MessageQueue>> java = settled(topic, consumers, group);
+        return agree(topic, members, group, rustName, extraArgs);
+    }
+
+    /** {@link #agree} for consumers already started. */
+    private Map<String, List<MessageQueue>> agree(Topic topic, List<Member> members, String group, String rustName,
+        List<String> extraArgs) throws Exception {
+        Map<String, List<MessageQueue>> java = settled(topic, members, group);
         Map<String, List<MessageQueue>> rust = rust(topic, rustName, java.keySet(), group, extraArgs);
         if (!java.equals(rust)) {
             throw new AssertionError(rustName + ": the Java consumers and rmq-route-client disagree\n"
@@ -265,20 +287,17 @@ class AllocationAgreementTest extends ScenarioBase {
      * the group, the assignments are disjoint and cover every queue of the topic, and two
      * looks a second apart find the same thing. Keys are client ids in sorted order.
      */
-    private Map<String, List<MessageQueue>> settled(Topic topic, List<DefaultMQPushConsumer> consumers,
-        String group) {
+    private Map<String, List<MessageQueue>> settled(Topic topic, List<Member> members, String group) {
         AtomicReference<Map<String, List<MessageQueue>>> last = new AtomicReference<>();
         Poll.untilTrue(seconds(60), 1000, "the rebalance of " + group + " to settle", () -> {
             Map<String, List<MessageQueue>> now = new TreeMap<>();
-            for (DefaultMQPushConsumer consumer : consumers) {
-                MQClientInstance factory = consumer.getDefaultMQPushConsumerImpl().getmQClientFactory();
-                now.put(factory.getClientId(), assigned(topic, consumer));
+            for (Member member : members) {
+                now.put(member.factory().getClientId(), member.assigned(topic));
             }
             // Every consumer must see exactly the group's members in the broker's list (else
             // some rebalance ran on a partial list and another one is due).
-            for (DefaultMQPushConsumer consumer : consumers) {
-                List<String> ids = consumer.getDefaultMQPushConsumerImpl().getmQClientFactory()
-                    .findConsumerIdList(topic.name(), group);
+            for (Member member : members) {
+                List<String> ids = member.factory().findConsumerIdList(topic.name(), group);
                 if (ids == null || ids.size() != CONSUMERS || !now.keySet().equals(Set.copyOf(ids))) {
                     last.set(null);
                     return false;
@@ -297,16 +316,68 @@ class AllocationAgreementTest extends ScenarioBase {
         return last.get();
     }
 
-    /** The queues of the topic this consumer is processing now (dropped ones excluded). */
-    private static List<MessageQueue> assigned(Topic topic, DefaultMQPushConsumer consumer) {
-        TreeSet<MessageQueue> mine = new TreeSet<>();
-        for (Map.Entry<MessageQueue, ProcessQueue> e : consumer.getDefaultMQPushConsumerImpl().getRebalanceImpl()
-            .getProcessQueueTable().entrySet()) {
-            if (e.getKey().getTopic().equals(topic.name()) && !e.getValue().isDropped()) {
-                mine.add(e.getKey());
+    /** One started consumer of a group, as far as the comparison needs it. */
+    private interface Member {
+        /** Its client instance: client id, and the group's consumer list as a broker gives it. */
+        MQClientInstance factory();
+
+        /** The queues of {@code topic} it holds now, sorted. */
+        List<MessageQueue> assigned(Topic topic);
+    }
+
+    /** A push consumer holds what its rebalance put in the process queue table (not dropped). */
+    private static Member push(DefaultMQPushConsumer consumer) {
+        return new Member() {
+            @Override
+            public MQClientInstance factory() {
+                return consumer.getDefaultMQPushConsumerImpl().getmQClientFactory();
             }
-        }
-        return new ArrayList<>(mine);
+
+            @Override
+            public List<MessageQueue> assigned(Topic topic) {
+                TreeSet<MessageQueue> mine = new TreeSet<>();
+                for (Map.Entry<MessageQueue, ProcessQueue> e : consumer.getDefaultMQPushConsumerImpl()
+                    .getRebalanceImpl().getProcessQueueTable().entrySet()) {
+                    if (e.getKey().getTopic().equals(topic.name()) && !e.getValue().isDropped()) {
+                        mine.add(e.getKey());
+                    }
+                }
+                return new ArrayList<>(mine);
+            }
+        };
+    }
+
+    /**
+     * A subscribing lite pull consumer holds its assigned message queues (what poll() reads).
+     * Neither 4.9 nor 5.x exposes the consumer's impl or client instance, hence reflection.
+     */
+    private static Member lite(DefaultLitePullConsumer consumer) throws ReflectiveOperationException {
+        Field implField = DefaultLitePullConsumer.class.getDeclaredField("defaultLitePullConsumerImpl");
+        implField.setAccessible(true);
+        DefaultLitePullConsumerImpl impl = (DefaultLitePullConsumerImpl) implField.get(consumer);
+        Field factoryField = DefaultLitePullConsumerImpl.class.getDeclaredField("mQClientFactory");
+        factoryField.setAccessible(true);
+        return new Member() {
+            @Override
+            public MQClientInstance factory() {
+                try {
+                    return (MQClientInstance) factoryField.get(impl);
+                } catch (IllegalAccessException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+
+            @Override
+            public List<MessageQueue> assigned(Topic topic) {
+                TreeSet<MessageQueue> mine = new TreeSet<>();
+                for (MessageQueue mq : impl.getAssignedMessageQueue().getAssignedMessageQueues()) {
+                    if (mq.getTopic().equals(topic.name())) {
+                        mine.add(mq);
+                    }
+                }
+                return new ArrayList<>(mine);
+            }
+        };
     }
 
     /** Runs the Rust example and returns its allocation; its subscribe view must be {@code topic.all()}. */

@@ -186,6 +186,27 @@ final class Clients {
         return consumer;
     }
 
+    /**
+     * A started lite pull consumer subscribed to {@code topic} in {@code group}, splitting the
+     * queues with {@code strategy}; nobody polls it (the tests that use it look only at its
+     * rebalance).
+     */
+    static DefaultLitePullConsumer allocatingLitePullConsumer(Closer closer, String namesrv, String topic,
+        String group, AllocateMessageQueueStrategy strategy) throws Exception {
+        DefaultLitePullConsumer consumer = configure(new DefaultLitePullConsumer(group), namesrv);
+        consumer.setAllocateMessageQueueStrategy(strategy);
+        consumer.setPullThreadNums(1);
+        consumer.subscribe(topic, "*");
+        try {
+            consumer.start();
+        } catch (RuntimeException e) {
+            consumer.shutdown();
+            throw e;
+        }
+        closer.add(consumer::shutdown);
+        return consumer;
+    }
+
     /** A started lite pull consumer of {@code topic} polling into the returned collection. */
     static Received litePullConsumer(Closer closer, String namesrv, String topic) throws Exception {
         Received received = new Received();
