@@ -35,6 +35,7 @@ import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMachineRoomNearby;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueByMachineRoom;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragelyByCircle;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueConsistentHash;
@@ -69,8 +70,9 @@ import org.junit.jupiter.api.Test;
  * layout), or {@code -Dwaymark.allocate.bin}.
  */
 class AllocationAgreementTest extends ScenarioBase {
-    private static final String BROKER_A = "alloc-a";
-    private static final String BROKER_B = "alloc-b";
+    // room@name: the form AllocateMessageQueueByMachineRoom reads rooms from.
+    private static final String BROKER_A = "R1@alloc-a";
+    private static final String BROKER_B = "R2@alloc-b";
     private static final int QUEUES_A = 5;
     private static final int QUEUES_B = 3;
     private static final int READ_ONLY_QUEUES = 3;
@@ -202,6 +204,17 @@ class AllocationAgreementTest extends ScenarioBase {
         // The ring depends on the client ids (pid and sequence in the instance names), so there
         // is no fixed expectation; agreement and the partition checks of agree() remain.
         agree(uneven, new AllocateMessageQueueConsistentHash(), "CONSISTENT_HASH", AS_IS, List.of());
+    }
+
+    @Test
+    void machineRoom() throws Exception {
+        // Both rooms consumed, so every queue has an owner: 8 queues over 3 consumers gives
+        // blocks of 2 plus one of the last 2 queues to each of the first two consumers.
+        AllocateMessageQueueByMachineRoom strategy = new AllocateMessageQueueByMachineRoom();
+        strategy.setConsumeridcs(Set.of("R1", "R2"));
+        Map<String, List<MessageQueue>> java = agree(uneven, strategy, "MACHINE_ROOM", AS_IS,
+            List.of("--idc", "R1", "--idc", "R2"));
+        assertEquals(expectedByIndex(uneven, new int[][] {{0, 1, 6}, {2, 3, 7}, {4, 5}}, java.keySet()), java);
     }
 
     @Test
