@@ -11,10 +11,16 @@ import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.charset.Charset;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -38,6 +44,7 @@ import org.apache.rocketmq.client.consumer.rebalance.AllocateMachineRoomNearby;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueByMachineRoom;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragelyByCircle;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueByConfig;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueConsistentHash;
 import org.apache.rocketmq.client.impl.consumer.DefaultLitePullConsumerImpl;
 import org.apache.rocketmq.client.impl.consumer.ProcessQueue;
@@ -329,6 +336,130 @@ class AllocationAgreementTest extends ScenarioBase {
         return last.get();
     }
 
+    /** A strategy as Java builds it and the Rust example's arguments for the same one. */
+    private record Case(String rustName, AllocateMessageQueueStrategy strategy, List<String> rustArgs) {
+    }
+
+    /**
+     * The strategies alone, without consumers, over many consumer lists: Java's subscribe set
+     * of the route (the client's own conversion, sorted as its rebalance sorts) and Java's
+     * strategy objects on one side, the Rust example on the other. The lists include ids whose
+     * String.compareTo order differs from byte order (numbers, case, and, where the platform
+     * passes UTF-8 arguments, characters beyond the BMP), more consumers than queues, and
+     * seeded random ones. Results are compared as sets, as both rebalances keep them.
+     */
+    @Test
+    void strategiesAgreeOnManyConsumerLists() throws Exception {
+        var route = admin.examineTopicRouteInfo(uneven.name());
+        List<MessageQueue> mqAll = new ArrayList<>(MQClientInstance.topicRouteData2TopicSubscribeInfo(uneven.name(),
+            route));
+        Collections.sort(mqAll);
+        assertEquals(uneven.all(), mqAll, "Java's subscribe set");
+
+        int runs = 0;
+        int compared = 0;
+        for (List<String> cids : consumerLists()) {
+            List<String> cidAll = new ArrayList<>(cids);
+            Collections.sort(cidAll);
+            for (Case c : cases(cids)) {
+                Map<String, List<MessageQueue>> java = new TreeMap<>();
+                for (String cid : cids) {
+                    java.put(cid, new ArrayList<>(new TreeSet<>(c.strategy().allocate("G", cid, mqAll, cidAll))));
+                }
+                // Unsorted on purpose: the Rust side sorts as Java's rebalance does.
+                Map<String, List<MessageQueue>> rust = rust(uneven, c.rustName(), cids, "G", c.rustArgs());
+                if (!java.equals(rust)) {
+                    throw new AssertionError(c.rustName() + " " + c.rustArgs() + " for " + cids
+                        + ": Java and rmq-route-client disagree\n  java: " + show(java) + "\n  rust: " + show(rust));
+                }
+                runs++;
+                compared += java.values().stream().mapToInt(List::size).sum();
+            }
+        }
+        System.out.println("strategies agree in " + runs + " runs, " + compared + " allocated queues compared");
+        assertTrue(runs >= 7 * 12, "runs: " + runs);
+    }
+
+    private List<List<String>> consumerLists() {
+        List<List<String>> lists = new ArrayList<>();
+        lists.add(List.of("127.0.0.1@only"));
+        lists.add(List.of("127.0.0.1@inst_10", "127.0.0.1@inst_9"));
+        lists.add(List.of("a@x", "B@x", "_@x"));
+        lists.add(List.of("10.0.0.3@c", "10.0.0.1@a", "10.0.0.2@b"));
+        List<String> eight = new ArrayList<>();
+        List<String> eleven = new ArrayList<>();
+        for (int i = 11; i > 0; i--) {
+            eleven.add("192.168.1." + i + "@DEFAULT");
+            if (i <= 8) {
+                eight.add("192.168.1." + i + "@DEFAULT");
+            }
+        }
+        lists.add(eight);
+        lists.add(eleven);
+        lists.add(List.of("127.0.0.1@inst_1@STREAM", "127.0.0.1@inst_1", "127.0.0.1@inst_1@unit"));
+        // U+FF21 sorts after a surrogate pair in Java (0xFF21 > 0xD83D), before it in UTF-8.
+        // Only where arguments reach the Rust process as UTF-8.
+        boolean utf8 = Charset.defaultCharset().name().equals("UTF-8")
+            && "UTF-8".equalsIgnoreCase(System.getProperty("sun.jnu.encoding", "UTF-8"));
+        if (utf8) {
+            lists.add(List.of("\uFF21@x", "\uD83D\uDE00@x", "z@x", "\u00E9@x"));
+        }
+        Random random = new Random(20260401L);
+        while (lists.size() < 12 + (utf8 ? 1 : 0)) {
+            Set<String> ids = new LinkedHashSet<>();
+            int n = 2 + random.nextInt(6);
+            while (ids.size() < n) {
+                ids.add("10." + random.nextInt(3) + "." + random.nextInt(20) + "." + random.nextInt(256) + "@inst_"
+                    + random.nextInt(1000));
+            }
+            lists.add(new ArrayList<>(ids));
+        }
+        return lists;
+    }
+
+    /** Every strategy of the Java client, set up for {@code cids} where it needs more. */
+    private List<Case> cases(List<String> cids) {
+        List<Case> cases = new ArrayList<>();
+        cases.add(new Case("AVG", new AllocateMessageQueueAveragely(), List.of()));
+        cases.add(new Case("AVG_BY_CIRCLE", new AllocateMessageQueueAveragelyByCircle(), List.of()));
+        cases.add(new Case("CONSISTENT_HASH", new AllocateMessageQueueConsistentHash(), List.of()));
+        cases.add(new Case("CONSISTENT_HASH", new AllocateMessageQueueConsistentHash(3),
+            List.of("--virtual-nodes", "3")));
+        AllocateMessageQueueByMachineRoom room = new AllocateMessageQueueByMachineRoom();
+        room.setConsumeridcs(Set.of("R1"));
+        cases.add(new Case("MACHINE_ROOM", room, List.of("--idc", "R1")));
+        // Consumers in rooms R1, R2, R3 in turn: R3 has no broker, and with one consumer R2's
+        // queues have no local consumer and are shared by everyone.
+        Map<String, String> rooms = new HashMap<>(Map.of(BROKER_A, "R1", BROKER_B, "R2"));
+        List<String> roomArgs = new ArrayList<>(List.of("--room", BROKER_A + "=R1", "--room", BROKER_B + "=R2"));
+        for (int i = 0; i < cids.size(); i++) {
+            String r = "R" + (1 + i % 3);
+            rooms.put(cids.get(i), r);
+            roomArgs.add("--room");
+            roomArgs.add(cids.get(i) + "=" + r);
+        }
+        AllocateMachineRoomNearby.MachineRoomResolver resolver = new AllocateMachineRoomNearby.MachineRoomResolver() {
+            @Override
+            public String brokerDeployIn(MessageQueue mq) {
+                return rooms.get(mq.getBrokerName());
+            }
+
+            @Override
+            public String consumerDeployIn(String clientId) {
+                return rooms.get(clientId);
+            }
+        };
+        cases.add(new Case("MACHINE_ROOM_NEARBY-AVG_BY_CIRCLE",
+            new AllocateMachineRoomNearby(new AllocateMessageQueueAveragelyByCircle(), resolver), roomArgs));
+        // A configured list naming a queue twice: both sides keep it once.
+        AllocateMessageQueueByConfig config = new AllocateMessageQueueByConfig();
+        List<MessageQueue> all = uneven.all();
+        config.setMessageQueueList(List.of(all.get(7), all.get(0), all.get(7)));
+        cases.add(new Case("CONFIG", config, List.of("--config-queue", BROKER_B + ":2", "--config-queue",
+            BROKER_A + ":0", "--config-queue", BROKER_B + ":2")));
+        return cases;
+    }
+
     /** One started consumer of a group, as far as the comparison needs it. */
     private interface Member {
         /** Its client instance: client id, and the group's consumer list as a broker gives it. */
@@ -394,7 +525,7 @@ class AllocationAgreementTest extends ScenarioBase {
     }
 
     /** Runs the Rust example and returns its allocation; its subscribe view must be {@code topic.all()}. */
-    private Map<String, List<MessageQueue>> rust(Topic topic, String strategy, Set<String> clientIds, String group,
+    private Map<String, List<MessageQueue>> rust(Topic topic, String strategy, Collection<String> clientIds, String group,
         List<String> extraArgs) throws Exception {
         List<String> command = new ArrayList<>(List.of(allocateBinary().toString(), "--namesrv", ns.addr(),
             "--topic", topic.name(), "--strategy", strategy, "--group", group));
