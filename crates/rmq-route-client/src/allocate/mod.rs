@@ -7,8 +7,10 @@
 //! ([`average`]), [`AllocateByMachineRoom`], [`AllocateMachineRoomNearby`]
 //! ([`machine_room`]) and [`AllocateConsistentHash`] ([`consistent_hash`]).
 //! Inputs must be sorted as Java's rebalance sorts them
-//! ([`sort_for_allocation`](crate::sort_for_allocation)); fetching the
-//! consumer list and running the rebalance loop are a consumer's job.
+//! ([`sort_for_allocation`](crate::sort_for_allocation)); [`rebalance`] does
+//! that sorting and the call for one topic of a clustering consumer.
+//! Fetching the consumer list and running the rebalance loop are a
+//! consumer's job.
 
 pub mod average;
 pub mod consistent_hash;
@@ -18,7 +20,9 @@ pub use average::{AllocateAveragely, AllocateAveragelyByCircle, AllocateByConfig
 pub use consistent_hash::{md5_hash, AllocateConsistentHash};
 pub use machine_room::{AllocateByMachineRoom, AllocateMachineRoomNearby, MachineRoomResolver};
 
-use crate::MessageQueue;
+use std::collections::BTreeSet;
+
+use crate::{sort_for_allocation, MessageQueue};
 
 /// Why a strategy refused to allocate (Java `IllegalArgumentException`;
 /// the rebalance of that topic is skipped, nothing is released).
@@ -87,6 +91,37 @@ pub fn precheck(
         tracing::info!(current, ?consumers, "consumer id not in the consumer list");
     }
     Ok(index)
+}
+
+/// One topic of a clustering consumer's rebalance (Java
+/// `RebalanceImpl.rebalanceByTopic`, client-routing.md §7): the topic's
+/// subscribe set (e.g. [`TopicView::subscribe`](crate::TopicView::subscribe))
+/// and the group's consumer ids as a broker reported them, in any order,
+/// are sorted the way Java sorts them, then `strategy` allocates for
+/// `current`. The result is a set, as Java's: a strategy that names a queue
+/// twice (a `CONFIG` list) still processes it once.
+///
+/// Every Java consumer of a group runs this with the same inputs; a Rust
+/// consumer that calls it with them gets the queues its Java peers leave
+/// to it.
+///
+/// # Errors
+/// The strategy's [`AllocateError`]; Java then skips the topic's rebalance
+/// and keeps processing what it had.
+pub fn rebalance<'a>(
+    strategy: &dyn AllocateStrategy,
+    group: &str,
+    current: &str,
+    subscribe: impl IntoIterator<Item = &'a MessageQueue>,
+    consumer_ids: &[String],
+) -> Result<BTreeSet<MessageQueue>, AllocateError> {
+    let mut queues: Vec<MessageQueue> = subscribe.into_iter().cloned().collect();
+    let mut consumers = consumer_ids.to_vec();
+    sort_for_allocation(&mut queues, &mut consumers);
+    Ok(strategy
+        .allocate(group, current, &queues, &consumers)?
+        .into_iter()
+        .collect())
 }
 
 #[cfg(test)]
@@ -191,6 +226,58 @@ pub(crate) mod tests {
                 "CONSISTENT_HASH",
                 "MACHINE_ROOM_NEARBY-AVG"
             ]
+        );
+    }
+
+    #[test]
+    fn rebalance_sorts_both_inputs_as_java_before_allocating() {
+        // Unsorted queues (broker-b first, queue ids 10 before 2) and ids in
+        // reverse: the result must be what the strategy gives on the sorted
+        // lists, where queue id 10 sorts after 2 (an int, not a string).
+        let queues = vec![
+            MessageQueue::new("T", "broker-b", 0),
+            MessageQueue::new("T", "broker-a", 10),
+            MessageQueue::new("T", "broker-a", 2),
+            MessageQueue::new("T", "broker-b", 1),
+            MessageQueue::new("T", "broker-a", 0),
+        ];
+        let consumers = ids(&["c3", "c1", "c2"]);
+        let got: Vec<Vec<String>> = ["c1", "c2", "c3"]
+            .iter()
+            .map(|c| {
+                rebalance(&AllocateAveragely, "G", c, &queues, &consumers)
+                    .unwrap()
+                    .iter()
+                    .map(|q| format!("{}:{}", q.broker_name, q.queue_id))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                vec!["broker-a:0", "broker-a:2"],
+                vec!["broker-a:10", "broker-b:0"],
+                vec!["broker-b:1"],
+            ]
+        );
+    }
+
+    #[test]
+    fn rebalance_gives_a_set_and_passes_errors_on() {
+        let q = queues(3);
+        let twice = AllocateByConfig::new(vec![q[1].clone(), q[0].clone(), q[1].clone()]);
+        let got = rebalance(&twice, "G", "c1", &q, &ids(&["c1"])).unwrap();
+        assert_eq!(
+            got.into_iter().collect::<Vec<_>>(),
+            [q[0].clone(), q[1].clone()]
+        );
+        assert_eq!(
+            rebalance(&AllocateAveragely, "G", "c1", &[], &ids(&["c1"])),
+            Err(AllocateError::EmptyQueues)
+        );
+        assert_eq!(
+            rebalance(&AllocateAveragely, "G", "c9", &q, &ids(&["c1"])),
+            Ok(BTreeSet::new())
         );
     }
 }

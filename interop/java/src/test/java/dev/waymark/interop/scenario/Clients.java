@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import dev.waymark.interop.harness.Poll;
 import org.apache.rocketmq.client.ClientConfig;
+import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
@@ -156,6 +157,54 @@ final class Clients {
         }
         closer.add(consumer::shutdown);
         return received;
+    }
+
+    /**
+     * A started push consumer of {@code topic} in {@code group} that splits the queues with
+     * {@code strategy} and consumes nothing (the tests that use it look only at its rebalance).
+     * {@code beforeStart} sees the configured, not yet started consumer (its client id is
+     * already {@code buildMQClientId()}).
+     */
+    static DefaultMQPushConsumer allocatingPushConsumer(Closer closer, String namesrv, String topic, String group,
+        AllocateMessageQueueStrategy strategy, java.util.function.Consumer<DefaultMQPushConsumer> beforeStart)
+        throws Exception {
+        DefaultMQPushConsumer consumer = configure(new DefaultMQPushConsumer(group), namesrv);
+        consumer.setAllocateMessageQueueStrategy(strategy);
+        consumer.setConsumeThreadMin(1);
+        consumer.setConsumeThreadMax(1);
+        consumer.subscribe(topic, "*");
+        consumer.registerMessageListener((MessageListenerConcurrently) (messages, context) ->
+            ConsumeConcurrentlyStatus.CONSUME_SUCCESS);
+        beforeStart.accept(consumer);
+        try {
+            consumer.start();
+        } catch (RuntimeException e) {
+            consumer.shutdown();
+            throw e;
+        }
+        closer.add(consumer::shutdown);
+        return consumer;
+    }
+
+    /**
+     * A started lite pull consumer subscribed to {@code topic} in {@code group}, splitting the
+     * queues with {@code strategy}; nobody polls it (the tests that use it look only at its
+     * rebalance).
+     */
+    static DefaultLitePullConsumer allocatingLitePullConsumer(Closer closer, String namesrv, String topic,
+        String group, AllocateMessageQueueStrategy strategy) throws Exception {
+        DefaultLitePullConsumer consumer = configure(new DefaultLitePullConsumer(group), namesrv);
+        consumer.setAllocateMessageQueueStrategy(strategy);
+        consumer.setPullThreadNums(1);
+        consumer.subscribe(topic, "*");
+        try {
+            consumer.start();
+        } catch (RuntimeException e) {
+            consumer.shutdown();
+            throw e;
+        }
+        closer.add(consumer::shutdown);
+        return consumer;
     }
 
     /** A started lite pull consumer of {@code topic} polling into the returned collection. */
