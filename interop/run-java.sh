@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # Runs the Java interop tests (interop/java) against this checkout.
 #
-#   interop/run-java.sh                  Rust-encoded frames decoded by real Java, every profile
+#   interop/run-java.sh                  every profile: Rust-encoded frames decoded by real Java;
+#                                        then the scenario tests (real broker, clients, mqadmin,
+#                                        the differential test) once against Waymark and once
+#                                        against the Java NameServer, the control
 #   interop/run-java.sh --check-vectors  also regenerate the Java vectors into a temp dir and
 #                                        fail if they differ from the committed ones (the default
 #                                        when CI=true)
 #   interop/run-java.sh --write-vectors  regenerate the committed vectors in place
 #
-# Profiles (RocketMQ releases) to run: WAYMARK_JAVA_PROFILES, default "rmq5 rmq53 rmq4"
-# (5.5.1, 5.3.3, 4.9.8). Needs cargo, Java 17+ and Maven 3.6+.
+# Profiles (RocketMQ releases) for the vector tests: WAYMARK_JAVA_PROFILES, default
+# "rmq5 rmq53 rmq4" (5.5.1, 5.3.3, 4.9.8). Profiles for the scenario tests:
+# WAYMARK_SCENARIO_PROFILES, default "rmq5 rmq4" (empty: none); NameServers they run
+# against: WAYMARK_SCENARIO_NAMESRVS, default "waymark java". A failing scenario run does
+# not stop the others; the script ends with a pass/fail matrix of every test class and
+# exits 1 if any run failed. Needs cargo, Java 17+ and Maven 3.6+.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,6 +23,8 @@ POM="$ROOT/interop/java/pom.xml"
 FRAME_DIR=crates/rmq-wire/tests/vectors
 BODY_DIR=crates/rmq-protocol/tests/vectors
 PROFILES=${WAYMARK_JAVA_PROFILES:-rmq5 rmq53 rmq4}
+SCENARIO_PROFILES=${WAYMARK_SCENARIO_PROFILES-rmq5 rmq4}
+SCENARIO_NAMESRVS=${WAYMARK_SCENARIO_NAMESRVS:-waymark java}
 MVN=(mvn -B -q -ntp -Dstyle.color=never -f "$POM")
 
 mode=run
@@ -37,6 +46,15 @@ cargo_flags=(-q -p rmq-wire --example emit_frames)
 [[ "${CI:-}" == "true" ]] && cargo_flags+=(--locked)
 (cd "$ROOT" && cargo run "${cargo_flags[@]}" -- "$TMP/rust-frames")
 
+banner "Waymark binaries for the scenario tests (cargo build -p rmq-namesrv -p rmq-admin, example allocate)"
+build_flags=(-q)
+[[ "${CI:-}" == "true" ]] && build_flags+=(--locked)
+(cd "$ROOT" && cargo build "${build_flags[@]}" -p rmq-namesrv -p rmq-admin \
+  && cargo build "${build_flags[@]}" -p rmq-route-client --example allocate)
+target_dir=${CARGO_TARGET_DIR:-target}
+[[ "$target_dir" == /* ]] || target_dir="$ROOT/$target_dir"
+BIN_DIR="$target_dir/debug"
+
 for profile in $PROFILES; do
   banner "Java interop tests, profile $profile"
   args=(-P "$profile" test "-Dwaymark.rust.frames=$TMP/rust-frames")
@@ -50,65 +68,146 @@ for profile in $PROFILES; do
   echo "profile $profile passed in $((SECONDS - start)) s"
 done
 
-[[ "$mode" == check ]] || exit 0
+# Committed vectors against freshly generated ones (run in a subshell: it changes directory).
+compare_vectors() {
+  banner "Committed vectors against freshly generated ones"
+  # The release a Java-written vector came from: its first line ("# java 5.5.1 ..." in
+  # a .hex file, "java 5.5.1" in a .meta file); empty for files Java did not write.
+  release_of() {
+    local path=$1 first
+    case "$path" in
+      *.hex) first=$(head -n 1 "$path"); [[ "$first" == "# java "* ]] && { first=${first#\# java }; echo "${first%% *}"; } ;;
+      *.meta) first=$(head -n 1 "$path"); [[ "$first" == "java "* ]] && echo "${first#java }" ;;
+      *.json | *.bin) [[ -f "${path%.*}.meta" ]] && release_of "${path%.*}.meta" ;;
+    esac
+    return 0
+  }
 
-banner "Committed vectors against freshly generated ones"
-# The release a Java-written vector came from: its first line ("# java 5.5.1 ..." in
-# a .hex file, "java 5.5.1" in a .meta file); empty for files Java did not write.
-release_of() {
-  local path=$1 first
-  case "$path" in
-    *.hex) first=$(head -n 1 "$path"); [[ "$first" == "# java "* ]] && { first=${first#\# java }; echo "${first%% *}"; } ;;
-    *.meta) first=$(head -n 1 "$path"); [[ "$first" == "java "* ]] && echo "${first#java }" ;;
-    *.json | *.bin) [[ -f "${path%.*}.meta" ]] && release_of "${path%.*}.meta" ;;
-  esac
-  return 0
-}
-
-# Same zlib stream content, different compressor build: not a vector problem.
-same_inflated() {
-  command -v python3 >/dev/null || return 1
-  python3 - "$1" "$2" <<'EOF'
+  # Same zlib stream content, different compressor build: not a vector problem.
+  same_inflated() {
+    command -v python3 >/dev/null || return 1
+    python3 - "$1" "$2" <<'EOF'
 import sys, zlib
 a, b = (zlib.decompress(open(p, "rb").read()) for p in sys.argv[1:3])
 sys.exit(0 if a == b else 1)
 EOF
+  }
+
+  declare -A releases=()
+  problems=0
+  cd "$TMP/vectors"
+  while IFS= read -r rel; do
+    release=$(release_of "$rel")
+    [[ -n "$release" ]] && releases[$release]=1
+    committed="$ROOT/$rel"
+    if [[ ! -f "$committed" ]]; then
+      echo "MISSING  $rel (Java generates it; run interop/run-java.sh --write-vectors and commit)"
+      problems=$((problems + 1))
+    elif ! cmp -s "$rel" "$committed"; then
+      if [[ "$rel" == *.bin ]] && same_inflated "$rel" "$committed"; then
+        echo "note     $rel: zlib bytes differ from the committed file, inflated content is equal"
+      else
+        echo "DIFFERS  $rel"
+        diff <(cat "$committed") <(cat "$rel") | head -n 8 || true
+        problems=$((problems + 1))
+      fi
+    fi
+  done < <(find "$FRAME_DIR" "$BODY_DIR" -type f | sort)
+  for dir in "$FRAME_DIR" "$BODY_DIR"; do
+    [[ -d "$ROOT/$dir" ]] || continue
+    while IFS= read -r committed; do
+      rel=${committed#"$ROOT/"}
+      release=$(release_of "$committed")
+      if [[ -n "$release" && -n "${releases[$release]:-}" && ! -f "$TMP/vectors/$rel" ]]; then
+        echo "STALE    $rel (Java $release no longer generates it)"
+        problems=$((problems + 1))
+      fi
+    done < <(find "$ROOT/$dir" -type f | sort)
+  done
+  checked=$(find "$TMP/vectors" -type f | wc -l)
+  if ((problems > 0)); then
+    echo "$problems vector file(s) do not match what Java generates (releases: ${!releases[*]})" >&2
+    exit 1
+  fi
+  echo "all $checked generated vector files match the committed ones (releases: ${!releases[*]})"
 }
 
-declare -A releases=()
-problems=0
-cd "$TMP/vectors"
-while IFS= read -r rel; do
-  release=$(release_of "$rel")
-  [[ -n "$release" ]] && releases[$release]=1
-  committed="$ROOT/$rel"
-  if [[ ! -f "$committed" ]]; then
-    echo "MISSING  $rel (Java generates it; run interop/run-java.sh --write-vectors and commit)"
-    problems=$((problems + 1))
-  elif ! cmp -s "$rel" "$committed"; then
-    if [[ "$rel" == *.bin ]] && same_inflated "$rel" "$committed"; then
-      echo "note     $rel: zlib bytes differ from the committed file, inflated content is equal"
-    else
-      echo "DIFFERS  $rel"
-      diff <(cat "$committed") <(cat "$rel") | head -n 8 || true
-      problems=$((problems + 1))
-    fi
+if [[ "$mode" == check ]]; then
+  (compare_vectors)
+fi
+
+# The surefire report directory of a profile's runs against one kind of NameServer.
+reports_of() {
+  local version
+  case "$1" in
+    rmq5) version=5.5.1 ;;
+    rmq53) version=5.3.3 ;;
+    rmq4) version=4.9.8 ;;
+    *) echo "unknown profile $1" >&2; return 1 ;;
+  esac
+  echo "$ROOT/interop/java/target/rocketmq-$version/surefire-reports/$2"
+}
+
+# One scenario run: the scenario and differential tests of a profile against one kind of
+# NameServer.
+failed_runs=()
+scenario_run() {
+  local profile=$1 kind=$2 start=$SECONDS
+  banner "Scenario tests, profile $profile, NameServer $kind"
+  rm -rf "$(reports_of "$profile" "$kind")"
+  if "${MVN[@]}" -P "$profile" test -Dsurefire.failIfNoSpecifiedTests=false \
+      '-Dtest=dev.waymark.interop.scenario.*Test,dev.waymark.interop.diff.*Test' \
+      "-Dwaymark.namesrv=$kind" "-Dwaymark.reports=$kind" \
+      "-Dwaymark.namesrv.bin=$BIN_DIR/rmq-namesrv" "-Dwaymark.admin.bin=$BIN_DIR/rmq-admin" \
+      2>&1 | sed -e 's/\x1b\[[0-9;]*m//g'; then
+    echo "scenarios, profile $profile, NameServer $kind: passed in $((SECONDS - start)) s"
+  else
+    echo "scenarios, profile $profile, NameServer $kind: FAILED after $((SECONDS - start)) s"
+    failed_runs+=("$profile/$kind")
   fi
-done < <(find "$FRAME_DIR" "$BODY_DIR" -type f | sort)
-for dir in "$FRAME_DIR" "$BODY_DIR"; do
-  [[ -d "$ROOT/$dir" ]] || continue
-  while IFS= read -r committed; do
-    rel=${committed#"$ROOT/"}
-    release=$(release_of "$committed")
-    if [[ -n "$release" && -n "${releases[$release]:-}" && ! -f "$TMP/vectors/$rel" ]]; then
-      echo "STALE    $rel (Java $release no longer generates it)"
-      problems=$((problems + 1))
-    fi
-  done < <(find "$ROOT/$dir" -type f | sort)
-done
-checked=$(find "$TMP/vectors" -type f | wc -l)
-if ((problems > 0)); then
-  echo "$problems vector file(s) do not match what Java generates (releases: ${!releases[*]})" >&2
+}
+
+# The matrix: one line per profile, NameServer and test class, from the surefire reports.
+print_matrix() {
+  local profile kind report name tests failures errors skipped result
+  banner "Scenario matrix (profile, NameServer, test class: tests run, result)"
+  for profile in $SCENARIO_PROFILES; do
+    for kind in $SCENARIO_NAMESRVS; do
+      for report in "$(reports_of "$profile" "$kind")"/TEST-*.xml; do
+        [[ -f "$report" ]] || continue
+        name=$(basename "$report" .xml)
+        name=${name#TEST-dev.waymark.interop.}
+        tests=$(attribute tests "$report")
+        failures=$(attribute failures "$report")
+        errors=$(attribute errors "$report")
+        skipped=$(attribute skipped "$report")
+        if [[ "$failures" == 0 && "$errors" == 0 ]]; then
+          result=pass
+          [[ "$skipped" != 0 ]] && result="pass, $skipped skipped"
+        else
+          result="FAIL ($failures failed, $errors errors)"
+        fi
+        printf '%-6s %-8s %-36s %s run, %s\n' "$profile" "$kind" "$name" "$tests" "$result"
+      done
+    done
+  done
+}
+
+# An attribute of a surefire report's <testsuite> element.
+attribute() {
+  grep -o -m 1 "<testsuite [^>]*" "$2" | grep -o " $1=\"[0-9]*\"" | grep -o '[0-9]*' || echo '?'
+}
+
+if [[ -n "$SCENARIO_PROFILES" ]]; then
+  for profile in $SCENARIO_PROFILES; do
+    for kind in $SCENARIO_NAMESRVS; do
+      scenario_run "$profile" "$kind"
+    done
+  done
+  print_matrix
+fi
+if ((${#failed_runs[@]} > 0)); then
+  echo "scenario runs that failed: ${failed_runs[*]}" >&2
   exit 1
 fi
-echo "all $checked generated vector files match the committed ones (releases: ${!releases[*]})"
+
