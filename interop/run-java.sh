@@ -55,14 +55,28 @@ target_dir=${CARGO_TARGET_DIR:-target}
 [[ "$target_dir" == /* ]] || target_dir="$ROOT/$target_dir"
 BIN_DIR="$target_dir/debug"
 
+# The surefire report directory of a profile's runs against one kind of NameServer.
+reports_of() {
+  local version
+  case "$1" in
+    rmq5) version=5.5.1 ;;
+    rmq53) version=5.3.3 ;;
+    rmq4) version=4.9.8 ;;
+    *) echo "unknown profile $1" >&2; return 1 ;;
+  esac
+  echo "$ROOT/interop/java/target/rocketmq-$version/surefire-reports/$2"
+}
+
 for profile in $PROFILES; do
   banner "Java interop tests, profile $profile"
-  args=(-P "$profile" test "-Dwaymark.rust.frames=$TMP/rust-frames")
+  args=(-P "$profile" test "-Dwaymark.rust.frames=$TMP/rust-frames"
+    '-Dtest=dev/waymark/interop/vectors/*Test.java,dev/waymark/interop/rust/*Test.java')
   case "$mode" in
     check) args+=("-Dwaymark.vectors.dir=$TMP/vectors") ;;
     write) args+=("-Dwaymark.vectors.write=true") ;;
   esac
   start=$SECONDS
+  rm -rf "$(reports_of "$profile" main)"
   # Maven 3.8's -q still prints colour resets; strip them (pipefail keeps Maven's status).
   "${MVN[@]}" "${args[@]}" 2>&1 | sed -e 's/\x1b\[[0-9;]*m//g'
   echo "profile $profile passed in $((SECONDS - start)) s"
@@ -136,18 +150,6 @@ if [[ "$mode" == check ]]; then
   (compare_vectors)
 fi
 
-# The surefire report directory of a profile's runs against one kind of NameServer.
-reports_of() {
-  local version
-  case "$1" in
-    rmq5) version=5.5.1 ;;
-    rmq53) version=5.3.3 ;;
-    rmq4) version=4.9.8 ;;
-    *) echo "unknown profile $1" >&2; return 1 ;;
-  esac
-  echo "$ROOT/interop/java/target/rocketmq-$version/surefire-reports/$2"
-}
-
 # One scenario run: the scenario and differential tests of a profile against one kind of
 # NameServer.
 failed_runs=()
@@ -156,7 +158,7 @@ scenario_run() {
   banner "Scenario tests, profile $profile, NameServer $kind"
   rm -rf "$(reports_of "$profile" "$kind")"
   if "${MVN[@]}" -P "$profile" test -Dsurefire.failIfNoSpecifiedTests=false \
-      '-Dtest=dev.waymark.interop.scenario.*Test,dev.waymark.interop.diff.*Test' \
+      '-Dtest=dev/waymark/interop/scenario/*Test.java,dev/waymark/interop/diff/*Test.java' \
       "-Dwaymark.namesrv=$kind" "-Dwaymark.reports=$kind" \
       "-Dwaymark.namesrv.bin=$BIN_DIR/rmq-namesrv" "-Dwaymark.admin.bin=$BIN_DIR/rmq-admin" \
       2>&1 | sed -e 's/\x1b\[[0-9;]*m//g'; then

@@ -1,6 +1,7 @@
 package dev.waymark.interop.scenario;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,10 +15,10 @@ import dev.waymark.interop.harness.RawClient;
 import dev.waymark.interop.harness.WaymarkNameServer;
 import dev.waymark.interop.vectors.Release;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
  * Common ground of the scenario tests: they run only when {@code -Dwaymark.namesrv=waymark|java}
@@ -26,7 +27,6 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * closed after it ({@link #perTest}) or after its class ({@link #perClass}), last first.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@EnabledIfSystemProperty(named = "waymark.namesrv", matches = "waymark|java")
 @Timeout(value = 150)
 abstract class ScenarioBase {
     /** Closed after each test. */
@@ -35,6 +35,16 @@ abstract class ScenarioBase {
     protected final Closer perClass = new Closer();
 
     private final List<NameServer> namesrvs = new ArrayList<>();
+
+    /**
+     * Skips the class unless a NameServer kind was chosen. An assumption, not a class-level
+     * condition annotation: JUnit does not inherit those from a superclass.
+     */
+    @BeforeAll
+    void requireChosenNameServer() {
+        assumeTrue(System.getProperty("waymark.namesrv", "").matches("waymark|java"),
+            "scenario tests run only with -Dwaymark.namesrv=waymark|java");
+    }
 
     /** Starts a NameServer of the selected kind, closed with {@code closer}. */
     protected NameServer namesrv(Closer closer, Map<String, String> settings) throws Exception {
