@@ -3,6 +3,7 @@ package dev.waymark.interop.diff;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -18,15 +19,28 @@ import java.util.TreeMap;
  */
 final class CanonicalJson {
     private final String text;
+    private final Set<String> dropMembers;
+    private final boolean bareKeysAsStrings;
     private int pos;
 
-    private CanonicalJson(String text) {
+    private CanonicalJson(String text, Set<String> dropMembers, boolean bareKeysAsStrings) {
         this.text = text;
+        this.dropMembers = dropMembers;
+        this.bareKeysAsStrings = bareKeysAsStrings;
     }
 
     /** The canonical form, or null when {@code text} is not one complete JSON value. */
     static String canonical(String text) {
-        CanonicalJson parser = new CanonicalJson(text);
+        return canonical(text, Set.of(), false);
+    }
+
+    /**
+     * As {@link #canonical(String)}, without the object members named in {@code dropMembers}
+     * (at any depth) and, if {@code bareKeysAsStrings}, with {@code {0:"a"}} read as
+     * {@code {"0":"a"}}: the two dialects' difference set aside.
+     */
+    static String canonical(String text, Set<String> dropMembers, boolean bareKeysAsStrings) {
+        CanonicalJson parser = new CanonicalJson(text, dropMembers, bareKeysAsStrings);
         try {
             parser.ws();
             String value = parser.value();
@@ -61,11 +75,16 @@ final class CanonicalJson {
         }
         while (true) {
             ws();
-            String key = peek() == '"' ? quote(string()) : "bare:" + literal();
+            boolean quoted = peek() == '"';
+            String name = quoted ? string() : literal();
+            String key = quoted || bareKeysAsStrings ? quote(name) : "bare:" + name;
             ws();
             expect(':');
             ws();
-            if (members.put(key, value()) != null) {
+            String value = value();
+            if (dropMembers.contains(name)) {
+                // left out of the comparison
+            } else if (members.put(key, value) != null) {
                 throw new IllegalArgumentException("duplicate key " + key);
             }
             ws();
