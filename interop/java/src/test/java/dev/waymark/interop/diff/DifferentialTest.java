@@ -91,7 +91,8 @@ class DifferentialTest {
      * reasons are in docs/compatibility.md, "Differences from the Java NameServer"): whole
      * {@code fields} (code, remark, extFields, body, or {@code response}: whether there is one
      * at all), JSON body members named in {@code dropMembers}, and, with {@code anyDialect},
-     * whether map keys are quoted.
+     * whether map keys are quoted; {@code remark after its first line} compares the remark's
+     * first line only.
      */
     private record Known(Set<String> fields, Set<String> dropMembers, boolean anyDialect, String reason) {
         Known and(Known other) {
@@ -144,7 +145,7 @@ class DifferentialTest {
             fail(mismatches.size() + " of " + compared + " responses differ:\n\n" + String.join("\n\n", mismatches));
         }
         // 4.x has no REGISTER_TOPIC_IN_NAMESRV, GET_BROKER_MEMBER_GROUP or BROKER_HEARTBEAT.
-        assertEquals(Release.isV5() ? 74 : 67, compared, "requests compared");
+        assertEquals(Release.isV5() ? 75 : 68, compared, "requests compared");
     }
 
     /** The response, or null when none came (a server that stays silent is compared too). */
@@ -180,9 +181,9 @@ class DifferentialTest {
         step("all topics, empty", () -> raw(206, Map.of()));
         step("system topics, no broker", () -> raw(304, Map.of()));
         step("route of an unknown topic", () -> request(105, Headers.routeRequest("NoSuchTopic")));
-        knownOn4("4.x points TOPIC_NOT_EXIST at its older FAQ address", "remark");
+        knownOn4("4.x points TOPIC_NOT_EXIST at its older FAQ address", "remark after its first line");
         step("route without topic", () -> raw(105, Map.of()));
-        knownOn4("4.x points TOPIC_NOT_EXIST at its older FAQ address", "remark");
+        knownOn4("4.x points TOPIC_NOT_EXIST at its older FAQ address", "remark after its first line");
         step("data version of an unregistered broker", () -> request(322, Headers.queryDataVersion())
             .body(Bodies.dataVersionSpec()));
 
@@ -271,7 +272,7 @@ class DifferentialTest {
         step("delete topic in an unknown cluster", () -> request(216, Headers.deleteTopic(TOPIC, "NoSuchCluster")));
         step("delete topic in the cluster", () -> request(216, Headers.deleteTopic(TOPIC, CLUSTER)));
         step("route of the deleted topic", () -> request(105, Headers.routeRequest(TOPIC)));
-        knownOn4("4.x points TOPIC_NOT_EXIST at its older FAQ address", "remark");
+        knownOn4("4.x points TOPIC_NOT_EXIST at its older FAQ address", "remark after its first line");
         step("delete topic, no cluster", () -> request(216, Headers.deleteTopic("NoSuchTopic", null)));
 
         step("get kv config", () -> request(101, sample("get_kv_config").header()));
@@ -307,7 +308,7 @@ class DifferentialTest {
             MASTER_ADDR));
         step("cluster info after unregistration", () -> raw(106, Map.of()));
         step("route after unregistration", () -> request(105, Headers.routeRequest(TOPIC)));
-        knownOn4("4.x points TOPIC_NOT_EXIST at its older FAQ address", "remark");
+        knownOn4("4.x points TOPIC_NOT_EXIST at its older FAQ address", "remark after its first line");
         failing("register, missing brokerId", () -> raw(103, without(fields(103,
             Headers.registerBroker(registerBody, false, false, 0L, null)), "brokerId")).body(registerBody));
         // Last, on an empty table: on 4.x it registers broker-a, and a registration of the same
@@ -334,8 +335,11 @@ class DifferentialTest {
             "brokerAddr", "127.0.0.3:10911", "clusterName", "OldCluster", "brokerId", "0"))
             .body(Bodies.dataVersionSpec()));
         memberOn4("4.x DataVersion has no stateVersion", "stateVersion");
+        // What Java's unregistration worker makes of it shows only later; both get a second.
         step("unregister, missing brokerName", () -> raw(104, without(fields(104, Headers.unregisterBroker()),
-            "brokerName")));
+            "brokerName")), addr -> sleep(1000));
+        step("cluster info after the unregistration without brokerName", () -> raw(106, Map.of()));
+        memberOn4("4.x BrokerData has no enableActingMaster", "enableActingMaster");
     }
 
     private void step(String name, Supplier<Cmd> request) {
@@ -407,6 +411,15 @@ class DifferentialTest {
         return fields;
     }
 
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     private void awaitGone(String namesrv, String brokerAddr) {
         Poll.until(Duration.ofSeconds(10), 50, brokerAddr + " unregistered from " + namesrv, () -> {
             RemotingCommand info = client.invoke(namesrv, RemotingCommand.createRequestCommand(106, null), 3000);
@@ -473,6 +486,10 @@ class DifferentialTest {
             if (expected.getCode() != 1 || actual.getRemark() == null || actual.getRemark().isEmpty()) {
                 diffs.add("remark (expected SYSTEM_ERROR with an exception description)");
             }
+        } else if (skip.contains("remark after its first line")) {
+            if (!Objects.equals(firstLine(expected.getRemark()), firstLine(actual.getRemark()))) {
+                diffs.add("remark");
+            }
         } else if (!Objects.equals(expected.getRemark(), actual.getRemark())) {
             diffs.add("remark");
         }
@@ -490,6 +507,10 @@ class DifferentialTest {
                 + describe(request(step)) + "\n  java:    " + describe(expected) + "\n  waymark: "
                 + describe(actual));
         }
+    }
+
+    private static String firstLine(String remark) {
+        return remark == null ? null : remark.split("\n", -1)[0];
     }
 
     private static RemotingCommand request(Step step) {
