@@ -5,7 +5,7 @@ use rmq_protocol::headers::{
     RegisterBrokerRequestHeader, RegisterBrokerResponseHeader, UnregisterBrokerRequestHeader,
 };
 use rmq_protocol::{body_crc32, DataVersion, Dialect, JavaJson, KvTable, RegisterBrokerBody};
-use rmq_wire::{RemotingCommand, ResponseCode};
+use rmq_wire::{HeaderError, RemotingCommand, ResponseCode};
 
 use super::{success, validate};
 use crate::error::{Error, HandlerResult};
@@ -100,7 +100,12 @@ pub fn register(state: &Namesrv, request: &RemotingCommand, conn: ConnId) -> Han
 
 /// UNREGISTER_BROKER: queued for the batch worker; answered before it runs.
 pub fn unregister(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let header: UnregisterBrokerRequestHeader = request.header()?;
+    // Java queues the request whatever its fields and answers SUCCESS; one that names no
+    // broker has nothing to unregister.
+    let header: UnregisterBrokerRequestHeader = match request.header() {
+        Err(HeaderError::Missing(_)) => return Ok(success(request)),
+        header => header?,
+    };
     let unregistration = Unregistration {
         key: BrokerKey::new(header.cluster_name, header.broker_addr),
         broker_name: header.broker_name,

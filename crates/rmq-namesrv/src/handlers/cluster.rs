@@ -7,7 +7,7 @@ use rmq_protocol::headers::{
     WipeWritePermOfBrokerResponseHeader,
 };
 use rmq_protocol::{BrokerMemberGroup, Dialect, GetBrokerMemberGroupResponseBody, JavaJson};
-use rmq_wire::{RemotingCommand, ResponseCode};
+use rmq_wire::{HeaderError, RemotingCommand, ResponseCode};
 
 use super::success;
 use crate::error::HandlerResult;
@@ -35,14 +35,28 @@ pub fn member_group(state: &Namesrv, request: &RemotingCommand) -> HandlerResult
             cluster: header.cluster_name,
         },
     };
-    Ok(success(request).with_body(body.to_json(Dialect::Default)))
+    // Java builds this response from createResponseCommand's default and sets only the
+    // code, so its "not set any response code" remark stays on a SUCCESS.
+    Ok(success(request)
+        .with_remark(JAVA_DEFAULT_RESPONSE_REMARK)
+        .with_body(body.to_json(Dialect::Default)))
 }
+
+/// The remark of Java's `RemotingCommand.createResponseCommand` before a handler sets one.
+pub(crate) const JAVA_DEFAULT_RESPONSE_REMARK: &str = "not set any response code";
 
 /// WIPE_WRITE_PERM_OF_BROKER; the count is always in the response.
 pub fn wipe_write_perm(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let header: WipeWritePermOfBrokerRequestHeader = request.header()?;
-    let count = state.routes.write().wipe_write_perm(&header.broker_name);
-    tracing::info!(broker = %header.broker_name, topics = count, "write permission wiped");
+    // Java does not require brokerName here: without one no queue data matches and the
+    // count is 0.
+    let count = match request.header::<WipeWritePermOfBrokerRequestHeader>() {
+        Err(HeaderError::Missing(_)) => 0,
+        header => {
+            let header = header?;
+            state.routes.write().wipe_write_perm(&header.broker_name)
+        }
+    };
+    tracing::info!(broker = ?request.ext("brokerName"), topics = count, "write permission wiped");
     Ok(
         RemotingCommand::response_to(request, ResponseCode::Success).with_header(
             &WipeWritePermOfBrokerResponseHeader {
@@ -54,9 +68,16 @@ pub fn wipe_write_perm(state: &Namesrv, request: &RemotingCommand) -> HandlerRes
 
 /// ADD_WRITE_PERM_OF_BROKER; the count is always in the response.
 pub fn add_write_perm(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let header: AddWritePermOfBrokerRequestHeader = request.header()?;
-    let count = state.routes.write().add_write_perm(&header.broker_name);
-    tracing::info!(broker = %header.broker_name, topics = count, "write permission added");
+    // Java does not require brokerName here: without one no queue data matches and the
+    // count is 0.
+    let count = match request.header::<AddWritePermOfBrokerRequestHeader>() {
+        Err(HeaderError::Missing(_)) => 0,
+        header => {
+            let header = header?;
+            state.routes.write().add_write_perm(&header.broker_name)
+        }
+    };
+    tracing::info!(broker = ?request.ext("brokerName"), topics = count, "write permission added");
     Ok(
         RemotingCommand::response_to(request, ResponseCode::Success).with_header(
             &AddWritePermOfBrokerResponseHeader {

@@ -1,8 +1,7 @@
 //! PUT/GET/DELETE_KV_CONFIG and GET_KVLIST_BY_NAMESPACE (nameserver.md §2.15–2.18).
 
 use rmq_protocol::headers::{
-    DeleteKvConfigRequestHeader, GetKvConfigRequestHeader, GetKvConfigResponseHeader,
-    GetKvListByNamespaceRequestHeader, PutKvConfigRequestHeader,
+    DeleteKvConfigRequestHeader, GetKvConfigResponseHeader, PutKvConfigRequestHeader,
 };
 use rmq_protocol::{Dialect, JavaJson, KvTable};
 use rmq_wire::{HeaderError, RemotingCommand, ResponseCode};
@@ -33,14 +32,14 @@ pub fn put(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     Ok(success(request))
 }
 
-/// GET_KV_CONFIG.
+/// GET_KV_CONFIG. Java does not require the header's fields: a missing one is looked up as
+/// null, which never matches, and shows as `null` in the remark.
 pub fn get(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let header: GetKvConfigRequestHeader = request.header()?;
-    let value = state
-        .kv
-        .read()
-        .get(&header.namespace, &header.key)
-        .map(str::to_owned);
+    let (namespace, key) = (request.ext("namespace"), request.ext("key"));
+    let value = match (namespace, key) {
+        (Some(namespace), Some(key)) => state.kv.read().get(namespace, key).map(str::to_owned),
+        _ => None,
+    };
     match value {
         Some(value) => Ok(RemotingCommand::response_to(request, ResponseCode::Success)
             .with_header(&GetKvConfigResponseHeader { value: Some(value) })),
@@ -48,7 +47,8 @@ pub fn get(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
             ResponseCode::QueryNotFound,
             format!(
                 "No config item, Namespace: {} Key: {}",
-                header.namespace, header.key
+                namespace.unwrap_or("null"),
+                key.unwrap_or("null")
             ),
         )
         .with_empty_header()),
@@ -57,7 +57,12 @@ pub fn get(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
 
 /// DELETE_KV_CONFIG: persists even when nothing was removed, as Java.
 pub fn delete(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let header: DeleteKvConfigRequestHeader = request.header()?;
+    // Java does not require the fields: a null key or namespace removes nothing, and the
+    // request still succeeds.
+    let header: DeleteKvConfigRequestHeader = match request.header() {
+        Err(HeaderError::Missing(_)) => return Ok(success(request)),
+        header => header?,
+    };
     let _writer = state.kv_write.lock();
     let mut staged = state.kv.read().clone();
     staged
@@ -70,13 +75,14 @@ pub fn delete(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
 
 /// GET_KVLIST_BY_NAMESPACE.
 pub fn list(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let header: GetKvListByNamespaceRequestHeader = request.header()?;
-    let table = state.kv.read().namespace(&header.namespace).cloned();
+    // Java does not require the namespace: a missing one is looked up as null.
+    let namespace = request.ext("namespace");
+    let table = namespace.and_then(|namespace| state.kv.read().namespace(namespace).cloned());
     match table {
         Some(table) => Ok(success(request).with_body(KvTable { table }.to_json(Dialect::Default))),
         None => Err(Error::new(
             ResponseCode::QueryNotFound,
-            format!("No config item, Namespace: {}", header.namespace),
+            format!("No config item, Namespace: {}", namespace.unwrap_or("null")),
         )),
     }
 }

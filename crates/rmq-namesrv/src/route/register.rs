@@ -142,7 +142,13 @@ impl RouteTable {
             }
         }
 
-        if !group.addrs.contains_key(&reg.broker_id) && reg.topic_configs.len() == 1 {
+        // The guard is 5.x's, against a 5.x broker's incremental one-topic registration; the
+        // 4.x NameServer has none and registers a 4.x broker (no enableActingMaster) with a
+        // single topic like any other.
+        if !old_version_broker
+            && !group.addrs.contains_key(&reg.broker_id)
+            && reg.topic_configs.len() == 1
+        {
             return Err(RegisterError::SingleTopicBeforeFullRegistration);
         }
 

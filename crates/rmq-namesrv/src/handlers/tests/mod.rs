@@ -5,6 +5,7 @@
 
 mod broker_liveness_requests;
 mod java_client_readiness;
+mod java_differential;
 mod java_request_processor;
 mod register_broker_requests;
 mod route_requests;

@@ -127,6 +127,19 @@ fn single_topic_registration_before_the_full_one_fails() {
 }
 
 #[test]
+fn old_version_broker_with_a_single_topic_registers() {
+    // Found by the differential test against the 4.9.8 NameServer.
+    let mut table = RouteTable::new();
+    let outcome = try_register(
+        &mut table,
+        broker(C, N, A, 0).topics(&[topic("Only")]).acting(None),
+    );
+    assert!(outcome.is_ok());
+    assert!(table.live_broker(&BrokerKey::new(C, A)).is_some());
+    assert!(route(&table, "Only", false).is_some());
+}
+
+#[test]
 fn zero_topics_are_not_a_single_topic_registration() {
     let mut table = RouteTable::new();
     assert!(try_register(&mut table, broker(C, N, A, 0)).is_ok());

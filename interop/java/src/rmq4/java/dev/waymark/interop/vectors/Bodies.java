@@ -99,6 +99,19 @@ public final class Bodies {
         return specRegisterBody().encode(compressed);
     }
 
+    /** A registration with several topics, as real brokers send; same content as the 5.x one. */
+    public static byte[] registerBrokerMulti(boolean compressed) {
+        RegisterBrokerBody body = specRegisterBody();
+        TopicConfig order = new TopicConfig(ORDER_TOPIC, 8, 8, 6);
+        order.setOrder(true);
+        body.getTopicConfigSerializeWrapper().getTopicConfigTable().put(ORDER_TOPIC, order);
+        body.getTopicConfigSerializeWrapper().getTopicConfigTable().put(CLUSTER, new TopicConfig(CLUSTER, 16, 16, 7));
+        TopicConfig unit = new TopicConfig("%RETRY%group-1", 1, 1, 6);
+        unit.setTopicSysFlag(3);
+        body.getTopicConfigSerializeWrapper().getTopicConfigTable().put("%RETRY%group-1", unit);
+        return body.encode(compressed);
+    }
+
     public static byte[] kvTable(String key, String value) {
         KVTable table = new KVTable();
         table.getTable().put(key, value);

@@ -119,6 +119,14 @@ public final class Bodies {
         return specRegisterBody().encode(compressed);
     }
 
+    /**
+     * A registration a real broker could send: several topics (the 5.x NameServer refuses a
+     * broker's first registration when it carries exactly one, taking it for an incremental one).
+     */
+    public static byte[] registerBrokerMulti(boolean compressed) {
+        return multiRegisterBody().encode(compressed);
+    }
+
     /** REGISTER_TOPIC_IN_NAMESRV body as a 5.x broker sends it: queue data only. */
     public static byte[] registerTopicRoute() {
         return route(List.of(), List.of(queueData(BROKER_A, 8, 8, 6, 0))).encode();
