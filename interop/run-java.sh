@@ -183,7 +183,9 @@ print_matrix() {
         failures=$(attribute failures "$report")
         errors=$(attribute errors "$report")
         skipped=$(attribute skipped "$report")
-        if [[ "$failures" == 0 && "$errors" == 0 ]]; then
+        if [[ "$failures" == 0 && "$errors" == 0 && "$skipped" == "$tests" ]]; then
+          result="skipped"
+        elif [[ "$failures" == 0 && "$errors" == 0 ]]; then
           result=pass
           [[ "$skipped" != 0 ]] && result="pass, $skipped skipped"
         else
