@@ -144,7 +144,12 @@ class MqadminTest extends ScenarioBase {
         for (String key : new String[] {"configStorePath", "kvConfigPath"}) {
             Mqadmin.Result refused = Mqadmin.run("updateNamesrvConfig", "-n", ns.addr(), "-k", key, "-v", "/tmp/x");
             assertFalse(refused.ok(), refused::toString);
-            assertTrue(refused.errorText().contains("Can not update config in black list"), refused::toString);
+            assertTrue(refused.errorText().contains("CODE: 16"), refused::toString);
+            // 5.x NameServers name the black list; the 4.9.7 Java NameServer refuses the
+            // path keys with an older remark. Waymark implements the 5.x NameServer, so its
+            // remark is the 5.x one whichever client release asks.
+            String remark = v5() || waymark() ? "Can not update config in black list" : "Can not update config path";
+            assertTrue(refused.errorText().contains(remark), refused::toString);
             String value = admin.getNameServerConfig(null).get(ns.addr()).getProperty(key);
             assertEquals(before.getProperty(key), value, key);
         }
