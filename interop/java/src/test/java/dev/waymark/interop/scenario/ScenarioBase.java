@@ -35,12 +35,17 @@ abstract class ScenarioBase {
     protected final Closer perClass = new Closer();
 
     private final List<NameServer> namesrvs = new ArrayList<>();
+    /** Stopped after each test, so no longer checked by the next test of the class. */
+    private final List<NameServer> perTestNamesrvs = new ArrayList<>();
 
     /** Starts a NameServer of the selected kind, closed with {@code closer}. */
     protected NameServer namesrv(Closer closer, Map<String, String> settings) throws Exception {
         NameServer namesrv = NameServers.start(settings);
         namesrvs.add(namesrv);
         closer.add(namesrv);
+        if (closer == perTest) {
+            perTestNamesrvs.add(namesrv);
+        }
         return namesrv;
     }
 
@@ -88,6 +93,8 @@ abstract class ScenarioBase {
             checkAlive();
         } finally {
             perTest.close();
+            namesrvs.removeAll(perTestNamesrvs);
+            perTestNamesrvs.clear();
         }
     }
 
