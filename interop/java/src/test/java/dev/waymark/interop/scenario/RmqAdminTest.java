@@ -114,10 +114,22 @@ class RmqAdminTest extends ScenarioBase {
         assertEquals("true", admin.getNameServerConfig(null).get(n).getProperty("orderMessageEnable"));
         Run refused = run(n, "config", "set", "kvConfigPath=/tmp/x");
         assertEquals(3, refused.exit(), refused::toString);
-        assertTrue((refused.json() + refused.stderr()).contains("black"), refused::toString);
+        assertTrue(refused.json().contains("\"code\":16,\"codeName\":\"NO_PERMISSION\""), refused::toString);
+        // The remark of the 4.9.7 Java NameServer predates the black list; Waymark and 5.x
+        // name it (the JSON above has its whitespace removed, stderr has the remark as sent).
+        String remark = v5() || waymark() ? "Can not update config in black list" : "Can not update config path";
+        assertTrue(refused.stderr().contains(remark), refused::toString);
 
-        Run members = ok(n, "broker", "member-group", "-c", CLUSTER, broker);
-        assertTrue(members.json().contains(b.addr()), members::toString);
+        if (v5() || waymark()) {
+            Run members = ok(n, "broker", "member-group", "-c", CLUSTER, broker);
+            assertTrue(members.json().contains(b.addr()), members::toString);
+        } else {
+            // GET_BROKER_MEMBER_GROUP (901) came with 5.0: the 4.9.7 Java NameServer has no
+            // processor for it and never answers, so rmq-admin times out (exit 3).
+            Run members = run(n, "--timeout-ms", "1000", "broker", "member-group", "-c", CLUSTER, broker);
+            assertEquals(3, members.exit(), members::toString);
+            assertTrue(members.json().contains("\"kind\":\"timeout\""), members::toString);
+        }
 
         ok(n, "broker", "wipe-write-perm", broker);
         QueueView wiped = raw.route(n, topic).queue(broker).orElseThrow();
