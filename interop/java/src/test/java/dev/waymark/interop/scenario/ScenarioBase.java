@@ -35,6 +35,8 @@ abstract class ScenarioBase {
     protected final Closer perClass = new Closer();
 
     private final List<NameServer> namesrvs = new ArrayList<>();
+    /** Stopped after each test, so no longer checked by the next test of the class. */
+    private final List<NameServer> perTestNamesrvs = new ArrayList<>();
 
     /**
      * Skips the class unless a NameServer kind was chosen. An assumption, not a class-level
@@ -51,6 +53,9 @@ abstract class ScenarioBase {
         NameServer namesrv = NameServers.start(settings);
         namesrvs.add(namesrv);
         closer.add(namesrv);
+        if (closer == perTest) {
+            perTestNamesrvs.add(namesrv);
+        }
         return namesrv;
     }
 
@@ -98,6 +103,8 @@ abstract class ScenarioBase {
             checkAlive();
         } finally {
             perTest.close();
+            namesrvs.removeAll(perTestNamesrvs);
+            perTestNamesrvs.clear();
         }
     }
 
