@@ -59,8 +59,8 @@ pub async fn get(target: Target<'_>, namespace: &str, key: &str) -> Report {
     let command = request(
         RequestCode::GetKvConfig,
         Some(&GetKvConfigRequestHeader {
-            namespace: namespace.to_owned(),
-            key: key.to_owned(),
+            namespace: Some(namespace.to_owned()),
+            key: Some(key.to_owned()),
         }),
     );
     let answers = fan_out(target.addrs, target.timeout, |session| {
@@ -87,7 +87,7 @@ pub async fn get(target: Target<'_>, namespace: &str, key: &str) -> Report {
 /// `kv list`.
 pub async fn list(target: Target<'_>, namespace: &str) -> Report {
     let header = GetKvListByNamespaceRequestHeader {
-        namespace: namespace.to_owned(),
+        namespace: Some(namespace.to_owned()),
     };
     let header = &header;
     let answers = fan_out(target.addrs, target.timeout, |session| async move {

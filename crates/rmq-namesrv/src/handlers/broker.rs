@@ -5,9 +5,9 @@ use rmq_protocol::headers::{
     RegisterBrokerRequestHeader, RegisterBrokerResponseHeader, UnregisterBrokerRequestHeader,
 };
 use rmq_protocol::{body_crc32, DataVersion, Dialect, JavaJson, KvTable, RegisterBrokerBody};
-use rmq_wire::{HeaderError, RemotingCommand, ResponseCode};
+use rmq_wire::{RemotingCommand, ResponseCode};
 
-use super::{success, validate};
+use super::{header_if_complete, success, validate};
 use crate::error::{Error, HandlerResult};
 use crate::route::{BrokerKey, BrokerRegistration, ConnId, Unregistration};
 use crate::state::Namesrv;
@@ -102,9 +102,8 @@ pub fn register(state: &Namesrv, request: &RemotingCommand, conn: ConnId) -> Han
 pub fn unregister(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     // Java queues the request whatever its fields and answers SUCCESS; one that names no
     // broker has nothing to unregister.
-    let header: UnregisterBrokerRequestHeader = match request.header() {
-        Err(HeaderError::Missing(_)) => return Ok(success(request)),
-        header => header?,
+    let Some(header) = header_if_complete::<UnregisterBrokerRequestHeader>(request)? else {
+        return Ok(success(request));
     };
     let unregistration = Unregistration {
         key: BrokerKey::new(header.cluster_name, header.broker_addr),

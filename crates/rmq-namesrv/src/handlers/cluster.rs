@@ -7,9 +7,9 @@ use rmq_protocol::headers::{
     WipeWritePermOfBrokerResponseHeader,
 };
 use rmq_protocol::{BrokerMemberGroup, Dialect, GetBrokerMemberGroupResponseBody, JavaJson};
-use rmq_wire::{HeaderError, RemotingCommand, ResponseCode};
+use rmq_wire::{RemotingCommand, ResponseCode};
 
-use super::success;
+use super::{header_if_complete, success};
 use crate::error::HandlerResult;
 use crate::state::Namesrv;
 
@@ -47,16 +47,11 @@ pub(crate) const JAVA_DEFAULT_RESPONSE_REMARK: &str = "not set any response code
 
 /// WIPE_WRITE_PERM_OF_BROKER; the count is always in the response.
 pub fn wipe_write_perm(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    // Java does not require brokerName here: without one no queue data matches and the
-    // count is 0.
-    let count = match request.header::<WipeWritePermOfBrokerRequestHeader>() {
-        Err(HeaderError::Missing(_)) => 0,
-        header => {
-            let header = header?;
-            state.routes.write().wipe_write_perm(&header.broker_name)
-        }
-    };
-    tracing::info!(broker = ?request.ext("brokerName"), topics = count, "write permission wiped");
+    // Java does not require brokerName: without one no queue data matches, the count is 0.
+    let header = header_if_complete::<WipeWritePermOfBrokerRequestHeader>(request)?;
+    let broker = header.as_ref().map(|header| header.broker_name.as_str());
+    let count = broker.map_or(0, |broker| state.routes.write().wipe_write_perm(broker));
+    tracing::info!(broker, topics = count, "write permission wiped");
     Ok(
         RemotingCommand::response_to(request, ResponseCode::Success).with_header(
             &WipeWritePermOfBrokerResponseHeader {
@@ -68,16 +63,11 @@ pub fn wipe_write_perm(state: &Namesrv, request: &RemotingCommand) -> HandlerRes
 
 /// ADD_WRITE_PERM_OF_BROKER; the count is always in the response.
 pub fn add_write_perm(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    // Java does not require brokerName here: without one no queue data matches and the
-    // count is 0.
-    let count = match request.header::<AddWritePermOfBrokerRequestHeader>() {
-        Err(HeaderError::Missing(_)) => 0,
-        header => {
-            let header = header?;
-            state.routes.write().add_write_perm(&header.broker_name)
-        }
-    };
-    tracing::info!(broker = ?request.ext("brokerName"), topics = count, "write permission added");
+    // As WIPE_WRITE_PERM_OF_BROKER: without a brokerName the count is 0.
+    let header = header_if_complete::<AddWritePermOfBrokerRequestHeader>(request)?;
+    let broker = header.as_ref().map(|header| header.broker_name.as_str());
+    let count = broker.map_or(0, |broker| state.routes.write().add_write_perm(broker));
+    tracing::info!(broker, topics = count, "write permission added");
     Ok(
         RemotingCommand::response_to(request, ResponseCode::Success).with_header(
             &AddWritePermOfBrokerResponseHeader {

@@ -1,12 +1,13 @@
 //! PUT/GET/DELETE_KV_CONFIG and GET_KVLIST_BY_NAMESPACE (nameserver.md §2.15–2.18).
 
 use rmq_protocol::headers::{
-    DeleteKvConfigRequestHeader, GetKvConfigResponseHeader, PutKvConfigRequestHeader,
+    DeleteKvConfigRequestHeader, GetKvConfigRequestHeader, GetKvConfigResponseHeader,
+    GetKvListByNamespaceRequestHeader, PutKvConfigRequestHeader,
 };
 use rmq_protocol::{Dialect, JavaJson, KvTable};
 use rmq_wire::{HeaderError, RemotingCommand, ResponseCode};
 
-use super::success;
+use super::{header_if_complete, success};
 use crate::error::{Error, HandlerResult};
 use crate::state::Namesrv;
 
@@ -32,10 +33,11 @@ pub fn put(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     Ok(success(request))
 }
 
-/// GET_KV_CONFIG. Java does not require the header's fields: a missing one is looked up as
-/// null, which never matches, and shows as `null` in the remark.
+/// GET_KV_CONFIG. A missing namespace or key is looked up as null, as Java does: it never
+/// matches and shows as `null` in the remark.
 pub fn get(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let (namespace, key) = (request.ext("namespace"), request.ext("key"));
+    let header: GetKvConfigRequestHeader = request.header()?;
+    let (namespace, key) = (header.namespace.as_deref(), header.key.as_deref());
     let value = match (namespace, key) {
         (Some(namespace), Some(key)) => state.kv.read().get(namespace, key).map(str::to_owned),
         _ => None,
@@ -59,9 +61,8 @@ pub fn get(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
 pub fn delete(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     // Java does not require the fields: a null key or namespace removes nothing, and the
     // request still succeeds.
-    let header: DeleteKvConfigRequestHeader = match request.header() {
-        Err(HeaderError::Missing(_)) => return Ok(success(request)),
-        header => header?,
+    let Some(header) = header_if_complete::<DeleteKvConfigRequestHeader>(request)? else {
+        return Ok(success(request));
     };
     let _writer = state.kv_write.lock();
     let mut staged = state.kv.read().clone();
@@ -75,8 +76,9 @@ pub fn delete(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
 
 /// GET_KVLIST_BY_NAMESPACE.
 pub fn list(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    // Java does not require the namespace: a missing one is looked up as null.
-    let namespace = request.ext("namespace");
+    // A missing namespace is looked up as null, as Java does.
+    let header: GetKvListByNamespaceRequestHeader = request.header()?;
+    let namespace = header.namespace.as_deref();
     let table = namespace.and_then(|namespace| state.kv.read().namespace(namespace).cloned());
     match table {
         Some(table) => Ok(success(request).with_body(KvTable { table }.to_json(Dialect::Default))),

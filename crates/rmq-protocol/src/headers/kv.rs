@@ -20,12 +20,13 @@ ext_header! {
 }
 
 ext_header! {
-    /// GET_KV_CONFIG request (`GetKVConfigRequestHeader`).
+    /// GET_KV_CONFIG request (`GetKVConfigRequestHeader`). Both fields are optional, as
+    /// in Java's header class: a NameServer looks a missing one up as null.
     pub struct GetKvConfigRequestHeader {
         /// The namespace.
-        namespace: String = "namespace" (required),
+        namespace: Option<String> = "namespace" (optional),
         /// The key.
-        key: String = "key" (required),
+        key: Option<String> = "key" (optional),
     }
 }
 
@@ -49,10 +50,11 @@ ext_header! {
 }
 
 ext_header! {
-    /// GET_KVLIST_BY_NAMESPACE request (`GetKVListByNamespaceRequestHeader`).
+    /// GET_KVLIST_BY_NAMESPACE request (`GetKVListByNamespaceRequestHeader`). The namespace
+    /// is optional, as in Java's header class.
     pub struct GetKvListByNamespaceRequestHeader {
         /// The namespace.
-        namespace: String = "namespace" (required),
+        namespace: Option<String> = "namespace" (optional),
     }
 }
 
@@ -80,8 +82,8 @@ mod tests {
             Err(HeaderError::Missing("namespace"))
         );
         let get = GetKvConfigRequestHeader {
-            namespace: "ns".into(),
-            key: "k".into(),
+            namespace: Some("ns".into()),
+            key: Some("k".into()),
         };
         assert_eq!(round_trip(&get), ext(&[("key", "k"), ("namespace", "ns")]));
         round_trip(&DeleteKvConfigRequestHeader {
@@ -89,11 +91,18 @@ mod tests {
             key: "k".into(),
         });
         round_trip(&GetKvListByNamespaceRequestHeader {
-            namespace: "ns".into(),
+            namespace: Some("ns".into()),
         });
         assert_eq!(
             GetKvListByNamespaceRequestHeader::from_ext_fields(&ext(&[])),
-            Err(HeaderError::Missing("namespace"))
+            Ok(GetKvListByNamespaceRequestHeader { namespace: None })
+        );
+        assert_eq!(
+            GetKvConfigRequestHeader::from_ext_fields(&ext(&[("key", "k")])),
+            Ok(GetKvConfigRequestHeader {
+                namespace: None,
+                key: Some("k".into())
+            })
         );
     }
 
