@@ -282,33 +282,4 @@ public final class FrameCatalog {
         command.setOpaque(opaque);
         return new Cmd(command);
     }
-
-    /** Small fluent wrapper, so the catalog above reads as a table. */
-    private static final class Cmd {
-        final RemotingCommand command;
-
-        Cmd(RemotingCommand command) {
-            this.command = command;
-        }
-
-        Cmd body(byte[] body) {
-            command.setBody(body);
-            return this;
-        }
-
-        Cmd oneway() {
-            command.markOnewayRPC();
-            return this;
-        }
-
-        Cmd language(LanguageCode language) {
-            command.setLanguage(language);
-            return this;
-        }
-
-        Cmd ext(String key, String value) {
-            command.addExtField(key, value);
-            return this;
-        }
-    }
 }

@@ -18,6 +18,7 @@ import dev.waymark.interop.harness.Poll;
 import dev.waymark.interop.harness.RawClient;
 import dev.waymark.interop.harness.WaymarkNameServer;
 import dev.waymark.interop.vectors.Bodies;
+import dev.waymark.interop.vectors.Cmd;
 import dev.waymark.interop.vectors.Headers;
 import dev.waymark.interop.vectors.Release;
 import dev.waymark.interop.vectors.RequestSample;
@@ -426,29 +427,6 @@ class DifferentialTest {
             String body = info.getBody() == null ? "" : new String(info.getBody(), StandardCharsets.UTF_8);
             return body.contains(brokerAddr) ? null : Boolean.TRUE;
         });
-    }
-
-    private static final class Cmd {
-        final RemotingCommand command;
-
-        Cmd(RemotingCommand command) {
-            this.command = command;
-        }
-
-        Cmd body(byte[] body) {
-            command.setBody(body);
-            return this;
-        }
-
-        Cmd version(int version) {
-            command.setVersion(version);
-            return this;
-        }
-
-        Cmd ext(String key, String value) {
-            command.addExtField(key, value);
-            return this;
-        }
     }
 
     // ---- the comparison ----------------------------------------------------------------------
