@@ -17,15 +17,18 @@ TEST_TIMEOUT=${WAYMARK_GO_TIMEOUT:-110}
 started=$SECONDS
 
 banner() { printf '\n==== %s\n' "$*"; }
+# shellcheck source=../scripts/lib/stages.sh
+. "$ROOT/scripts/lib/stages.sh"
 fail() { echo "interop/go: FAILED ($1) after $((SECONDS - started)) s" >&2; exit 1; }
 
 banner "Go modules (go mod download)"
-(cd "$GO_DIR" && go mod download) || fail "go mod download"
+timed "Go: module download" go -C "$GO_DIR" mod download || fail "go mod download"
 
 banner "rmq-namesrv (cargo build -p rmq-namesrv)"
 cargo_flags=(-q -p rmq-namesrv)
 [[ "${CI:-}" == "true" ]] && cargo_flags+=(--locked)
-(cd "$ROOT" && cargo build "${cargo_flags[@]}") || fail "cargo build"
+timed "Go: rmq-namesrv build" cargo build --manifest-path "$ROOT/Cargo.toml" "${cargo_flags[@]}" \
+  || fail "cargo build"
 target_dir=${CARGO_TARGET_DIR:-target}
 [[ "$target_dir" == /* ]] || target_dir="$ROOT/$target_dir"
 export WAYMARK_NAMESRV_BIN="$target_dir/debug/rmq-namesrv"
@@ -35,8 +38,12 @@ profile=${WAYMARK_JAVA_PROFILE:-rmq5}
 banner "Java broker launcher (mvn -P $profile test-compile in interop/java)"
 # Writes interop/java/target/<profile>/classpath.txt, which interop/java/broker.sh uses
 # (interop/java/README.md, "Broker launcher").
-mvn -B -q -ntp -Dstyle.color=never -f "$ROOT/interop/java/pom.xml" -P "$profile" test-compile 2>&1 \
-  | sed -e 's/\x1b\[[0-9;]*m//g' || fail "mvn test-compile"
+# sed reads to the end, so the pipeline's status (pipefail) is Maven's.
+build_launcher() {
+  mvn -B -q -ntp -Dstyle.color=never -f "$ROOT/interop/java/pom.xml" -P "$profile" test-compile 2>&1 \
+    | sed -e 's/\x1b\[[0-9;]*m//g'
+}
+timed "Go: Java broker launcher build" build_launcher || fail "mvn test-compile"
 [[ -s "$ROOT/interop/java/target/$profile/classpath.txt" ]] || fail "no interop/java/target/$profile/classpath.txt"
 export WAYMARK_JAVA_PROFILE=$profile WAYMARK_BROKER_SCRIPT="$ROOT/interop/java/broker.sh"
 
@@ -45,8 +52,8 @@ export WAYMARK_INTEROP_REQUIRE=1
 test_started=$SECONDS
 # -count=1: the result depends on the NameServer and broker binaries, which Go's test
 # cache does not know about.
-if (cd "$GO_DIR" && timeout --kill-after=10s "$((TEST_TIMEOUT + 120))s" \
-      go test -count=1 -timeout "${TEST_TIMEOUT}s" ./...); then
+if timed "Go: go test ./... (rocketmq-client-go)" timeout --kill-after=10s "$((TEST_TIMEOUT + 120))s" \
+    go -C "$GO_DIR" test -count=1 -timeout "${TEST_TIMEOUT}s" ./...; then
   echo "interop/go: PASSED (go test $((SECONDS - test_started)) s, total $((SECONDS - started)) s)"
 else
   fail "go test"

@@ -37,6 +37,8 @@ case "${1:-}" in
 esac
 
 banner() { printf '\n==== %s\n' "$*"; }
+# shellcheck source=../scripts/lib/stages.sh
+. "$ROOT/scripts/lib/stages.sh"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/waymark-interop.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -44,13 +46,17 @@ trap 'rm -rf "$TMP"' EXIT
 banner "Rust frames for the Java decoder (cargo run -p rmq-wire --example emit_frames)"
 cargo_flags=(-q -p rmq-wire --example emit_frames)
 [[ "${CI:-}" == "true" ]] && cargo_flags+=(--locked)
-(cd "$ROOT" && cargo run "${cargo_flags[@]}" -- "$TMP/rust-frames")
+timed "Rust frames for the Java decoder" \
+  cargo run --manifest-path "$ROOT/Cargo.toml" "${cargo_flags[@]}" -- "$TMP/rust-frames"
 
 banner "Waymark binaries for the scenario tests (cargo build -p rmq-namesrv -p rmq-admin, example allocate)"
 build_flags=(-q)
 [[ "${CI:-}" == "true" ]] && build_flags+=(--locked)
-(cd "$ROOT" && cargo build "${build_flags[@]}" -p rmq-namesrv -p rmq-admin \
-  && cargo build "${build_flags[@]}" -p rmq-route-client --example allocate)
+build_scenario_binaries() {
+  (cd "$ROOT" && cargo build "${build_flags[@]}" -p rmq-namesrv -p rmq-admin \
+    && cargo build "${build_flags[@]}" -p rmq-route-client --example allocate)
+}
+timed "Waymark binaries for the scenario tests" build_scenario_binaries
 target_dir=${CARGO_TARGET_DIR:-target}
 [[ "$target_dir" == /* ]] || target_dir="$ROOT/$target_dir"
 BIN_DIR="$target_dir/debug"
@@ -67,22 +73,40 @@ reports_of() {
   echo "$ROOT/interop/java/target/rocketmq-$version/surefire-reports/$2"
 }
 
-for profile in $PROFILES; do
-  banner "Java interop tests, profile $profile"
-  args=(-P "$profile" test "-Dwaymark.rust.frames=$TMP/rust-frames"
-    '-Dtest=dev/waymark/interop/vectors/*Test.java,dev/waymark/interop/rust/*Test.java')
+# Maven's output without colour codes: Maven 3.8's -q still prints colour resets.
+# sed reads to the end, so the pipeline's status (pipefail) is Maven's.
+mvn_plain() {
+  "${MVN[@]}" "$@" 2>&1 | sed -e 's/\x1b\[[0-9;]*m//g'
+}
+
+# The vector and Rust-frame tests of one profile.
+vector_run() {
+  local profile=$1 reports
+  local args=(-P "$profile" test "-Dwaymark.rust.frames=$TMP/rust-frames"
+    '-Dtest=dev/waymark/interop/vectors/*Test.java,dev/waymark/interop/rust/*Test.java,dev/waymark/interop/harness/*Test.java')
   case "$mode" in
     check) args+=("-Dwaymark.vectors.dir=$TMP/vectors") ;;
     write) args+=("-Dwaymark.vectors.write=true") ;;
   esac
+  reports=$(reports_of "$profile" main) || return
+  rm -rf "$reports" || return
+  mvn_plain "${args[@]}"
+}
+
+for profile in $PROFILES; do
+  banner "Java interop tests, profile $profile"
   start=$SECONDS
-  rm -rf "$(reports_of "$profile" main)"
-  # Maven 3.8's -q still prints colour resets; strip them (pipefail keeps Maven's status).
-  "${MVN[@]}" "${args[@]}" 2>&1 | sed -e 's/\x1b\[[0-9;]*m//g'
+  timed "Java vectors and Rust frames, $profile" vector_run "$profile"
   echo "profile $profile passed in $((SECONDS - start)) s"
 done
 
-# Committed vectors against freshly generated ones (run in a subshell: it changes directory).
+# $@ in a subshell (a function that changes directory or exits).
+run_in_subshell() {
+  ("$@")
+}
+
+# Committed vectors against freshly generated ones (run in a subshell: it changes directory
+# and exits 1 when a vector differs).
 compare_vectors() {
   banner "Committed vectors against freshly generated ones"
   # The release a Java-written vector came from: its first line ("# java 5.5.1 ..." in
@@ -109,7 +133,7 @@ EOF
 
   declare -A releases=()
   problems=0
-  cd "$TMP/vectors"
+  cd "$TMP/vectors" || exit 1
   while IFS= read -r rel; do
     release=$(release_of "$rel")
     [[ -n "$release" ]] && releases[$release]=1
@@ -122,7 +146,10 @@ EOF
         echo "note     $rel: zlib bytes differ from the committed file, inflated content is equal"
       else
         echo "DIFFERS  $rel"
-        diff <(cat "$committed") <(cat "$rel") | head -n 8 || true
+        # The first lines of the difference (captured whole first: a reader that stops
+        # early would kill diff with SIGPIPE).
+        differences=$(diff "$committed" "$rel") || true
+        printf '%s\n' "$differences" | sed -e '9,$d'
         problems=$((problems + 1))
       fi
     fi
@@ -147,26 +174,20 @@ EOF
 }
 
 if [[ "$mode" == check ]]; then
-  (compare_vectors)
+  timed "Java vectors against the committed ones" run_in_subshell compare_vectors
 fi
 
 # One scenario run: the scenario and differential tests of a profile against one kind of
 # NameServer.
 failed_runs=()
 scenario_run() {
-  local profile=$1 kind=$2 start=$SECONDS
-  banner "Scenario tests, profile $profile, NameServer $kind"
-  rm -rf "$(reports_of "$profile" "$kind")"
-  if "${MVN[@]}" -P "$profile" test -Dsurefire.failIfNoSpecifiedTests=false \
-      '-Dtest=dev/waymark/interop/scenario/*Test.java,dev/waymark/interop/diff/*Test.java' \
-      "-Dwaymark.namesrv=$kind" "-Dwaymark.reports=$kind" \
-      "-Dwaymark.namesrv.bin=$BIN_DIR/rmq-namesrv" "-Dwaymark.admin.bin=$BIN_DIR/rmq-admin" \
-      2>&1 | sed -e 's/\x1b\[[0-9;]*m//g'; then
-    echo "scenarios, profile $profile, NameServer $kind: passed in $((SECONDS - start)) s"
-  else
-    echo "scenarios, profile $profile, NameServer $kind: FAILED after $((SECONDS - start)) s"
-    failed_runs+=("$profile/$kind")
-  fi
+  local profile=$1 kind=$2 reports
+  reports=$(reports_of "$profile" "$kind") || return
+  rm -rf "$reports" || return
+  mvn_plain -P "$profile" test -Dsurefire.failIfNoSpecifiedTests=false \
+    '-Dtest=dev/waymark/interop/scenario/*Test.java,dev/waymark/interop/diff/*Test.java' \
+    "-Dwaymark.namesrv=$kind" "-Dwaymark.reports=$kind" \
+    "-Dwaymark.namesrv.bin=$BIN_DIR/rmq-namesrv" "-Dwaymark.admin.bin=$BIN_DIR/rmq-admin"
 }
 
 # The matrix: one line per profile, NameServer and test class, from the surefire reports.
@@ -197,15 +218,28 @@ print_matrix() {
   done
 }
 
-# An attribute of a surefire report's <testsuite> element.
+# A numeric attribute of a surefire report's <testsuite> element, or ?.
 attribute() {
-  grep -o -m 1 "<testsuite [^>]*" "$2" | grep -o " $1=\"[0-9]*\"" | grep -o '[0-9]*' || echo '?'
+  local report pattern="<testsuite[^>]* $1=\"([0-9]+)\""
+  report=$(<"$2")
+  if [[ "$report" =~ $pattern ]]; then
+    echo "${BASH_REMATCH[1]}"
+  else
+    echo '?'
+  fi
 }
 
 if [[ -n "$SCENARIO_PROFILES" ]]; then
   for profile in $SCENARIO_PROFILES; do
     for kind in $SCENARIO_NAMESRVS; do
-      scenario_run "$profile" "$kind"
+      banner "Scenario tests, profile $profile, NameServer $kind"
+      start=$SECONDS
+      if timed "scenarios, $profile against the $kind NameServer" scenario_run "$profile" "$kind"; then
+        echo "scenarios, profile $profile, NameServer $kind: passed in $((SECONDS - start)) s"
+      else
+        echo "scenarios, profile $profile, NameServer $kind: FAILED after $((SECONDS - start)) s"
+        failed_runs+=("$profile/$kind")
+      fi
     done
   done
   print_matrix

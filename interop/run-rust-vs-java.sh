@@ -18,11 +18,17 @@ profile=${WAYMARK_JAVA_PROFILE:-rmq5}
 started=$SECONDS
 
 banner() { printf '\n==== %s\n' "$*"; }
+# shellcheck source=../scripts/lib/stages.sh
+. "$ROOT/scripts/lib/stages.sh"
 fail() { echo "interop/rust-vs-java: FAILED ($1) after $((SECONDS - started)) s" >&2; exit 1; }
 
 banner "Java NameServer class path (mvn -P $profile test-compile in interop/java)"
-mvn -B -q -ntp -Dstyle.color=never -f "$ROOT/interop/java/pom.xml" -P "$profile" test-compile 2>&1 \
-  | sed -e 's/\x1b\[[0-9;]*m//g' || fail "mvn test-compile"
+# sed reads to the end, so the pipeline's status (pipefail) is Maven's.
+build_classpath() {
+  mvn -B -q -ntp -Dstyle.color=never -f "$ROOT/interop/java/pom.xml" -P "$profile" test-compile 2>&1 \
+    | sed -e 's/\x1b\[[0-9;]*m//g'
+}
+timed "Rust vs Java: Java NameServer class path" build_classpath || fail "mvn test-compile"
 classpath="$ROOT/interop/java/target/$profile/classpath.txt"
 [[ -s "$classpath" ]] || fail "no $classpath"
 export WAYMARK_JAVA_NAMESRV_CLASSPATH=$classpath
@@ -35,7 +41,8 @@ run() {
   for target in "$@"; do args+=(--test "$target"); done
   banner "cargo test --locked ${args[*]} (Java NameServer)"
   local test_started=$SECONDS
-  cargo test --locked "${args[@]}" || fail "cargo test -p $package"
+  timed "Rust vs Java: cargo test -p $package" cargo test --locked "${args[@]}" \
+    || fail "cargo test -p $package"
   echo "$package: passed in $((SECONDS - test_started)) s"
 }
 run rmq-broker-client address_service heartbeat namesrv_failures need_register register_bodies \

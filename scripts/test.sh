@@ -2,14 +2,21 @@
 # The project's test command: every Rust test, then the interop tests: the Java
 # suites, the Rust routing tests against the Java NameServer, the Go client.
 #   ./scripts/test.sh
-# Set WAYMARK_SKIP_JAVA=1 to run only the Rust tests.
+# Set WAYMARK_SKIP_JAVA=1 to run only the Rust tests. Ends with the duration of
+# every stage (under .ci/run, .ci/run prints that table).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
+# shellcheck source=lib/stages.sh
+. scripts/lib/stages.sh
+if stage_log_own; then
+  trap 'print_stage_table; rm -f "$WAYMARK_STAGE_LOG"' EXIT
+fi
+
 printf '\n==== cargo test --workspace --locked\n'
-cargo test --workspace --locked
+timed "cargo test --workspace" cargo test --workspace --locked
 
 if [[ "${WAYMARK_SKIP_JAVA:-}" == "1" ]]; then
   printf '\n==== Java interop tests skipped (WAYMARK_SKIP_JAVA=1)\n'

@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,17 +54,6 @@ func skipOrFail(t *testing.T, format string, args ...any) {
 		t.Fatalf(format, args...)
 	}
 	t.Skipf(format, args...)
-}
-
-// freeAddr returns a loopback address with a port that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("no free port: %v", err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // proc is one started child process. Output (stdout and stderr merged) is kept as the
@@ -231,22 +219,23 @@ func namesrvBin(t *testing.T) string {
 	return bin
 }
 
-var namesrvReady = regexp.MustCompile(`The Name Server boot success`)
+// namesrvReady is the NameServer's boot line; it ends with the address it listens on.
+var namesrvReady = regexp.MustCompile(`The Name Server boot success.*address (\S+:\d+)\s*$`)
 
-// startNamesrv starts the Waymark NameServer on a free loopback port with its KV store
-// and config file in a temp dir, and returns its address.
+// startNamesrv starts the Waymark NameServer on 127.0.0.1 port 0 (it binds a port the kernel
+// picks, so nothing is guessed free) with its KV store and config file in a temp dir, and
+// returns the address from its boot line.
 func startNamesrv(t *testing.T) string {
 	t.Helper()
 	bin := namesrvBin(t)
 	dir := t.TempDir()
-	addr := freeAddr(t)
-	startProc(t, "waymark namesrv", namesrvReady, 20*time.Second, []string{
+	_, m := startProc(t, "waymark namesrv", namesrvReady, 20*time.Second, []string{
 		bin,
-		"--listen", addr,
+		"--listen", "127.0.0.1:0",
 		"--set", "kvConfigPath=" + filepath.Join(dir, "kv.json"),
 		"--set", "configStorePath=" + filepath.Join(dir, "ns.properties"),
 	}, "NO_COLOR=1")
-	return addr
+	return m[1]
 }
 
 // uniq gives names (topics, groups, instance names) that cannot collide between runs or

@@ -9,7 +9,7 @@
 //! is also what the startup scenario times.
 
 use std::fs::File;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -19,6 +19,8 @@ use clap::ValueEnum;
 use rmq_transport::{ClientConfig, RpcClient};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
+
+use rmq_testkit::ports;
 
 use crate::pin;
 use crate::workload::{self, Layout};
@@ -187,12 +189,6 @@ impl Drop for RunningPeer {
     }
 }
 
-/// A free loopback port (bound and released; the peer binds it next).
-fn free_port() -> anyhow::Result<u16> {
-    let listener = TcpListener::bind("127.0.0.1:0").context("no free loopback port")?;
-    Ok(listener.local_addr()?.port())
-}
-
 /// A fresh directory for one peer process.
 fn peer_dir(kind: PeerKind) -> anyhow::Result<PathBuf> {
     use std::sync::atomic::{AtomicU32, Ordering};
@@ -280,11 +276,20 @@ fn command_for(
     Ok(command)
 }
 
+/// Starts with fresh ports before a peer that cannot bind is given up.
+const PORT_ATTEMPTS: usize = 5;
+
 /// Starts `kind`, pinned to the server CPUs, and waits until it answers,
 /// probing every `poll`. `ceiling_layout` shapes the ceiling's answers.
 ///
+/// Every peer is told its port, chosen below the kernel's ephemeral range
+/// ([`rmq_testkit::ports`]); a peer that exits because the port was taken
+/// in the meantime is started again on a fresh one.
+///
 /// # Errors
-/// The process cannot be spawned, exits, or does not answer within `limit`.
+/// The process cannot be spawned, exits, or does not answer within `limit`;
+/// or it could not bind in [`PORT_ATTEMPTS`] attempts (the error names each
+/// port and what held it).
 pub async fn start(
     setup: &PeerSetup,
     kind: PeerKind,
@@ -292,8 +297,54 @@ pub async fn start(
     poll: Duration,
     limit: Duration,
 ) -> anyhow::Result<RunningPeer> {
+    let mut tried = Vec::new();
+    for attempt in 1..=PORT_ATTEMPTS {
+        let port = ports::choose().with_context(|| {
+            let (low, high) = ports::candidate_range();
+            format!("no free port in {low}..={high}")
+        })?;
+        match start_on(setup, kind, port, ceiling_layout, poll, limit).await {
+            Ok(peer) => return Ok(peer),
+            Err(Start::PortTaken { log }) => {
+                tried.push(format!(
+                    "attempt {attempt}: {} ({log})",
+                    ports::holder(port)
+                ));
+            }
+            Err(Start::Failed(error)) => return Err(error),
+        }
+    }
+    bail!(
+        "{} could not bind a port in {PORT_ATTEMPTS} attempts with fresh ports: {}",
+        kind.title(),
+        tried.join("; ")
+    )
+}
+
+/// Why one start did not give a running peer.
+enum Start {
+    /// It exited saying that its address was in use.
+    PortTaken {
+        log: String,
+    },
+    Failed(anyhow::Error),
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Start {
+    fn from(error: E) -> Start {
+        Start::Failed(error.into())
+    }
+}
+
+async fn start_on(
+    setup: &PeerSetup,
+    kind: PeerKind,
+    port: u16,
+    ceiling_layout: &Layout,
+    poll: Duration,
+    limit: Duration,
+) -> Result<RunningPeer, Start> {
     let dir = peer_dir(kind)?;
-    let port = free_port()?;
     if kind == PeerKind::Java {
         let properties = format!(
             "listenPort={port}\nbindAddress=127.0.0.1\nkvConfigPath={}\n",
@@ -322,8 +373,23 @@ pub async fn start(
         keep_dir: setup.keep_dirs,
         dir,
     };
-    peer.ready_after = wait_ready(&mut peer, spawned, poll, limit).await?;
-    Ok(peer)
+    match wait_ready(&mut peer, spawned, poll, limit).await {
+        Ok(ready_after) => {
+            peer.ready_after = ready_after;
+            Ok(peer)
+        }
+        Err(error) => {
+            let exited = matches!(peer.child.try_wait(), Ok(Some(_)));
+            let log = std::fs::read_to_string(peer.dir.join("server.log")).unwrap_or_default();
+            if exited && ports::is_bind_failure(&log) {
+                Err(Start::PortTaken {
+                    log: log_tail(&peer.dir),
+                })
+            } else {
+                Err(Start::Failed(error))
+            }
+        }
+    }
 }
 
 /// `inner` under `taskset -c <server cpus>`, if servers are pinned.
@@ -393,10 +459,19 @@ async fn wait_ready(
             );
         }
         if let Ok(client) = RpcClient::connect(peer.addr, config.clone()).await {
-            // Any answer counts (TOPIC_NOT_EXIST is the expected one).
+            // Any answer counts (TOPIC_NOT_EXIST is the expected one), as long as
+            // our process is still there: one that exited could not have answered.
             loop {
                 match client.invoke(probe.clone(), Duration::from_secs(2)).await {
-                    Ok(_) => return Ok(spawned.elapsed()),
+                    Ok(_) if matches!(peer.child.try_wait(), Ok(None)) => {
+                        return Ok(spawned.elapsed())
+                    }
+                    Ok(_) => bail!(
+                        "{} exited, and another process answered on {}; log: {}",
+                        peer.kind.title(),
+                        peer.addr,
+                        log_tail(&peer.dir)
+                    ),
                     Err(_) if client.is_closed() || spawned.elapsed() > limit => break,
                     Err(_) => tokio::time::sleep(poll).await,
                 }

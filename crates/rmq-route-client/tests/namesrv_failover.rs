@@ -11,12 +11,10 @@ use rmq_route_client::RouteClient;
 
 const NO_POLL: Duration = Duration::from_secs(3600);
 
-/// An address nothing listens on.
+/// An address that refuses connections (held for the test process, so no
+/// other process can start listening there).
 fn dead_addr() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    drop(listener);
-    addr
+    rmq_testkit::ports::refused_addr().to_string()
 }
 
 #[tokio::test]

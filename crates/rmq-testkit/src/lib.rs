@@ -1,6 +1,6 @@
 //! Test support shared by the crates' integration tests: the NameServer
-//! under test as a child process ([`Namesrv`]) and the few admin requests
-//! the tests send it ([`admin`]).
+//! under test as a child process ([`Namesrv`]), the few admin requests
+//! the tests send it ([`admin`]), and loopback ports ([`ports`]).
 //!
 //! Which NameServer runs is a parameter of the test run, not of the test:
 //! by default Waymark's `rmq-namesrv` binary; with the environment variable
@@ -13,6 +13,7 @@
 //! the NameServer's own tests, which watch its log and signals.
 
 pub mod admin;
+pub mod ports;
 mod process;
 
 pub use process::{Kind, Namesrv, JAVA_CLASSPATH_ENV, KEEP_DIR_ENV};

@@ -1,6 +1,7 @@
-//! One NameServer process: start on a free loopback port, stop (SIGKILL, so
-//! the port is free at once and nothing is unregistered gracefully), start
-//! again on the same address with the same KV file.
+//! One NameServer process: start on a loopback port it binds itself (port
+//! 0, read back from its ready line), stop (SIGKILL, so the port is free at
+//! once and nothing is unregistered gracefully), start again on the same
+//! address with the same KV file.
 //!
 //! Owns the process and its temporary directory (KV file, config file, the
 //! Java NameServer's home and logs, stderr); both go when the value drops.
@@ -13,6 +14,8 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
+
+use crate::ports;
 
 /// The environment variable naming a file that holds the Java class path of
 /// `interop/java` (profile `rmq5`: `interop/java/target/rmq5/classpath.txt`,
@@ -152,8 +155,9 @@ impl Namesrv {
     /// KV and config files: the route table is empty, the KV store is kept.
     ///
     /// # Panics
-    /// If it is running, or does not come up (the port is retried a few
-    /// times in case the old socket lingers).
+    /// If it is running, or does not come up: a bind failure is retried for
+    /// up to 20 s in case the old socket lingers, and the panic then names
+    /// what holds the port; other failures are retried a few times.
     pub fn start_again(&mut self) {
         assert!(
             self.process.is_none(),
@@ -165,6 +169,7 @@ impl Namesrv {
             .next()
             .and_then(|p| p.parse().ok())
             .expect("addr ends in a port");
+        let bind_deadline = std::time::Instant::now() + Duration::from_secs(20);
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -174,14 +179,18 @@ impl Namesrv {
                     assert_eq!(addr, self.addr, "restarted on another address");
                     return;
                 }
-                Err(error) if attempt < 5 => {
+                Err(error)
+                    if attempt < 5
+                        || (ports::is_bind_failure(&error)
+                            && std::time::Instant::now() < bind_deadline) =>
+                {
                     eprintln!(
-                        "{} restart on port {port} failed, retrying: {error}",
+                        "{} restart on port {port} failed (attempt {attempt}), retrying: {error}",
                         self.kind.name()
                     );
                     std::thread::sleep(Duration::from_millis(300));
                 }
-                Err(error) => panic!("{error}"),
+                Err(error) => panic!("{error}\nafter {attempt} attempts; {}", ports::holder(port)),
             }
         }
     }

@@ -85,9 +85,11 @@ async fn a_closed_connection_fails_pending_and_later_calls() {
 
 #[tokio::test]
 async fn connecting_to_a_closed_port_fails() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
+    // Bound but not listening: connects are refused, and no other process can
+    // start listening on the port while the test runs.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = socket.local_addr().unwrap();
     match RpcClient::connect(addr, ClientConfig::default()).await {
         Err(ClientError::Connect { addr: text, .. }) => assert_eq!(text, addr.to_string()),
         other => panic!("unexpected {other:?}"),

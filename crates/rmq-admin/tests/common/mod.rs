@@ -177,12 +177,10 @@ pub fn admin_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     }
 }
 
-/// An address nothing listens on (connection refused).
+/// An address that refuses connections (held for the test process, so no
+/// other process can start listening there).
 pub fn dead_addr() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("local addr");
-    drop(listener);
-    addr.to_string()
+    rmq_testkit::ports::refused_addr().to_string()
 }
 
 /// A server that accepts connections and never answers; lives until the

@@ -70,7 +70,7 @@ public final class BrokerSpec {
         return this;
     }
 
-    /** Main listener; 0 (the default) = pick a free port triple ({@link Ports#freeBrokerPort}). */
+    /** Main listener; 0 (the default) = a free port triple, retried until the broker binds it ({@link Ports}). */
     public BrokerSpec port(int port) {
         this.listenPort = port;
         return this;

@@ -23,6 +23,10 @@ import org.apache.rocketmq.store.config.MessageStoreConfig;
  */
 public final class EmbeddedBroker implements AutoCloseable {
     private static final Duration REGISTRATION_TIMEOUT = Duration.ofSeconds(30);
+    /** The ports a broker on {@code p} binds: {@code p - 2} (its "fast" listener), {@code p}, {@code p + 1} (HA). */
+    private static final int[] PORT_OFFSETS = {-2, 0, 1};
+    /** How long a restart waits for its old ports to be released. */
+    private static final Duration RESTART_BIND_TIMEOUT = Duration.ofSeconds(20);
 
     private final BrokerSpec spec;
     private final BrokerController controller;
@@ -47,9 +51,6 @@ public final class EmbeddedBroker implements AutoCloseable {
 
     /** Starts a broker without waiting for its registration. */
     public static EmbeddedBroker startUnchecked(BrokerSpec spec) throws Exception {
-        if (spec.listenPort() == 0) {
-            spec.port(Ports.freeBrokerPort());
-        }
         if (spec.storeDir() == null) {
             spec.store(Files.createTempDirectory("waymark-broker-"));
         }
@@ -60,6 +61,16 @@ public final class EmbeddedBroker implements AutoCloseable {
         // then carries its release's version. Without it they carry version 0, and a NameServer
         // takes the broker for one older than 3.0.11 (pre-RegisterBrokerBody registrations).
         System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
+        String what = "broker " + spec.clusterName() + "/" + spec.brokerName() + "/" + spec.brokerId();
+        if (spec.listenPort() == 0) {
+            return Ports.startOnFreePorts(what, PORT_OFFSETS, port -> launch(spec.port(port)));
+        }
+        // A given port (a restart): the old broker's sockets may still be closing.
+        return Ports.startOnPort(what, spec.listenPort(), PORT_OFFSETS, RESTART_BIND_TIMEOUT, port -> launch(spec));
+    }
+
+    /** One start of the broker on its spec's ports; shuts the half-started broker down when it fails. */
+    private static EmbeddedBroker launch(BrokerSpec spec) throws Exception {
         Properties p = spec.toProperties();
         BrokerConfig brokerConfig = new BrokerConfig();
         NettyServerConfig serverConfig = new NettyServerConfig();
@@ -72,11 +83,25 @@ public final class EmbeddedBroker implements AutoCloseable {
         brokerConfig.setRocketmqHome(System.getProperty(MixAll.ROCKETMQ_HOME_PROPERTY));
         BrokerController controller = Brokers.create(brokerConfig, serverConfig, clientConfig, storeConfig);
         if (!controller.initialize()) {
-            controller.shutdown();
+            shutdownQuietly(controller);
             throw new IllegalStateException("BrokerController.initialize() failed for " + spec);
         }
-        controller.start();
+        try {
+            controller.start();
+        } catch (Exception e) {
+            shutdownQuietly(controller);
+            throw e;
+        }
         return new EmbeddedBroker(spec, controller);
+    }
+
+    /** Shutdown of a broker whose start failed part way: whatever it started is stopped, errors ignored. */
+    private static void shutdownQuietly(BrokerController controller) {
+        try {
+            controller.shutdown();
+        } catch (RuntimeException e) {
+            // Parts that never started cannot stop; the start's own error is the one to report.
+        }
     }
 
     /** This broker again (same identity, ports, store, options): for restarts after {@link #stop}. */
@@ -84,8 +109,6 @@ public final class EmbeddedBroker implements AutoCloseable {
         if (!stopped) {
             throw new IllegalStateException("stop the broker before restarting it");
         }
-        Poll.untilTrue(Duration.ofSeconds(10), "ports of " + addr() + " to be released",
-            () -> Ports.isFree(spec.listenPort()) && Ports.isFree(spec.listenPort() + 1));
         return start(spec.copy());
     }
 

@@ -2,6 +2,7 @@ package dev.waymark.interop.harness;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.rocketmq.common.MixAll;
@@ -9,6 +10,9 @@ import org.apache.rocketmq.namesrv.NamesrvController;
 
 /** The Java NameServer ({@code NamesrvController} of the profile's release) in this JVM. */
 public final class JavaNameServer implements NameServer {
+    /** How long a restart on a given port waits for the old socket to be released. */
+    private static final Duration RESTART_BIND_TIMEOUT = Duration.ofSeconds(20);
+
     private final NamesrvController controller;
     private final int port;
     private final Path dir;
@@ -21,44 +25,49 @@ public final class JavaNameServer implements NameServer {
     }
 
     /**
-     * Starts one on a free port with its KV and config files in a new temporary directory;
-     * {@code settings} are NamesrvConfig / NettyServerConfig options by Java name
-     * ({@code listenPort} fixes the port; {@link #addr()} then names it).
+     * Starts one on a loopback port the kernel picks at bind time (listenPort 0), with its
+     * KV and config files in a new temporary directory; {@code settings} are NamesrvConfig /
+     * NettyServerConfig options by Java name. A given {@code listenPort} (a restart on the
+     * same address) is used as is, retrying for a while if the old socket still holds it.
      */
     public static JavaNameServer start(Map<String, String> settings) throws Exception {
         Path dir = Files.createTempDirectory("waymark-java-namesrv-");
         if (System.getProperty(MixAll.ROCKETMQ_HOME_PROPERTY) == null) {
             System.setProperty(MixAll.ROCKETMQ_HOME_PROPERTY, dir.toString());
         }
-        // A given listenPort (a restart on the same address) is used as is; otherwise a
-        // free port, with a retry if another process took it before the bind.
         String fixedPort = settings.get("listenPort");
-        Exception last = null;
-        for (int attempt = 0; attempt < (fixedPort == null ? 3 : 1); attempt++) {
-            int port = fixedPort == null ? Ports.free() : Integer.parseInt(fixedPort.trim());
-            Properties p = new Properties();
-            p.setProperty("listenPort", String.valueOf(port));
-            p.setProperty("bindAddress", "127.0.0.1");
-            p.setProperty("kvConfigPath", dir.resolve("kv.json").toString());
-            p.setProperty("configStorePath", dir.resolve("ns.properties").toString());
-            p.setProperty("serverWorkerThreads", "2");
-            p.setProperty("serverSelectorThreads", "1");
-            p.setProperty("defaultThreadPoolNums", "4");
-            p.setProperty("clientRequestThreadPoolNums", "2");
-            p.putAll(settings);
-            NamesrvController controller = JavaNamesrvs.create(p);
-            try {
-                if (!controller.initialize()) {
-                    throw new IllegalStateException("NamesrvController.initialize() failed");
-                }
-                controller.start();
-                return new JavaNameServer(controller, port, dir);
-            } catch (Exception e) {
-                last = e;
-                controller.shutdown();
-            }
+        if (fixedPort == null) {
+            return launch(0, settings, dir);
         }
-        throw last;
+        int port = Integer.parseInt(fixedPort.trim());
+        return Ports.startOnPort("Java NameServer", port, new int[] {0}, RESTART_BIND_TIMEOUT,
+            p -> launch(p, settings, dir));
+    }
+
+    /** One start on {@code port} (0: the kernel's choice); shut down again when it fails. */
+    private static JavaNameServer launch(int port, Map<String, String> settings, Path dir) throws Exception {
+        Properties p = new Properties();
+        p.setProperty("bindAddress", "127.0.0.1");
+        p.setProperty("kvConfigPath", dir.resolve("kv.json").toString());
+        p.setProperty("configStorePath", dir.resolve("ns.properties").toString());
+        p.setProperty("serverWorkerThreads", "2");
+        p.setProperty("serverSelectorThreads", "1");
+        p.setProperty("defaultThreadPoolNums", "4");
+        p.setProperty("clientRequestThreadPoolNums", "2");
+        p.putAll(settings);
+        p.setProperty("listenPort", String.valueOf(port));
+        NamesrvController controller = JavaNamesrvs.create(p);
+        try {
+            if (!controller.initialize()) {
+                throw new IllegalStateException("NamesrvController.initialize() failed");
+            }
+            controller.start();
+        } catch (Exception e) {
+            controller.shutdown();
+            throw e;
+        }
+        // 4.9 and 5.x both report the port they bound here.
+        return new JavaNameServer(controller, controller.getRemotingServer().localListenPort(), dir);
     }
 
     @Override

@@ -10,16 +10,21 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * The Waymark NameServer binary ({@code rmq-namesrv}), started as a child process on a free
- * loopback port and stopped by its pid. Its stdout and stderr go to {@code namesrv.log} in
+ * The Waymark NameServer binary ({@code rmq-namesrv}), started as a child process on a loopback
+ * port it binds itself (port 0) and stopped by its pid. Its stdout and stderr go to {@code namesrv.log} in
  * its temporary directory (kept when it fails to start).
  */
 public final class WaymarkNameServer implements NameServer {
     private static final String BOOT_LINE = "The Name Server boot success";
+    private static final Pattern BOOT_ADDRESS = Pattern.compile("address \\S+:(\\d+)\\s*$");
 
     private final Process process;
     private final int port;
@@ -33,53 +38,58 @@ public final class WaymarkNameServer implements NameServer {
     }
 
     /**
-     * Starts {@code binary} with {@code --listen 127.0.0.1:<free port>}, its KV and config
-     * files in a new temporary directory, and one {@code --set key=value} per setting; returns
-     * once it printed its boot line.
+     * Starts {@code binary} with {@code --listen 127.0.0.1:0} (the server binds a port the
+     * kernel picks and names it in its boot line), its KV and config files in a new temporary
+     * directory, and one {@code --set key=value} per setting; returns once it printed its
+     * boot line.
      */
     public static WaymarkNameServer start(Path binary, Map<String, String> settings) throws Exception {
         Path dir = Files.createTempDirectory("waymark-namesrv-");
-        IllegalStateException last = null;
-        for (int attempt = 0; attempt < 3; attempt++) {
-            int port = Ports.free();
-            List<String> command = new ArrayList<>(List.of(binary.toString(), "--listen", "127.0.0.1:" + port,
-                "--set", "kvConfigPath=" + dir.resolve("kv.json"),
-                "--set", "configStorePath=" + dir.resolve("ns.properties")));
-            settings.forEach((k, v) -> {
-                command.add("--set");
-                command.add(k + "=" + v);
-            });
-            Path log = dir.resolve("namesrv.log");
-            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-            CountDownLatch booted = new CountDownLatch(1);
-            Thread pump = new Thread(() -> pump(process, log, booted), "waymark-namesrv-" + port);
-            pump.setDaemon(true);
-            pump.start();
-            if (booted.await(20, TimeUnit.SECONDS) && process.isAlive()) {
-                return new WaymarkNameServer(process, port, dir);
-            }
+        List<String> command = new ArrayList<>(List.of(binary.toString(), "--listen", "127.0.0.1:0",
+            "--set", "kvConfigPath=" + dir.resolve("kv.json"),
+            "--set", "configStorePath=" + dir.resolve("ns.properties")));
+        settings.forEach((k, v) -> {
+            command.add("--set");
+            command.add(k + "=" + v);
+        });
+        Path log = dir.resolve("namesrv.log");
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        CompletableFuture<Integer> port = new CompletableFuture<>();
+        Thread pump = new Thread(() -> pump(process, log, port), "waymark-namesrv-" + process.pid());
+        pump.setDaemon(true);
+        pump.start();
+        try {
+            return new WaymarkNameServer(process, port.get(20, TimeUnit.SECONDS), dir);
+        } catch (TimeoutException | ExecutionException e) {
             process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-            last = new IllegalStateException("Waymark NameServer " + String.join(" ", command)
+            throw new IllegalStateException("Waymark NameServer " + String.join(" ", command)
                 + " did not boot (exit " + (process.isAlive() ? "-" : process.exitValue()) + "); log:\n"
-                + tail(log));
+                + tail(log), e);
         }
-        throw last;
     }
 
-    private static void pump(Process process, Path log, CountDownLatch booted) {
+    /** The port in a boot line ({@code "... address 127.0.0.1:40001"}), or -1. */
+    static int bootPort(String line) {
+        Matcher m = BOOT_ADDRESS.matcher(line);
+        return line.contains(BOOT_LINE) && m.find() ? Integer.parseInt(m.group(1)) : -1;
+    }
+
+    private static void pump(Process process, Path log, CompletableFuture<Integer> port) {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
             StandardCharsets.UTF_8)); PrintStream out = new PrintStream(Files.newOutputStream(log), true,
                 StandardCharsets.UTF_8)) {
             String line;
             while ((line = in.readLine()) != null) {
                 out.println(line);
-                if (line.contains(BOOT_LINE)) {
-                    booted.countDown();
+                int bound = bootPort(line);
+                if (bound > 0) {
+                    port.complete(bound);
                 }
             }
         } catch (IOException e) {
             // The process went away; start() or stop() reports it.
         }
+        port.completeExceptionally(new IllegalStateException("output ended before the boot line"));
     }
 
     private static String tail(Path log) {
