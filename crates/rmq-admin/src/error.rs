@@ -113,18 +113,7 @@ impl CallError {
 
 /// The Java name of a response code, `UNKNOWN` for codes Waymark does not name.
 pub fn code_name(code: i32) -> &'static str {
-    match ResponseCode::from(code) {
-        ResponseCode::Success => "SUCCESS",
-        ResponseCode::SystemError => "SYSTEM_ERROR",
-        ResponseCode::SystemBusy => "SYSTEM_BUSY",
-        ResponseCode::RequestCodeNotSupported => "REQUEST_CODE_NOT_SUPPORTED",
-        ResponseCode::TransactionFailed => "TRANSACTION_FAILED",
-        ResponseCode::NoPermission => "NO_PERMISSION",
-        ResponseCode::TopicNotExist => "TOPIC_NOT_EXIST",
-        ResponseCode::QueryNotFound => "QUERY_NOT_FOUND",
-        ResponseCode::GoAway => "GO_AWAY",
-        ResponseCode::Unknown(_) => "UNKNOWN",
-    }
+    ResponseCode::from(code).java_name()
 }
 
 /// A remark on one line: Java remarks may contain newlines (TOPIC_NOT_EXIST

@@ -2,9 +2,7 @@
 //! every NamesrvConfig and NettyServerConfig key, the `-c` properties file,
 //! UPDATE_NAMESRV_CONFIG and the GET_NAMESRV_CONFIG text.
 //!
-//! Values follow Java's setter conversion: numbers parsed, booleans `true`
-//! ignoring case (anything else false), strings trimmed; a value that does not
-//! parse leaves the option unchanged.
+//! Values follow Java's setter conversion (`rmq_protocol::options`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,85 +16,50 @@ const ALWAYS_BLACK_LISTED: [&str; 4] = [
     "rocketmqHome",
 ];
 
-macro_rules! options {
-    ($( $field:ident : $ty:ty = $key:literal, $default:expr; )*) => {
-        /// Every option, by its Java name.
-        #[derive(Debug, Clone, PartialEq)]
-        pub struct NamesrvConfig {
-            $( #[doc = concat!("`", $key, "`")] pub $field: $ty, )*
-            /// Keys of the `-c` file that no option knows; echoed by
-            /// GET_NAMESRV_CONFIG and persisted, as Java does.
-            pub extra: BTreeMap<String, String>,
-        }
-
-        impl NamesrvConfig {
-            /// Java's defaults, with paths under `home` (Java's `user.home`) and
-            /// `rocketmq_home` from ROCKETMQ_HOME.
-            pub fn defaults(home: &std::path::Path, rocketmq_home: Option<String>) -> Self {
-                NamesrvConfig { $( $field: $default(home, &rocketmq_home), )* extra: BTreeMap::new() }
-            }
-
-            /// Sets one option from text; `false` if no option has that key.
-            pub fn set(&mut self, key: &str, value: &str) -> bool {
-                match key {
-                    $( $key => { ConfigValue::parse_into(&mut self.$field, value); true } )*
-                    _ => false,
-                }
-            }
-
-            /// Every option as `key → text`, plus the extra keys, sorted by key.
-            pub fn to_properties(&self) -> BTreeMap<String, String> {
-                let mut all = self.extra.clone();
-                $( if let Some(text) = ConfigValue::render(&self.$field) {
-                    all.insert($key.to_owned(), text);
-                } )*
-                all
-            }
-        }
-    };
-}
-
-options! {
-    rocketmq_home: Option<String> = "rocketmqHome", |_, r: &Option<String>| r.clone();
-    kv_config_path: String = "kvConfigPath", |h: &std::path::Path, _| path_in(h, "namesrv/kvConfig.json");
-    config_store_path: String = "configStorePath", |h: &std::path::Path, _| path_in(h, "namesrv/namesrv.properties");
-    product_env_name: String = "productEnvName", |_, _| "center".to_owned();
-    cluster_test: bool = "clusterTest", |_, _| false;
-    order_message_enable: bool = "orderMessageEnable", |_, _| false;
-    return_order_topic_config_to_broker: bool = "returnOrderTopicConfigToBroker", |_, _| true;
-    client_request_thread_pool_nums: i32 = "clientRequestThreadPoolNums", |_, _| 8;
-    default_thread_pool_nums: i32 = "defaultThreadPoolNums", |_, _| 16;
-    client_request_thread_pool_queue_capacity: i32 = "clientRequestThreadPoolQueueCapacity", |_, _| 50_000;
-    default_thread_pool_queue_capacity: i32 = "defaultThreadPoolQueueCapacity", |_, _| 10_000;
-    scan_not_active_broker_interval: i64 = "scanNotActiveBrokerInterval", |_, _| 5_000;
-    unregister_broker_queue_capacity: i32 = "unRegisterBrokerQueueCapacity", |_, _| 3_000;
-    support_acting_master: bool = "supportActingMaster", |_, _| false;
-    enable_all_topic_list: bool = "enableAllTopicList", |_, _| true;
-    enable_topic_list: bool = "enableTopicList", |_, _| true;
-    notify_min_broker_id_changed: bool = "notifyMinBrokerIdChanged", |_, _| false;
-    enable_controller_in_namesrv: bool = "enableControllerInNamesrv", |_, _| false;
-    need_wait_for_service: bool = "needWaitForService", |_, _| false;
-    wait_seconds_for_service: i32 = "waitSecondsForService", |_, _| 45;
-    delete_topic_with_broker_registration: bool = "deleteTopicWithBrokerRegistration", |_, _| false;
-    config_black_list: String = "configBlackList", |_, _| "configBlackList;configStorePath;kvConfigPath".to_owned();
-    bind_address: String = "bindAddress", |_, _| "0.0.0.0".to_owned();
-    listen_port: i32 = "listenPort", |_, _| 9876;
-    server_worker_threads: i32 = "serverWorkerThreads", |_, _| 8;
-    server_callback_executor_threads: i32 = "serverCallbackExecutorThreads", |_, _| 0;
-    server_selector_threads: i32 = "serverSelectorThreads", |_, _| 3;
-    server_oneway_semaphore_value: i32 = "serverOnewaySemaphoreValue", |_, _| 256;
-    server_async_semaphore_value: i32 = "serverAsyncSemaphoreValue", |_, _| 64;
-    server_channel_max_idle_time_seconds: i32 = "serverChannelMaxIdleTimeSeconds", |_, _| 120;
-    server_socket_snd_buf_size: i32 = "serverSocketSndBufSize", |_, _| 0;
-    server_socket_rcv_buf_size: i32 = "serverSocketRcvBufSize", |_, _| 0;
-    write_buffer_high_water_mark: i32 = "writeBufferHighWaterMark", |_, _| 0;
-    write_buffer_low_water_mark: i32 = "writeBufferLowWaterMark", |_, _| 0;
-    server_socket_backlog: i32 = "serverSocketBacklog", |_, _| 1024;
-    server_netty_worker_group_enable: bool = "serverNettyWorkerGroupEnable", |_, _| true;
-    server_pooled_byte_buf_allocator_enable: bool = "serverPooledByteBufAllocatorEnable", |_, _| true;
-    enable_shutdown_gracefully: bool = "enableShutdownGracefully", |_, _| false;
-    shutdown_wait_time_seconds: i32 = "shutdownWaitTimeSeconds", |_, _| 30;
-    use_epoll_native_selector: bool = "useEpollNativeSelector", |_, _| false;
+rmq_protocol::java_options! {
+    /// Every option, by its Java name.
+    pub struct NamesrvConfig {
+        rocketmq_home: Option<String> = "rocketmqHome", |_, r: &Option<String>| r.clone();
+        kv_config_path: String = "kvConfigPath", |h: &std::path::Path, _| path_in(h, "namesrv/kvConfig.json");
+        config_store_path: String = "configStorePath", |h: &std::path::Path, _| path_in(h, "namesrv/namesrv.properties");
+        product_env_name: String = "productEnvName", |_, _| "center".to_owned();
+        cluster_test: bool = "clusterTest", |_, _| false;
+        order_message_enable: bool = "orderMessageEnable", |_, _| false;
+        return_order_topic_config_to_broker: bool = "returnOrderTopicConfigToBroker", |_, _| true;
+        client_request_thread_pool_nums: i32 = "clientRequestThreadPoolNums", |_, _| 8;
+        default_thread_pool_nums: i32 = "defaultThreadPoolNums", |_, _| 16;
+        client_request_thread_pool_queue_capacity: i32 = "clientRequestThreadPoolQueueCapacity", |_, _| 50_000;
+        default_thread_pool_queue_capacity: i32 = "defaultThreadPoolQueueCapacity", |_, _| 10_000;
+        scan_not_active_broker_interval: i64 = "scanNotActiveBrokerInterval", |_, _| 5_000;
+        unregister_broker_queue_capacity: i32 = "unRegisterBrokerQueueCapacity", |_, _| 3_000;
+        support_acting_master: bool = "supportActingMaster", |_, _| false;
+        enable_all_topic_list: bool = "enableAllTopicList", |_, _| true;
+        enable_topic_list: bool = "enableTopicList", |_, _| true;
+        notify_min_broker_id_changed: bool = "notifyMinBrokerIdChanged", |_, _| false;
+        enable_controller_in_namesrv: bool = "enableControllerInNamesrv", |_, _| false;
+        need_wait_for_service: bool = "needWaitForService", |_, _| false;
+        wait_seconds_for_service: i32 = "waitSecondsForService", |_, _| 45;
+        delete_topic_with_broker_registration: bool = "deleteTopicWithBrokerRegistration", |_, _| false;
+        config_black_list: String = "configBlackList", |_, _| "configBlackList;configStorePath;kvConfigPath".to_owned();
+        bind_address: String = "bindAddress", |_, _| "0.0.0.0".to_owned();
+        listen_port: i32 = "listenPort", |_, _| 9876;
+        server_worker_threads: i32 = "serverWorkerThreads", |_, _| 8;
+        server_callback_executor_threads: i32 = "serverCallbackExecutorThreads", |_, _| 0;
+        server_selector_threads: i32 = "serverSelectorThreads", |_, _| 3;
+        server_oneway_semaphore_value: i32 = "serverOnewaySemaphoreValue", |_, _| 256;
+        server_async_semaphore_value: i32 = "serverAsyncSemaphoreValue", |_, _| 64;
+        server_channel_max_idle_time_seconds: i32 = "serverChannelMaxIdleTimeSeconds", |_, _| 120;
+        server_socket_snd_buf_size: i32 = "serverSocketSndBufSize", |_, _| 0;
+        server_socket_rcv_buf_size: i32 = "serverSocketRcvBufSize", |_, _| 0;
+        write_buffer_high_water_mark: i32 = "writeBufferHighWaterMark", |_, _| 0;
+        write_buffer_low_water_mark: i32 = "writeBufferLowWaterMark", |_, _| 0;
+        server_socket_backlog: i32 = "serverSocketBacklog", |_, _| 1024;
+        server_netty_worker_group_enable: bool = "serverNettyWorkerGroupEnable", |_, _| true;
+        server_pooled_byte_buf_allocator_enable: bool = "serverPooledByteBufAllocatorEnable", |_, _| true;
+        enable_shutdown_gracefully: bool = "enableShutdownGracefully", |_, _| false;
+        shutdown_wait_time_seconds: i32 = "shutdownWaitTimeSeconds", |_, _| 30;
+        use_epoll_native_selector: bool = "useEpollNativeSelector", |_, _| false;
+    }
 }
 
 fn path_in(home: &std::path::Path, rest: &str) -> String {
@@ -158,55 +121,6 @@ impl NamesrvConfig {
             .iter()
             .map(|(k, v)| format!("{k}={v}\n"))
             .collect()
-    }
-}
-
-/// Conversion between option values and their text.
-trait ConfigValue {
-    fn parse_into(&mut self, text: &str);
-    fn render(&self) -> Option<String>;
-}
-
-impl ConfigValue for bool {
-    fn parse_into(&mut self, text: &str) {
-        *self = text.trim().eq_ignore_ascii_case("true");
-    }
-    fn render(&self) -> Option<String> {
-        Some(self.to_string())
-    }
-}
-
-macro_rules! number_value {
-    ($($ty:ty),*) => {$(
-        impl ConfigValue for $ty {
-            fn parse_into(&mut self, text: &str) {
-                if let Ok(value) = text.trim().parse() {
-                    *self = value;
-                }
-            }
-            fn render(&self) -> Option<String> {
-                Some(self.to_string())
-            }
-        }
-    )*};
-}
-number_value!(i32, i64);
-
-impl ConfigValue for String {
-    fn parse_into(&mut self, text: &str) {
-        text.trim().clone_into(self);
-    }
-    fn render(&self) -> Option<String> {
-        Some(self.clone())
-    }
-}
-
-impl ConfigValue for Option<String> {
-    fn parse_into(&mut self, text: &str) {
-        *self = Some(text.trim().to_owned());
-    }
-    fn render(&self) -> Option<String> {
-        self.clone()
     }
 }
 

@@ -44,7 +44,9 @@ pub fn dispatch(
         C::GetKvlistByNamespace => kv::list(state, request),
         C::UpdateNamesrvConfig => config::update(state, request),
         C::GetNamesrvConfig => config::get(state, request),
-        C::NotifyMinBrokerIdChange | C::Unknown(_) => Err(Error::new(
+        // NOTIFY_MIN_BROKER_ID_CHANGE is sent by NameServers; the controller codes are served
+        // by the controller, on its own port.
+        _ => Err(Error::new(
             ResponseCode::RequestCodeNotSupported,
             format!(" request type {} not supported", request.code),
         )),

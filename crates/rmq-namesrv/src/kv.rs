@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use rmq_protocol::{Dialect, JavaJson, KvConfigSerializeWrapper};
 use serde::Deserialize;
 
-use crate::persist::replace_file;
+use rmq_transport::durable::replace_file;
 
 /// One namespace's entries.
 pub type Namespace = BTreeMap<String, String>;

@@ -1,7 +1,8 @@
 //! Waymark's NameServer: a drop-in Apache RocketMQ NameServer.
 //!
 //! Layout: `route` holds the pure route tables (no I/O, time as an
-//! argument); `kv` and `persist` the durable KV store; `config` Java's option
+//! argument); `kv` the KV store, written durably with
+//! `rmq_transport::durable`; `config` Java's option
 //! set; `handlers` one plain function per request code, picked by `dispatch`;
 //! `housekeeping` the background tasks; `server::run` ties them to a listener.
 //! The binary (`src/bin/rmq-namesrv.rs`) only parses flags and calls `run`.
@@ -13,7 +14,6 @@ pub mod error;
 pub mod handlers;
 pub mod housekeeping;
 pub mod kv;
-pub mod persist;
 pub mod route;
 pub mod server;
 pub mod state;

@@ -1,27 +1,30 @@
-//! Typed NameServer headers and bodies of the RocketMQ remoting protocol.
+//! Typed NameServer and controller headers and bodies of the RocketMQ
+//! remoting protocol.
 //!
 //! Owns the *meaning* of the bytes `rmq-wire` frames: one typed header per
-//! NameServer request and response ([`headers`]), the JSON bodies with the exact
+//! NameServer and controller request and response ([`headers`]), the JSON bodies with the exact
 //! fastjson output Java peers expect ([`java_json`] plus one module per body),
 //! the zlib-compressed REGISTER_BROKER body ([`register`]), the Java
 //! `.properties` text of the config requests ([`properties`]) and the `version`
 //! thresholds that switch formats ([`version`]).
 //!
 //! It does not own framing or the JSON/binary *header* codecs (`rmq-wire`),
-//! sockets (`rmq-transport`) or any NameServer state or behaviour
-//! (`rmq-namesrv`). Everything here is pure data and pure functions.
+//! sockets (`rmq-transport`) or any NameServer or controller state or
+//! behaviour (`rmq-namesrv`, `rmq-controller`). Everything here is pure data and pure functions.
 //!
 //! Rust names in code, Java names on the wire: `broker_addrs` is written
 //! `brokerAddrs`, and field declaration order is the alphabetical order of the
 //! Java names, which is the order fastjson (`SortField`) writes them in.
 
 pub mod cluster;
+pub mod controller;
 pub mod data_version;
 mod error;
 pub mod headers;
 pub mod java_json;
 pub mod kv;
 pub mod member_group;
+pub mod options;
 pub mod properties;
 pub mod register;
 pub mod route;
@@ -30,6 +33,10 @@ pub mod topic_list;
 pub mod version;
 
 pub use cluster::ClusterInfo;
+pub use controller::{
+    BrokerNames, BrokerReplicasInfo, ElectMasterResponseBody, ReplicaIdentity, ReplicasInfo,
+    SyncStateSet,
+};
 pub use data_version::DataVersion;
 pub use error::BodyError;
 pub use java_json::{Dialect, JavaJson};

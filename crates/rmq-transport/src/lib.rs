@@ -3,12 +3,14 @@
 //! Owns moving frames: [`RemotingCodec`] adapts `rmq_wire::frame` to tokio-util,
 //! [`run`] serves a [`Service`] over a listener (connection limit, per-connection
 //! backpressure, idle timeout, pipelining, graceful drain), and [`RpcClient`]
-//! makes pipelined calls. It knows no NameServer semantics: what a request
+//! makes pipelined calls; [`durable`] replaces a server's files so that an
+//! acknowledged write is on disk. It knows no NameServer semantics: what a request
 //! means is the service's business, typed headers are `rmq-protocol`'s.
 
 pub mod client;
 pub mod codec;
 pub mod connection;
+pub mod durable;
 pub mod error;
 pub mod server;
 mod session;

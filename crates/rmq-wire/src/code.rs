@@ -2,13 +2,13 @@
 //!
 //! Every code type keeps values it does not know as `Unknown(_)`: an unknown
 //! request code is data to answer with REQUEST_CODE_NOT_SUPPORTED, not a reason
-//! to drop a connection. Only the codes a NameServer deals with are named;
-//! the rest of Java's tables travel as `Unknown`.
+//! to drop a connection. Only the codes a NameServer or a controller deals
+//! with are named; the rest of Java's tables travel as `Unknown`.
 
 macro_rules! int_code {
     (
         $(#[$meta:meta])*
-        $name:ident : $repr:ty { $( $(#[$vmeta:meta])* $variant:ident = $value:expr, )* }
+        $name:ident : $repr:ty { $( $(#[$vmeta:meta])* $variant:ident = $value:literal $java:literal, )* }
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -16,6 +16,16 @@ macro_rules! int_code {
             $( $(#[$vmeta])* $variant, )*
             /// A value this table does not name, kept as it came.
             Unknown($repr),
+        }
+
+        impl $name {
+            /// The Java constant's name (`SYSTEM_ERROR`); `UNKNOWN` for an unnamed value.
+            pub fn java_name(self) -> &'static str {
+                match self {
+                    $( $name::$variant => $java, )*
+                    $name::Unknown(_) => "UNKNOWN",
+                }
+            }
         }
 
         impl From<$repr> for $name {
@@ -39,80 +49,141 @@ macro_rules! int_code {
 }
 
 int_code! {
-    /// Request codes (Java `RequestCode`) that a NameServer serves or sends.
+    /// Request codes (Java `RequestCode`) that a NameServer or a controller serves or sends.
     RequestCode: i32 {
         /// PUT_KV_CONFIG
-        PutKvConfig = 100,
+        PutKvConfig = 100 "PUT_KV_CONFIG",
         /// GET_KV_CONFIG
-        GetKvConfig = 101,
+        GetKvConfig = 101 "GET_KV_CONFIG",
         /// DELETE_KV_CONFIG
-        DeleteKvConfig = 102,
+        DeleteKvConfig = 102 "DELETE_KV_CONFIG",
         /// REGISTER_BROKER
-        RegisterBroker = 103,
+        RegisterBroker = 103 "REGISTER_BROKER",
         /// UNREGISTER_BROKER
-        UnregisterBroker = 104,
+        UnregisterBroker = 104 "UNREGISTER_BROKER",
         /// GET_ROUTEINFO_BY_TOPIC
-        GetRouteInfoByTopic = 105,
+        GetRouteInfoByTopic = 105 "GET_ROUTEINFO_BY_TOPIC",
         /// GET_BROKER_CLUSTER_INFO
-        GetBrokerClusterInfo = 106,
+        GetBrokerClusterInfo = 106 "GET_BROKER_CLUSTER_INFO",
         /// WIPE_WRITE_PERM_OF_BROKER
-        WipeWritePermOfBroker = 205,
+        WipeWritePermOfBroker = 205 "WIPE_WRITE_PERM_OF_BROKER",
         /// GET_ALL_TOPIC_LIST_FROM_NAMESERVER
-        GetAllTopicListFromNameserver = 206,
+        GetAllTopicListFromNameserver = 206 "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
         /// DELETE_TOPIC_IN_NAMESRV
-        DeleteTopicInNamesrv = 216,
+        DeleteTopicInNamesrv = 216 "DELETE_TOPIC_IN_NAMESRV",
         /// REGISTER_TOPIC_IN_NAMESRV
-        RegisterTopicInNamesrv = 217,
+        RegisterTopicInNamesrv = 217 "REGISTER_TOPIC_IN_NAMESRV",
         /// GET_KVLIST_BY_NAMESPACE
-        GetKvlistByNamespace = 219,
+        GetKvlistByNamespace = 219 "GET_KVLIST_BY_NAMESPACE",
         /// GET_TOPICS_BY_CLUSTER
-        GetTopicsByCluster = 224,
+        GetTopicsByCluster = 224 "GET_TOPICS_BY_CLUSTER",
         /// GET_SYSTEM_TOPIC_LIST_FROM_NS
-        GetSystemTopicListFromNs = 304,
+        GetSystemTopicListFromNs = 304 "GET_SYSTEM_TOPIC_LIST_FROM_NS",
         /// GET_UNIT_TOPIC_LIST
-        GetUnitTopicList = 311,
+        GetUnitTopicList = 311 "GET_UNIT_TOPIC_LIST",
         /// GET_HAS_UNIT_SUB_TOPIC_LIST
-        GetHasUnitSubTopicList = 312,
+        GetHasUnitSubTopicList = 312 "GET_HAS_UNIT_SUB_TOPIC_LIST",
         /// GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST
-        GetHasUnitSubUnunitTopicList = 313,
+        GetHasUnitSubUnunitTopicList = 313 "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST",
         /// UPDATE_NAMESRV_CONFIG
-        UpdateNamesrvConfig = 318,
+        UpdateNamesrvConfig = 318 "UPDATE_NAMESRV_CONFIG",
         /// GET_NAMESRV_CONFIG
-        GetNamesrvConfig = 319,
+        GetNamesrvConfig = 319 "GET_NAMESRV_CONFIG",
         /// QUERY_DATA_VERSION
-        QueryDataVersion = 322,
+        QueryDataVersion = 322 "QUERY_DATA_VERSION",
         /// ADD_WRITE_PERM_OF_BROKER
-        AddWritePermOfBroker = 327,
+        AddWritePermOfBroker = 327 "ADD_WRITE_PERM_OF_BROKER",
         /// GET_BROKER_MEMBER_GROUP
-        GetBrokerMemberGroup = 901,
+        GetBrokerMemberGroup = 901 "GET_BROKER_MEMBER_GROUP",
         /// BROKER_HEARTBEAT
-        BrokerHeartbeat = 904,
+        BrokerHeartbeat = 904 "BROKER_HEARTBEAT",
         /// NOTIFY_MIN_BROKER_ID_CHANGE, sent by the NameServer to brokers.
-        NotifyMinBrokerIdChange = 905,
+        NotifyMinBrokerIdChange = 905 "NOTIFY_MIN_BROKER_ID_CHANGE",
+        /// CONTROLLER_ALTER_SYNC_STATE_SET
+        ControllerAlterSyncStateSet = 1001 "CONTROLLER_ALTER_SYNC_STATE_SET",
+        /// CONTROLLER_ELECT_MASTER
+        ControllerElectMaster = 1002 "CONTROLLER_ELECT_MASTER",
+        /// CONTROLLER_REGISTER_BROKER
+        ControllerRegisterBroker = 1003 "CONTROLLER_REGISTER_BROKER",
+        /// CONTROLLER_GET_REPLICA_INFO
+        ControllerGetReplicaInfo = 1004 "CONTROLLER_GET_REPLICA_INFO",
+        /// CONTROLLER_GET_METADATA_INFO
+        ControllerGetMetadataInfo = 1005 "CONTROLLER_GET_METADATA_INFO",
+        /// CONTROLLER_GET_SYNC_STATE_DATA
+        ControllerGetSyncStateData = 1006 "CONTROLLER_GET_SYNC_STATE_DATA",
+        /// GET_BROKER_EPOCH_CACHE, served by brokers in controller mode.
+        GetBrokerEpochCache = 1007 "GET_BROKER_EPOCH_CACHE",
+        /// NOTIFY_BROKER_ROLE_CHANGED, sent by the controller to brokers.
+        NotifyBrokerRoleChanged = 1008 "NOTIFY_BROKER_ROLE_CHANGED",
+        /// UPDATE_CONTROLLER_CONFIG
+        UpdateControllerConfig = 1009 "UPDATE_CONTROLLER_CONFIG",
+        /// GET_CONTROLLER_CONFIG
+        GetControllerConfig = 1010 "GET_CONTROLLER_CONFIG",
+        /// CLEAN_BROKER_DATA
+        CleanBrokerData = 1011 "CLEAN_BROKER_DATA",
+        /// CONTROLLER_GET_NEXT_BROKER_ID
+        ControllerGetNextBrokerId = 1012 "CONTROLLER_GET_NEXT_BROKER_ID",
+        /// CONTROLLER_APPLY_BROKER_ID
+        ControllerApplyBrokerId = 1013 "CONTROLLER_APPLY_BROKER_ID",
     }
 }
 
 int_code! {
-    /// Response codes (Java `RemotingSysResponseCode` and `ResponseCode`) a NameServer uses.
+    /// Response codes (Java `RemotingSysResponseCode` and `ResponseCode`) a NameServer or a
+    /// controller uses.
     ResponseCode: i32 {
         /// SUCCESS
-        Success = 0,
+        Success = 0 "SUCCESS",
         /// SYSTEM_ERROR
-        SystemError = 1,
+        SystemError = 1 "SYSTEM_ERROR",
         /// SYSTEM_BUSY
-        SystemBusy = 2,
+        SystemBusy = 2 "SYSTEM_BUSY",
         /// REQUEST_CODE_NOT_SUPPORTED
-        RequestCodeNotSupported = 3,
+        RequestCodeNotSupported = 3 "REQUEST_CODE_NOT_SUPPORTED",
         /// TRANSACTION_FAILED
-        TransactionFailed = 4,
+        TransactionFailed = 4 "TRANSACTION_FAILED",
         /// NO_PERMISSION
-        NoPermission = 16,
+        NoPermission = 16 "NO_PERMISSION",
         /// TOPIC_NOT_EXIST
-        TopicNotExist = 17,
+        TopicNotExist = 17 "TOPIC_NOT_EXIST",
         /// QUERY_NOT_FOUND
-        QueryNotFound = 22,
+        QueryNotFound = 22 "QUERY_NOT_FOUND",
         /// GO_AWAY
-        GoAway = 1500,
+        GoAway = 1500 "GO_AWAY",
+        /// CONTROLLER_FENCED_MASTER_EPOCH
+        ControllerFencedMasterEpoch = 2000 "CONTROLLER_FENCED_MASTER_EPOCH",
+        /// CONTROLLER_FENCED_SYNC_STATE_SET_EPOCH
+        ControllerFencedSyncStateSetEpoch = 2001 "CONTROLLER_FENCED_SYNC_STATE_SET_EPOCH",
+        /// CONTROLLER_INVALID_MASTER
+        ControllerInvalidMaster = 2002 "CONTROLLER_INVALID_MASTER",
+        /// CONTROLLER_INVALID_REPLICAS
+        ControllerInvalidReplicas = 2003 "CONTROLLER_INVALID_REPLICAS",
+        /// CONTROLLER_MASTER_NOT_AVAILABLE
+        ControllerMasterNotAvailable = 2004 "CONTROLLER_MASTER_NOT_AVAILABLE",
+        /// CONTROLLER_INVALID_REQUEST
+        ControllerInvalidRequest = 2005 "CONTROLLER_INVALID_REQUEST",
+        /// CONTROLLER_BROKER_NOT_ALIVE
+        ControllerBrokerNotAlive = 2006 "CONTROLLER_BROKER_NOT_ALIVE",
+        /// CONTROLLER_NOT_LEADER
+        ControllerNotLeader = 2007 "CONTROLLER_NOT_LEADER",
+        /// CONTROLLER_BROKER_METADATA_NOT_EXIST
+        ControllerBrokerMetadataNotExist = 2008 "CONTROLLER_BROKER_METADATA_NOT_EXIST",
+        /// CONTROLLER_INVALID_CLEAN_BROKER_METADATA
+        ControllerInvalidCleanBrokerMetadata = 2009 "CONTROLLER_INVALID_CLEAN_BROKER_METADATA",
+        /// CONTROLLER_BROKER_NEED_TO_BE_REGISTERED
+        ControllerBrokerNeedToBeRegistered = 2010 "CONTROLLER_BROKER_NEED_TO_BE_REGISTERED",
+        /// CONTROLLER_MASTER_STILL_EXIST
+        ControllerMasterStillExist = 2011 "CONTROLLER_MASTER_STILL_EXIST",
+        /// CONTROLLER_ELECT_MASTER_FAILED
+        ControllerElectMasterFailed = 2012 "CONTROLLER_ELECT_MASTER_FAILED",
+        /// CONTROLLER_ALTER_SYNC_STATE_SET_FAILED
+        ControllerAlterSyncStateSetFailed = 2013 "CONTROLLER_ALTER_SYNC_STATE_SET_FAILED",
+        /// CONTROLLER_BROKER_ID_INVALID
+        ControllerBrokerIdInvalid = 2014 "CONTROLLER_BROKER_ID_INVALID",
+        /// CONTROLLER_JRAFT_INTERNAL_ERROR
+        ControllerJraftInternalError = 2015 "CONTROLLER_JRAFT_INTERNAL_ERROR",
+        /// CONTROLLER_BROKER_LIVE_INFO_NOT_EXISTS
+        ControllerBrokerLiveInfoNotExists = 2016 "CONTROLLER_BROKER_LIVE_INFO_NOT_EXISTS",
     }
 }
 

@@ -5,8 +5,8 @@ use rmq_wire::{RemotingCommand, ResponseCode};
 
 use super::success;
 use crate::error::{Error, HandlerResult};
-use crate::persist::replace_file;
 use crate::state::Namesrv;
+use rmq_transport::durable::replace_file;
 
 /// GET_NAMESRV_CONFIG: every option as sorted `key=value` lines.
 pub fn get(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {

@@ -56,8 +56,9 @@ ext_header! {
 }
 
 ext_header! {
-    /// BROKER_HEARTBEAT request (`BrokerHeartbeatRequestHeader`). Only
-    /// `cluster_name` and `broker_addr` are used by the NameServer.
+    /// BROKER_HEARTBEAT request (`BrokerHeartbeatRequestHeader`), to a
+    /// NameServer (which uses `cluster_name` and `broker_addr`) or to a
+    /// controller (which uses them all).
     pub struct BrokerHeartbeatRequestHeader {
         /// The cluster.
         cluster_name: String = "clusterName" (required),
@@ -65,17 +66,18 @@ ext_header! {
         broker_addr: String = "brokerAddr" (required),
         /// The broker group.
         broker_name: String = "brokerName" (required),
-        /// Ignored.
+        /// The broker's controller id (controller mode).
         broker_id: Option<i64> = "brokerId" (optional),
-        /// Ignored.
+        /// The last epoch in the broker's epoch file (controller mode).
         epoch: Option<i32> = "epoch" (optional),
-        /// Ignored.
+        /// The broker's commit-log max offset (controller mode).
         max_offset: Option<i64> = "maxOffset" (optional),
-        /// Ignored.
+        /// The broker's confirm offset (controller mode).
         confirm_offset: Option<i64> = "confirmOffset" (optional),
-        /// Ignored (note Java's spelling `Mills`).
+        /// How long the controller waits for the next heartbeat, ms (note
+        /// Java's spelling `Mills`).
         heartbeat_timeout_mills: Option<i64> = "heartbeatTimeoutMills" (optional),
-        /// Ignored.
+        /// Lower wins among equally caught-up replicas (controller mode).
         election_priority: Option<i32> = "electionPriority" (optional),
     }
 }

@@ -1,5 +1,5 @@
 //! Typed custom headers of every NameServer request and response
-//! (nameserver.md §2).
+//! (nameserver.md §2) and of the controller's (controller.md §3).
 //!
 //! Each header is a plain struct with Rust field names; the Java field name is
 //! the ext-field key on the wire. All of them are declared through one macro,
@@ -23,6 +23,7 @@
 
 pub mod broker;
 pub mod cluster;
+pub mod controller;
 pub mod kv;
 pub mod route;
 pub mod topic;
@@ -33,6 +34,14 @@ pub use broker::{
     RegisterBrokerResponseHeader, UnregisterBrokerRequestHeader,
 };
 pub use cluster::{GetBrokerMemberGroupRequestHeader, GetTopicsByClusterRequestHeader};
+pub use controller::{
+    AlterSyncStateSetRequestHeader, AlterSyncStateSetResponseHeader, ApplyBrokerIdRequestHeader,
+    ApplyBrokerIdResponseHeader, CleanControllerBrokerDataRequestHeader, ElectMasterRequestHeader,
+    ElectMasterResponseHeader, GetMetaDataResponseHeader, GetNextBrokerIdRequestHeader,
+    GetNextBrokerIdResponseHeader, GetReplicaInfoRequestHeader, GetReplicaInfoResponseHeader,
+    NotifyBrokerRoleChangedRequestHeader, RegisterBrokerToControllerRequestHeader,
+    RegisterBrokerToControllerResponseHeader,
+};
 pub use kv::{
     DeleteKvConfigRequestHeader, GetKvConfigRequestHeader, GetKvConfigResponseHeader,
     GetKvListByNamespaceRequestHeader, PutKvConfigRequestHeader,

@@ -1,4 +1,5 @@
-//! Durable file replacement for kvConfig.json and the config store.
+//! Durable file replacement, for the servers' own files (the NameServer's
+//! kvConfig.json and config store, the controller's config store).
 //!
 //! A write is acknowledged only after the new content is on disk: write a
 //! temporary file beside the target, fsync it, rename it over the target,

@@ -1,0 +1,148 @@
+//! `rmq-controller`: parse flags, load configuration, bind, serve.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Parser;
+use rmq_controller::{ControllerConfig, ControllerNode};
+use rmq_wire::SerializeType;
+
+/// A drop-in Apache RocketMQ AutoSwitch-HA controller.
+///
+/// Reads the same properties file as Java's `mqcontroller -c`
+/// (controllerDLegerGroup, controllerDLegerPeers, controllerDLegerSelfId,
+/// controllerStorePath, …) and listens on this node's port of
+/// controllerDLegerPeers, where brokers (controllerAddr), mqadmin and the
+/// other controller nodes reach it.
+#[derive(Debug, Parser)]
+#[command(
+    name = "rmq-controller",
+    version,
+    after_help = "Examples:\n  rmq-controller -c conf/controller.properties\n  rmq-controller --set controllerDLegerGroup=group1 --set controllerDLegerPeers=n0-127.0.0.1:9878 --set controllerDLegerSelfId=n0\n  rmq-controller -c conf/controller.properties -p\n\nEnvironment: ROCKETMQ_HOME, ROCKETMQ_SERIALIZE_TYPE (JSON or ROCKETMQ), RUST_LOG (e.g. info, rmq_controller=debug)."
+)]
+struct Args {
+    /// Java properties file (ControllerConfig keys); it is also where
+    /// UPDATE_CONTROLLER_CONFIG persists.
+    #[arg(short = 'c', long = "configFile", value_name = "FILE")]
+    config_file: Option<PathBuf>,
+    /// Print every option as name=value and exit.
+    #[arg(short = 'p', long = "printConfigItem")]
+    print_config: bool,
+    /// Set any option, as in the properties file; repeatable.
+    #[arg(short = 's', long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,openraft=warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+
+    let config = load_config(&args)?;
+    if args.print_config {
+        let mut out = std::io::stdout().lock();
+        for (key, value) in config.to_properties() {
+            writeln!(out, "{key}={value}")?;
+        }
+        return Ok(());
+    }
+    for warning in config.warnings(&ControllerConfig::from_env()) {
+        tracing::warn!("{warning}");
+    }
+    let serialize_type = match std::env::var("ROCKETMQ_SERIALIZE_TYPE") {
+        Err(_) => SerializeType::Json,
+        Ok(name) => SerializeType::from_name(&name).with_context(|| {
+            format!("ROCKETMQ_SERIALIZE_TYPE must be JSON or ROCKETMQ, not {name:?}")
+        })?,
+    };
+    let (_, me) = config.peers()?;
+    let port = me
+        .addr
+        .rsplit_once(':')
+        .map(|(_, port)| port.to_owned())
+        .unwrap_or_default();
+    let address = format!("{}:{port}", config.bind_address);
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+    let store_dir = config.store_dir(&home);
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&address)
+            .await
+            .with_context(|| format!("cannot listen on {address}"))?;
+        let local = listener.local_addr()?;
+        let node = ControllerNode::start(config, &store_dir)
+            .await
+            .with_context(|| {
+                format!(
+                    "cannot start the controller (store {})",
+                    store_dir.display()
+                )
+            })?;
+        // Deployment scripts and health checks grep stdout for this line.
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "The Controller Server boot success. serializeType={}, address {local}",
+            serialize_type.name()
+        )?;
+        out.flush()?;
+        drop(out);
+        rmq_controller::server::run(listener, node, serialize_type, shutdown_signal()).await?;
+        tracing::info!("controller stopped");
+        Ok(())
+    })
+}
+
+fn load_config(args: &Args) -> anyhow::Result<ControllerConfig> {
+    let mut config = ControllerConfig::from_env();
+    if let Some(path) = &args.config_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        let properties = rmq_protocol::properties::parse(&text)
+            .with_context(|| format!("{} is not a properties file", path.display()))?;
+        config.apply_file(&properties);
+        config.config_store_path = path.to_string_lossy().into_owned();
+        eprintln!("load config properties file OK, {}", path.display());
+    }
+    let mut overrides = BTreeMap::new();
+    for pair in &args.set {
+        let Some((key, value)) = pair.split_once('=') else {
+            bail!("--set expects KEY=VALUE, got {pair:?}");
+        };
+        overrides.insert(key.trim().to_owned(), value.to_owned());
+    }
+    config.apply_file(&overrides);
+    Ok(config)
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+    tracing::info!("shutdown signal received, draining");
+}

@@ -1,0 +1,57 @@
+//! GET_CONTROLLER_CONFIG and UPDATE_CONTROLLER_CONFIG (controller.md
+//! §4.10): served by every node, like Java's.
+
+use rmq_protocol::properties;
+use rmq_transport::durable::replace_file;
+use rmq_wire::{RemotingCommand, ResponseCode};
+
+use crate::node::ControllerNode;
+use crate::Answer;
+
+/// GET_CONTROLLER_CONFIG: every option as sorted `key=value` lines.
+pub fn get(node: &ControllerNode) -> Answer {
+    Answer {
+        body: Some(node.config().to_text().into_bytes()),
+        ..Answer::ok()
+    }
+}
+
+/// UPDATE_CONTROLLER_CONFIG: refuses black-listed keys (which include the
+/// node's identity and files), applies the rest and persists the whole
+/// configuration to `configStorePath` before answering.
+pub fn update(node: &ControllerNode, request: &RemotingCommand) -> Answer {
+    let Some(body) = request.body.as_deref() else {
+        return Answer::ok();
+    };
+    let text = String::from_utf8_lossy(body);
+    let Ok(updates) = properties::parse(&text) else {
+        return Answer::error(ResponseCode::SystemError, "string2Properties error");
+    };
+    let mut next = node.config().clone();
+    let black_list = next.black_list();
+    if let Some(key) = updates.keys().find(|key| black_list.contains(key)) {
+        tracing::warn!(%key, "refused to update a black-listed controller config key");
+        return Answer::error(
+            ResponseCode::NoPermission,
+            "Can not update config in black list.",
+        );
+    }
+    for (key, value) in &updates {
+        if !next.set(key, value) {
+            if let Some(existing) = next.extra.get_mut(key) {
+                value.clone_into(existing);
+            }
+        }
+    }
+    let path = next.config_store_path.clone();
+    if let Err(error) = replace_file(std::path::Path::new(&path), next.to_text().as_bytes()) {
+        tracing::error!(%path, %error, "persisting the controller configuration failed");
+        return Answer::error(
+            ResponseCode::SystemError,
+            format!("failed to persist {path}: {error}"),
+        );
+    }
+    tracing::info!(?updates, "controller configuration updated");
+    node.update_config(|config| *config = next);
+    Answer::ok()
+}

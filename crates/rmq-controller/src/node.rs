@@ -1,0 +1,325 @@
+//! One controller node: the Raft handle, the applied state, this node's
+//! liveness table and configuration, and the one path by which a request
+//! changes anything — decide on the leader, commit the events through Raft
+//! (which applies them), then answer.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use openraft::error::{ClientWriteError, RaftError};
+use openraft::{BasicNode, ServerState};
+use rmq_wire::{RemotingCommand, ResponseCode};
+
+use crate::config::{ControllerConfig, Peer};
+use crate::decide::View;
+use crate::raft::network::PeerNetwork;
+use crate::raft::store::{self, Applied};
+use crate::raft::{Command, NodeId, Raft};
+use crate::{Answer, Decision, LiveTable, Millis};
+
+/// How long a decision may wait for its commit before the requester is told
+/// it failed (Java's scheduler waits 5 s; brokers give up after 3 s).
+const COMMIT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The remark of CONTROLLER_NOT_LEADER.
+pub const NOT_LEADER: &str = "The controller is not in leader state";
+
+/// Raft timing: a leader heartbeat every 300 ms, an election after 1–2 s of
+/// silence (DLedger's defaults are about twice as slow).
+fn raft_config(group: &str) -> openraft::Config {
+    openraft::Config {
+        cluster_name: group.to_owned(),
+        heartbeat_interval: 300,
+        election_timeout_min: 1_000,
+        election_timeout_max: 2_000,
+        ..openraft::Config::default()
+    }
+}
+
+/// A running controller node.
+pub struct ControllerNode {
+    raft: Raft,
+    state: Arc<RwLock<Applied>>,
+    live: Mutex<LiveTable>,
+    config: RwLock<ControllerConfig>,
+    me: Peer,
+    peers: Vec<Peer>,
+    group: String,
+    origin: Instant,
+    /// When this node became a leader that may serve (its first entry of
+    /// the term committed); `None` while it is not one.
+    serving_since: Mutex<Option<Millis>>,
+    /// Decisions run one at a time, each seeing the previous one applied.
+    decisions: tokio::sync::Mutex<()>,
+    /// Set once the node shuts down: it serves no more decisions, so the
+    /// connections its own shutdown closes are not taken for dead brokers.
+    stopping: std::sync::atomic::AtomicBool,
+    /// Gone once Raft dropped the store: a shutdown waits for it.
+    store: std::sync::Weak<redb::Database>,
+}
+
+impl std::fmt::Debug for ControllerNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControllerNode")
+            .field("me", &self.me)
+            .field("group", &self.group)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a node could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The configuration.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// The Raft store.
+    #[error(transparent)]
+    Store(#[from] store::OpenError),
+    /// openraft refused to start.
+    #[error("cannot start Raft: {0}")]
+    Raft(String),
+}
+
+impl ControllerNode {
+    /// Opens the store under `store_dir`, starts Raft with the configured
+    /// peers, and bootstraps the group on its first start.
+    ///
+    /// # Errors
+    /// A configuration the node cannot run with, a store it cannot open, or
+    /// Raft refusing to start.
+    pub async fn start(
+        config: ControllerConfig,
+        store_dir: &Path,
+    ) -> Result<Arc<ControllerNode>, StartError> {
+        let (peers, me) = config.peers()?;
+        let group = config.controller_dleger_group.clone().unwrap_or_default();
+        let (log, machine) = store::open(store_dir)?;
+        let state = machine.state();
+        let store = log.watch_close();
+        let raft_config = Arc::new(
+            raft_config(&group)
+                .validate()
+                .map_err(|e| StartError::Raft(e.to_string()))?,
+        );
+        let raft = Raft::new(me.node_id, raft_config, PeerNetwork, log, machine)
+            .await
+            .map_err(|e| StartError::Raft(e.to_string()))?;
+        if !raft
+            .is_initialized()
+            .await
+            .map_err(|e| StartError::Raft(e.to_string()))?
+        {
+            let members: std::collections::BTreeMap<NodeId, BasicNode> = peers
+                .iter()
+                .map(|p| (p.node_id, BasicNode::new(&p.addr)))
+                .collect();
+            // Every node of a new group does this with the same members;
+            // openraft accepts that, and only one of them can win.
+            if let Err(error) = raft.initialize(members).await {
+                tracing::debug!(%error, "group already initialised by a peer");
+            }
+        }
+        let node = Arc::new(ControllerNode {
+            raft,
+            state,
+            live: Mutex::new(LiveTable::new()),
+            config: RwLock::new(config),
+            me,
+            peers,
+            group,
+            origin: Instant::now(),
+            serving_since: Mutex::new(None),
+            decisions: tokio::sync::Mutex::new(()),
+            stopping: std::sync::atomic::AtomicBool::new(false),
+            store,
+        });
+        tokio::spawn(track_leadership(node.clone()));
+        Ok(node)
+    }
+
+    /// Milliseconds since this node started: the controller's clock.
+    pub fn now(&self) -> Millis {
+        Millis(u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// The Raft handle.
+    pub fn raft(&self) -> &Raft {
+        &self.raft
+    }
+
+    /// This node's peer entry.
+    pub fn me(&self) -> &Peer {
+        &self.me
+    }
+
+    /// Every peer.
+    pub fn peers(&self) -> &[Peer] {
+        &self.peers
+    }
+
+    /// `controllerDLegerGroup`.
+    pub fn group(&self) -> &str {
+        &self.group
+    }
+
+    /// The configuration (read it, never hold it across an await).
+    pub fn config(&self) -> std::sync::RwLockReadGuard<'_, ControllerConfig> {
+        self.config.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Replaces configuration values (UPDATE_CONTROLLER_CONFIG).
+    pub fn update_config(&self, change: impl FnOnce(&mut ControllerConfig)) {
+        change(&mut self.config.write().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    /// The liveness table (never hold it across an await).
+    pub fn live(&self) -> std::sync::MutexGuard<'_, LiveTable> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The applied state (never hold it across an await).
+    pub fn applied(&self) -> std::sync::RwLockReadGuard<'_, Applied> {
+        self.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The peer Raft names as leader, if any.
+    pub fn leader(&self) -> Option<&Peer> {
+        let leader = self.raft.metrics().borrow().current_leader?;
+        self.peers.iter().find(|p| p.node_id == leader)
+    }
+
+    /// When this node became a serving leader; `None` while it is not one.
+    pub fn serving_since(&self) -> Option<Millis> {
+        *self.serving_since.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Decides `decide(view)` as the leader and commits its events; the
+    /// answer once they are applied, CONTROLLER_NOT_LEADER on a node that is
+    /// not the serving leader, SYSTEM_ERROR when the commit fails or takes
+    /// longer than 5 s (nothing is acknowledged that is not committed).
+    pub async fn decide_and_commit(&self, decide: impl FnOnce(View<'_>) -> Decision) -> Decision {
+        let _turn = self.decisions.lock().await;
+        if self.serving_since().is_none() {
+            return Decision::answer(Answer::error(ResponseCode::ControllerNotLeader, NOT_LEADER));
+        }
+        if self.config().process_read_event {
+            if let Err(error) = self.raft.ensure_linearizable().await {
+                tracing::debug!(%error, "read barrier failed");
+                return Decision::answer(Answer::error(
+                    ResponseCode::ControllerNotLeader,
+                    NOT_LEADER,
+                ));
+            }
+        }
+        let decision = {
+            let applied = self.applied();
+            let live = self.live();
+            let elect_unclean = self.config().enable_elect_unclean_master;
+            decide(View {
+                replicas: &applied.replicas,
+                live: &live,
+                now: self.now(),
+                elect_unclean,
+            })
+        };
+        if decision.events.is_empty() {
+            return decision;
+        }
+        let command = Command {
+            events: decision.events.clone(),
+        };
+        match tokio::time::timeout(COMMIT_TIMEOUT, self.raft.client_write(command)).await {
+            Ok(Ok(_)) => decision,
+            Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(_)))) => {
+                Decision::answer(Answer::error(ResponseCode::ControllerNotLeader, NOT_LEADER))
+            }
+            Ok(Err(error)) => {
+                tracing::error!(%error, "a decision could not be committed");
+                Decision::answer(Answer::error(
+                    ResponseCode::SystemError,
+                    format!("the decision could not be committed: {error}"),
+                ))
+            }
+            Err(_) => {
+                tracing::error!("a decision was not committed within {COMMIT_TIMEOUT:?}");
+                Decision::answer(Answer::error(
+                    ResponseCode::SystemError,
+                    format!(
+                        "the decision was not committed within {} s",
+                        COMMIT_TIMEOUT.as_secs()
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// A leader-only request, decided and committed.
+    pub async fn serve_leader_request(&self, request: &RemotingCommand) -> Decision {
+        self.decide_and_commit(|view| crate::request::decide(view, request))
+            .await
+    }
+
+    /// Stops serving as leader for good (the first step of a shutdown).
+    pub fn stop_serving(&self) {
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        *self.serving_since.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    fn is_stopping(&self) -> bool {
+        self.stopping.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Stops Raft, and returns once its store is closed (within 5 s).
+    pub async fn shutdown(&self) {
+        self.stop_serving();
+        if let Err(error) = self.raft.shutdown().await {
+            tracing::warn!(%error, "Raft did not shut down cleanly");
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while self.store.strong_count() > 0 {
+            if tokio::time::Instant::now() > deadline {
+                tracing::warn!("the Raft store is still open 5 s after shutdown");
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// Follows Raft's view of leadership: a node that becomes leader serves
+/// once the first entry of its term is committed (so it has applied
+/// everything its predecessors committed); one that loses leadership stops
+/// serving at once.
+async fn track_leadership(node: Arc<ControllerNode>) {
+    let mut metrics = node.raft.metrics();
+    loop {
+        let leading = {
+            let m = metrics.borrow_and_update();
+            m.state == ServerState::Leader && m.current_leader == Some(node.me.node_id)
+        };
+        let serving = node.serving_since().is_some();
+        if node.is_stopping() {
+            return;
+        }
+        if leading && !serving {
+            match node.raft.ensure_linearizable().await {
+                Ok(_) if !node.is_stopping() => {
+                    let now = node.now();
+                    *node.serving_since.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+                    tracing::info!(node = %node.me.id, group = %node.group, "this controller is the leader");
+                }
+                Ok(_) => return,
+                Err(error) => tracing::debug!(%error, "not yet a serving leader"),
+            }
+        } else if !leading && serving {
+            *node.serving_since.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            tracing::info!(node = %node.me.id, "this controller is no longer the leader");
+        }
+        if metrics.changed().await.is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! Runs a controller node on an already-bound listener: the transport loop
+//! plus the node's background tasks, until `shutdown` resolves.
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmq_transport::ServerConfig;
+use rmq_wire::SerializeType;
+use tokio::net::TcpListener;
+
+use crate::node::ControllerNode;
+use crate::service::ControllerService;
+use crate::tasks;
+
+/// Serves `node` on `listener`. Background tasks stop with the server, then
+/// Raft shuts down; in-flight requests are drained first.
+pub async fn run(
+    listener: TcpListener,
+    node: Arc<ControllerNode>,
+    serialize_type: SerializeType,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let idle_seconds = node.config().server_channel_max_idle_time_seconds;
+    let config = ServerConfig {
+        idle_timeout: u64::try_from(idle_seconds)
+            .ok()
+            .filter(|s| *s > 0)
+            .map(Duration::from_secs),
+        serialize_type,
+        ..ServerConfig::default()
+    };
+    let background = [
+        tokio::spawn(tasks::expiry_scan(node.clone())),
+        tokio::spawn(tasks::inactive_master_scan(node.clone())),
+    ];
+    let stopping = node.clone();
+    let shutdown = async move {
+        shutdown.await;
+        stopping.stop_serving();
+    };
+    let result = rmq_transport::run(
+        listener,
+        ControllerService::new(node.clone()),
+        config,
+        shutdown,
+    )
+    .await;
+    for task in background {
+        task.abort();
+    }
+    node.shutdown().await;
+    result
+}
