@@ -1,6 +1,7 @@
 //! Test support shared by the crates' integration tests: the NameServer
 //! under test as a child process ([`Namesrv`]), the few admin requests
-//! the tests send it ([`admin`]), and loopback ports ([`ports`]).
+//! the tests send it ([`admin`]), Waymark's controller as child processes
+//! ([`Controller`]), and loopback ports ([`ports`]).
 //!
 //! Which NameServer runs is a parameter of the test run, not of the test:
 //! by default Waymark's `rmq-namesrv` binary; with the environment variable
@@ -13,9 +14,11 @@
 //! the NameServer's own tests, which watch its log and signals.
 
 pub mod admin;
+mod controller;
 pub mod ports;
 mod process;
 
+pub use controller::Controller;
 pub use process::{Kind, Namesrv, JAVA_CLASSPATH_ENV, KEEP_DIR_ENV};
 
 use std::time::Duration;

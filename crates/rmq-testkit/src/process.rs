@@ -391,6 +391,13 @@ fn java_classpath() -> String {
 /// built with `cargo build -p rmq-namesrv` (same target directory and
 /// profile) if it is missing.
 pub(crate) fn waymark_binary() -> PathBuf {
+    workspace_binary("rmq-namesrv")
+}
+
+/// The workspace binary `name` (whose package has the same name) next to
+/// the running test executable, built with `cargo build -p <name>` (same
+/// target directory and profile) if it is missing.
+pub(crate) fn workspace_binary(name: &str) -> PathBuf {
     static BUILD: Mutex<()> = Mutex::new(());
     let exe = std::env::current_exe().expect("test executable path");
     // target/<profile>/deps/<test> → target/<profile>
@@ -398,21 +405,23 @@ pub(crate) fn waymark_binary() -> PathBuf {
         .parent()
         .and_then(|deps| deps.parent())
         .expect("test executable lives in target/<profile>/deps");
-    let binary = profile_dir.join(format!("rmq-namesrv{}", std::env::consts::EXE_SUFFIX));
+    let binary = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
     if !binary.exists() {
         let target_dir = profile_dir.parent().expect("target dir");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut build = Command::new(cargo);
         build
-            .args(["build", "-p", "rmq-namesrv", "--target-dir"])
+            .args(["build", "-p", name, "--target-dir"])
             .arg(target_dir)
             .current_dir(env!("CARGO_MANIFEST_DIR"));
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             build.arg("--release");
         }
-        let status = build.status().expect("run cargo build -p rmq-namesrv");
-        assert!(status.success(), "cargo build -p rmq-namesrv failed");
+        let status = build
+            .status()
+            .unwrap_or_else(|e| panic!("run cargo build -p {name}: {e}"));
+        assert!(status.success(), "cargo build -p {name} failed");
     }
     binary
 }
