@@ -344,6 +344,17 @@ impl ControllerConfig {
         Ok((peers, me))
     }
 
+    /// Where this node listens: `bindAddress` and the port of its own entry
+    /// of `controllerDLegerPeers` (Java overwrites `listenPort` with it).
+    ///
+    /// # Errors
+    /// As [`ControllerConfig::peers`].
+    pub fn listen_address(&self) -> Result<String, ConfigError> {
+        let (_, me) = self.peers()?;
+        let port = me.addr.rsplit_once(':').map_or("", |(_, port)| port);
+        Ok(format!("{}:{port}", self.bind_address))
+    }
+
     /// Where the Raft store lives: `controllerStorePath`, or Java's default
     /// `${user.home}/DLedgerController` when it is empty.
     pub fn store_dir(&self, home: &Path) -> PathBuf {

@@ -14,6 +14,15 @@ use crate::node::ControllerNode;
 use crate::service::ControllerService;
 use crate::tasks;
 
+/// The line a started controller prints on stdout, which deployment
+/// scripts wait for (Java's, plus the address).
+pub fn boot_line(serialize_type: SerializeType, addr: std::net::SocketAddr) -> String {
+    format!(
+        "The Controller Server boot success. serializeType={}, address {addr}",
+        serialize_type.name()
+    )
+}
+
 /// Serves `node` on `listener`. Background tasks stop with the server, then
 /// Raft shuts down; in-flight requests are drained first.
 pub async fn run(

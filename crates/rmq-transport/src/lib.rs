@@ -14,6 +14,7 @@ pub mod durable;
 pub mod error;
 pub mod server;
 mod session;
+pub mod shutdown;
 
 pub use client::{ClientConfig, RpcClient};
 pub use codec::RemotingCodec;

@@ -62,13 +62,7 @@ fn main() -> anyhow::Result<()> {
             format!("ROCKETMQ_SERIALIZE_TYPE must be JSON or ROCKETMQ, not {name:?}")
         })?,
     };
-    let (_, me) = config.peers()?;
-    let port = me
-        .addr
-        .rsplit_once(':')
-        .map(|(_, port)| port.to_owned())
-        .unwrap_or_default();
-    let address = format!("{}:{port}", config.bind_address);
+    let address = config.listen_address()?;
     let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
     let store_dir = config.store_dir(&home);
 
@@ -92,12 +86,18 @@ fn main() -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
         writeln!(
             out,
-            "The Controller Server boot success. serializeType={}, address {local}",
-            serialize_type.name()
+            "{}",
+            rmq_controller::server::boot_line(serialize_type, local)
         )?;
         out.flush()?;
         drop(out);
-        rmq_controller::server::run(listener, node, serialize_type, shutdown_signal()).await?;
+        rmq_controller::server::run(
+            listener,
+            node,
+            serialize_type,
+            rmq_transport::shutdown::terminated(),
+        )
+        .await?;
         tracing::info!("controller stopped");
         Ok(())
     })
@@ -123,26 +123,4 @@ fn load_config(args: &Args) -> anyhow::Result<ControllerConfig> {
     }
     config.apply_file(&overrides);
     Ok(config)
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(term) => term,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
-    tracing::info!("shutdown signal received, draining");
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use clap::Parser;
+use rmq_controller::{ControllerConfig, ControllerNode};
 use rmq_namesrv::{KvStore, Namesrv, NamesrvConfig};
 use rmq_wire::SerializeType;
 
@@ -14,7 +15,10 @@ use rmq_wire::SerializeType;
 ///
 /// Reads the same properties file as Java's `mqnamesrv -c` and answers every
 /// NameServer request code. With no options it listens on 0.0.0.0:9876 and
-/// keeps its KV store in ~/namesrv/kvConfig.json.
+/// keeps its KV store in ~/namesrv/kvConfig.json. With
+/// enableControllerInNamesrv=true it also runs the AutoSwitch-HA controller,
+/// configured by the controller keys of the same file, on the controller's
+/// own port.
 #[derive(Debug, Parser)]
 #[command(
     name = "rmq-namesrv",
@@ -50,13 +54,34 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
 
-    let config = load_config(&args)?;
+    let (config, properties) = load_config(&args)?;
+    // Embedded mode: the controller reads its keys from the same properties.
+    let controller = config
+        .enable_controller_in_namesrv
+        .then(|| embedded_controller_config(&config, &properties));
+    let known = |key: &str| {
+        NamesrvConfig::KEYS.contains(&key)
+            || (controller.is_some() && ControllerConfig::KEYS.contains(&key))
+    };
+    for key in properties.keys().filter(|key| !known(key)) {
+        tracing::warn!(%key, "unknown configuration key: kept and shown, changes nothing");
+    }
     if args.print_config {
         let mut out = std::io::stdout().lock();
         for (key, value) in config.to_properties() {
             writeln!(out, "{key}={value}")?;
         }
+        if let Some(controller) = &controller {
+            for (key, value) in controller.to_properties() {
+                writeln!(out, "{key}={value}")?;
+            }
+        }
         return Ok(());
+    }
+    if let Some(controller) = &controller {
+        for warning in controller.warnings(&ControllerConfig::from_env()) {
+            tracing::warn!("controller: {warning}");
+        }
     }
     let serialize_type = match std::env::var("ROCKETMQ_SERIALIZE_TYPE") {
         Err(_) => SerializeType::Json,
@@ -66,6 +91,11 @@ fn main() -> anyhow::Result<()> {
     };
     let kv = KvStore::load(&config.kv_config_path)?;
     let address = format!("{}:{}", config.bind_address, config.listen_port);
+    let controller_address = match &controller {
+        Some(controller) => Some(controller.listen_address()?),
+        None => None,
+    };
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -79,38 +109,106 @@ fn main() -> anyhow::Result<()> {
         // With port 0 the OS picks one; report that one (GET_NAMESRV_CONFIG).
         config.listen_port = i32::from(local.port());
         let (state, queues) = Namesrv::new(config, kv);
-        // Deployment scripts and health checks grep stdout for this line.
+        // The controller starts after the NameServer, on its own port, as
+        // Java's NamesrvStartup does.
+        let embedded = match (controller, controller_address) {
+            (Some(controller), Some(address)) => {
+                let listener = tokio::net::TcpListener::bind(&address)
+                    .await
+                    .with_context(|| format!("cannot listen on {address} (controller)"))?;
+                let store_dir = controller.store_dir(&home);
+                let node = ControllerNode::start(controller, &store_dir)
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "cannot start the controller (store {})",
+                            store_dir.display()
+                        )
+                    })?;
+                Some((listener, node))
+            }
+            _ => None,
+        };
+        // Deployment scripts and health checks grep stdout for these lines.
         let mut out = std::io::stdout().lock();
         writeln!(
             out,
             "The Name Server boot success. serializeType={}, address {local}",
             serialize_type.name()
         )?;
+        if let Some((listener, _)) = &embedded {
+            let addr = listener.local_addr()?;
+            writeln!(
+                out,
+                "{}",
+                rmq_controller::server::boot_line(serialize_type, addr)
+            )?;
+        }
         out.flush()?;
         drop(out);
-        rmq_namesrv::server::run(
+        // One signal stops both servers.
+        let stop = tokio_util::sync::CancellationToken::new();
+        let signal = stop.clone();
+        tokio::spawn(async move {
+            rmq_transport::shutdown::terminated().await;
+            signal.cancel();
+        });
+        let namesrv = rmq_namesrv::server::run(
             listener,
             Arc::new(state),
             queues,
             serialize_type,
-            shutdown_signal(),
-        )
-        .await?;
+            stop.clone().cancelled_owned(),
+        );
+        match embedded {
+            Some((listener, node)) => {
+                let controller = rmq_controller::server::run(
+                    listener,
+                    node,
+                    serialize_type,
+                    stop.clone().cancelled_owned(),
+                );
+                let (namesrv, controller) = tokio::join!(namesrv, controller);
+                namesrv?;
+                controller?;
+            }
+            None => namesrv.await?,
+        }
         tracing::info!("name server stopped");
         Ok(())
     })
 }
 
-fn load_config(args: &Args) -> anyhow::Result<NamesrvConfig> {
+/// The embedded controller's configuration: the same properties as the
+/// NameServer's (file, then `--set`), as Java's NamesrvStartup reads them.
+/// Its own config store is where the properties say, unless that is the
+/// NameServer's file, which would then be written by both: the controller
+/// then keeps its configuration beside it, in `<file>.controller`.
+fn embedded_controller_config(
+    namesrv: &NamesrvConfig,
+    properties: &BTreeMap<String, String>,
+) -> ControllerConfig {
+    let mut controller = ControllerConfig::from_env();
+    controller.apply_file(properties);
+    controller.extra.clear();
+    if controller.config_store_path == namesrv.config_store_path {
+        controller.config_store_path = format!("{}.controller", namesrv.config_store_path);
+    }
+    controller
+}
+
+/// The NameServer's configuration, and every property it was made from (the
+/// file's, then `--set`'s), for the embedded controller.
+fn load_config(args: &Args) -> anyhow::Result<(NamesrvConfig, BTreeMap<String, String>)> {
     let mut config = NamesrvConfig::from_env();
+    let mut all = BTreeMap::new();
     if let Some(path) = &args.config_file {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read config file {}", path.display()))?;
         let properties = rmq_protocol::properties::parse(&text)
             .with_context(|| format!("{} is not a properties file", path.display()))?;
-        for key in config.apply_file(&properties) {
-            tracing::warn!(%key, file = %path.display(), "unknown configuration key ignored");
-        }
+        config.apply_file(&properties);
+        all.extend(properties);
         config.config_store_path = path.to_string_lossy().into_owned();
         eprintln!("load config properties file OK, {}", path.display());
     }
@@ -121,9 +219,8 @@ fn load_config(args: &Args) -> anyhow::Result<NamesrvConfig> {
         };
         overrides.insert(key.trim().to_owned(), value.to_owned());
     }
-    for key in config.apply_file(&overrides) {
-        tracing::warn!(%key, "unknown configuration key ignored");
-    }
+    config.apply_file(&overrides);
+    all.extend(overrides);
     if let Some(listen) = &args.listen {
         let (host, port) = match listen.rsplit_once(':') {
             Some((host, port)) => (Some(host), port),
@@ -137,27 +234,5 @@ fn load_config(args: &Args) -> anyhow::Result<NamesrvConfig> {
             config.bind_address = host.to_owned();
         }
     }
-    Ok(config)
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(term) => term,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
-    tracing::info!("shutdown signal received, draining");
+    Ok((config, all))
 }

@@ -8,6 +8,7 @@ mod common;
 mod bad_input;
 mod broker_requests;
 mod cli;
+mod embedded_controller;
 mod kv_and_config;
 mod liveness;
 mod notify;
