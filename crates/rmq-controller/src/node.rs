@@ -5,7 +5,9 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use openraft::error::{ClientWriteError, RaftError};
 use openraft::{BasicNode, ServerState};
@@ -57,6 +59,9 @@ pub struct ControllerNode {
     stopping: std::sync::atomic::AtomicBool,
     /// Gone once Raft dropped the store: a shutdown waits for it.
     store: std::sync::Weak<redb::Database>,
+    /// Leader requests admitted at once (`controllerRequestThreadPoolQueueCapacity`);
+    /// more are answered SYSTEM_BUSY, as Java's full request queue is.
+    admitted: Arc<tokio::sync::Semaphore>,
 }
 
 impl std::fmt::Debug for ControllerNode {
@@ -94,6 +99,9 @@ impl ControllerNode {
         store_dir: &Path,
     ) -> Result<Arc<ControllerNode>, StartError> {
         let (peers, me) = config.peers()?;
+        let capacity = usize::try_from(config.controller_request_thread_pool_queue_capacity)
+            .unwrap_or(0)
+            .max(1);
         let group = config.controller_dleger_group.clone().unwrap_or_default();
         let (log, machine) = store::open(store_dir)?;
         let state = machine.state();
@@ -134,6 +142,7 @@ impl ControllerNode {
             decisions: tokio::sync::Mutex::new(()),
             stopping: std::sync::atomic::AtomicBool::new(false),
             store,
+            admitted: Arc::new(tokio::sync::Semaphore::new(capacity)),
         });
         tokio::spawn(track_leadership(node.clone()));
         Ok(node)
@@ -255,8 +264,15 @@ impl ControllerNode {
         }
     }
 
-    /// A leader-only request, decided and committed.
+    /// A leader-only request, decided and committed; SYSTEM_BUSY when
+    /// `controllerRequestThreadPoolQueueCapacity` requests already wait.
     pub async fn serve_leader_request(&self, request: &RemotingCommand) -> Decision {
+        let Ok(_admitted) = self.admitted.clone().try_acquire_owned() else {
+            return Decision::answer(Answer::error(
+                ResponseCode::SystemBusy,
+                "[OVERLOAD]system busy, start flow control for a while",
+            ));
+        };
         self.decide_and_commit(|view| crate::request::decide(view, request))
             .await
     }
