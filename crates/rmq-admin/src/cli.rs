@@ -3,7 +3,7 @@
 //! Owns parsing and validating arguments only (clap exits with code 2 on a
 //! usage error); what a command does is in `commands` and `diff`.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::namesrv::parse_addrs;
 
@@ -11,22 +11,49 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  every NameServer answered successfully (namesrv diff: and they all agree)
   1  some NameServers failed while others answered, or (namesrv diff) the NameServers disagree
-  2  usage error: bad flags or arguments, no NameServer given
+  2  usage error: bad flags or arguments, no NameServer (or controller) given
   3  no NameServer answered successfully: unreachable, timed out, or an error
      response such as TOPIC_NOT_EXIST, QUERY_NOT_FOUND or NO_PERMISSION
+The same for the controller commands, with controllers for NameServers. For
+sync-state-set, elect-master and clean-broker-metadata, which go to the leader
+only, 0 means the leader did it (elect-master: also when the broker already is
+master, CONTROLLER_MASTER_STILL_EXIST), 3 that it refused (such as
+CONTROLLER_ELECT_MASTER_FAILED) or that no leader could be reached.
 
-Every command asks every NameServer given with -n, concurrently. Results go
-to standard output, one row per NameServer (first column #NameServer); each
-NameServer that failed gets one line on standard error naming it, the response
-code (name and number) and the remark. With --json, standard output is one JSON
-document: {\"command\", \"exitCode\", \"results\": [{\"nameServer\", \"ok\", \"result\" | \"error\"}]}.
+Every NameServer command asks every NameServer given with -n, concurrently.
+Results go to standard output, one row per NameServer (first column
+#NameServer); each NameServer that failed gets one line on standard error
+naming it, the response code (name and number) and the remark. With --json,
+standard output is one JSON document:
+{\"command\", \"exitCode\", \"results\": [{\"nameServer\", \"ok\", \"result\" | \"error\"}]}.
+
+The controller commands take the controllers with -a (as mqadmin's -a) and
+report per controller (first column #Controller, JSON key \"controller\"):
+metadata and config ask every controller given; sync-state-set, elect-master
+and clean-broker-metadata ask them who the leader is
+(CONTROLLER_GET_METADATA_INFO) and send the request to the leader only, so one
+follower's address is enough. Their one result is the leader's answer, or,
+when no leader was found, each controller's reason; with sync-state-set -c the
+JSON document adds \"nameServers\", each NameServer's broker names of the
+cluster.
 
 Examples:
   rmq-admin -n 127.0.0.1:9876 cluster list
   NAMESRV_ADDR='10.0.0.1:9876;10.0.0.2:9876' rmq-admin namesrv diff
-  rmq-admin -n 127.0.0.1:9876 --json topic route TopicTest";
+  rmq-admin -n 127.0.0.1:9876 --json topic route TopicTest
+  rmq-admin controller -a '10.0.0.1:9878;10.0.0.2:9878' metadata
+  rmq-admin controller -a 10.0.0.1:9878 sync-state-set -b broker-a";
 
-/// Administer Apache RocketMQ NameServers (Waymark or Java), as mqadmin does.
+const CONTROLLER_EXAMPLES: &str = "\
+Examples:
+  rmq-admin controller -a '10.0.0.1:9878;10.0.0.2:9878;10.0.0.3:9878' metadata
+  rmq-admin controller -a 10.0.0.1:9878 sync-state-set -b broker-a
+  rmq-admin controller -a 10.0.0.1:9878 elect-master -b broker-a -i 2
+  rmq-admin controller -a 10.0.0.1:9878 clean-broker-metadata -b broker-a -i 3
+  rmq-admin controller -a '10.0.0.1:9878;10.0.0.2:9878' config update -k electMasterMaxRetryCount -v 5";
+
+/// Administer Apache RocketMQ NameServers and AutoSwitch-HA controllers
+/// (Waymark or Java), as mqadmin does.
 #[derive(Debug, Parser)]
 #[command(name = "rmq-admin", version, after_help = EXIT_CODES)]
 pub struct Cli {
@@ -81,6 +108,205 @@ pub enum Command {
     /// Checks across NameServers.
     #[command(subcommand)]
     Namesrv(NamesrvCommand),
+    /// AutoSwitch-HA controllers (mqadmin getControllerMetaData, getSyncStateSet,
+    /// electMaster, cleanBrokerMetadata, get/updateControllerConfig).
+    ///
+    /// The controllers are given with -a. metadata and config ask every
+    /// controller given; sync-state-set, elect-master and
+    /// clean-broker-metadata find the leader through the controllers' metadata
+    /// and send the request to the leader only, so any one node's address is
+    /// enough.
+    #[command(after_help = CONTROLLER_EXAMPLES)]
+    Controller(ControllerArgs),
+}
+
+/// `controller -a ADDRS ...`
+#[derive(Debug, Args)]
+pub struct ControllerArgs {
+    /// Controllers, `host:port[;host:port...]` as mqadmin's -a (each node's
+    /// entry of controllerDLegerPeers).
+    #[arg(
+        short = 'a',
+        long = "controller-addr",
+        global = true,
+        value_name = "ADDRS",
+        value_parser = parse_addr_list
+    )]
+    pub addrs: Option<AddrList>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: ControllerCommand,
+}
+
+/// `controller ...`
+#[derive(Debug, Subcommand)]
+pub enum ControllerCommand {
+    /// What each controller given says about its group.
+    ///
+    /// One row per controller: group, leader id and address, whether it is
+    /// the leader itself, and the peers.
+    #[command(
+        after_help = "Examples:\n  rmq-admin controller -a '10.0.0.1:9878;10.0.0.2:9878;10.0.0.3:9878' metadata\n  rmq-admin controller -a 10.0.0.1:9878 --json metadata"
+    )]
+    Metadata,
+    /// The sync-state sets of broker sets, from the leader.
+    ///
+    /// One row per replica: the set's master id, address and epoch, its SSS
+    /// epoch, and the replica's id, address, whether it is in the sync-state
+    /// set and whether it is alive. With --cluster the broker names are the cluster's in the NameServers'
+    /// cluster table (-n or NAMESRV_ADDR), as mqadmin getSyncStateSet -c.
+    #[command(
+        group(ArgGroup::new("brokers").required(true).args(["broker_names", "cluster"])),
+        after_help = "Examples:\n  rmq-admin controller -a 10.0.0.1:9878 sync-state-set -b broker-a,broker-b\n  rmq-admin controller -a 10.0.0.1:9878 -n 10.0.0.1:9876 sync-state-set -c DefaultCluster"
+    )]
+    SyncStateSet {
+        /// Broker sets (broker names), comma-separated or repeated.
+        #[arg(
+            short = 'b',
+            long = "broker-name",
+            value_name = "BROKER_NAME",
+            value_delimiter = ','
+        )]
+        broker_names: Vec<String>,
+        /// Every broker set of this cluster, as the NameServers list it.
+        #[arg(
+            short = 'c',
+            long,
+            value_name = "CLUSTER",
+            conflicts_with = "broker_names"
+        )]
+        cluster: Option<String>,
+    },
+    /// Makes a replica the master of its broker set.
+    ///
+    /// An operator's designated election on the leader, as mqadmin
+    /// electMaster. The replica must be alive and in the sync-state set,
+    /// else the controller refuses (CONTROLLER_ELECT_MASTER_FAILED, exit
+    /// code 3). When it already is the master the controller answers
+    /// CONTROLLER_MASTER_STILL_EXIST, shown with the current master; that is
+    /// not a failure (exit code 0).
+    #[command(
+        after_help = "Example:\n  rmq-admin controller -a 10.0.0.1:9878 elect-master -b broker-a -i 2"
+    )]
+    ElectMaster {
+        /// The broker set.
+        #[arg(short = 'b', long = "broker-name", value_name = "BROKER_NAME")]
+        broker_name: String,
+        /// The controller broker id of the replica to make master.
+        #[arg(short = 'i', long = "broker-id", value_name = "ID")]
+        broker_id: i64,
+        /// The cluster of the broker set (Java's controller looks liveness up
+        /// by cluster, broker name and id).
+        #[arg(
+            short = 'c',
+            long,
+            default_value = "DefaultCluster",
+            value_name = "CLUSTER"
+        )]
+        cluster: String,
+    },
+    /// Removes replicas, or a whole broker set, from the controller.
+    ///
+    /// As mqadmin cleanBrokerMetadata. Without --clean-living-broker only
+    /// replicas that are not alive are removed (an alive one is refused with
+    /// CONTROLLER_INVALID_CLEAN_BROKER_METADATA); without ids, the whole set,
+    /// which needs the set to have no master.
+    #[command(
+        after_help = "Examples:\n  rmq-admin controller -a 10.0.0.1:9878 clean-broker-metadata -b broker-a -i '3;4'\n  rmq-admin controller -a 10.0.0.1:9878 clean-broker-metadata -b broker-a -l"
+    )]
+    CleanBrokerMetadata {
+        /// The broker set.
+        #[arg(short = 'b', long = "broker-name", value_name = "BROKER_NAME")]
+        broker_name: String,
+        /// Controller broker ids to remove, `1;2` (or `1,2`).
+        #[arg(short = 'i', long = "broker-ids", value_name = "ID;ID", value_parser = parse_ids)]
+        broker_ids: Option<Ids>,
+        /// Remove the whole set, alive replicas included. The controller
+        /// ignores ids with it, so --broker-ids is refused.
+        #[arg(
+            short = 'l',
+            long = "clean-living-broker",
+            conflicts_with = "broker_ids"
+        )]
+        clean_living_broker: bool,
+        /// The cluster of the broker set (Java's controller looks liveness up
+        /// by cluster, broker name and id).
+        #[arg(
+            short = 'c',
+            long,
+            default_value = "DefaultCluster",
+            value_name = "CLUSTER"
+        )]
+        cluster: String,
+    },
+    /// Controller configuration, of every controller given.
+    #[command(subcommand)]
+    Config(ControllerConfigCommand),
+}
+
+/// `controller config ...`
+#[derive(Debug, Subcommand)]
+pub enum ControllerConfigCommand {
+    /// The controllers' configuration, or only the keys given (mqadmin
+    /// getControllerConfig).
+    #[command(
+        after_help = "Examples:\n  rmq-admin controller -a '10.0.0.1:9878;10.0.0.2:9878' config get\n  rmq-admin controller -a 10.0.0.1:9878 config get electMasterMaxRetryCount"
+    )]
+    Get {
+        /// Keys to show (all when none).
+        keys: Vec<String>,
+    },
+    /// Changes one key on every controller given (mqadmin
+    /// updateControllerConfig).
+    ///
+    /// Black-listed keys (configBlackList, configStorePath, ...) are refused
+    /// with NO_PERMISSION.
+    #[command(
+        after_help = "Example:\n  rmq-admin controller -a '10.0.0.1:9878;10.0.0.2:9878' config update -k electMasterMaxRetryCount -v 5"
+    )]
+    Update {
+        /// The key.
+        #[arg(short = 'k', long, value_name = "KEY", value_parser = parse_key)]
+        key: String,
+        /// The value.
+        #[arg(short = 'v', long, value_name = "VALUE", value_parser = parse_value)]
+        value: String,
+    },
+}
+
+/// Controller broker ids, in the order given, without duplicates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ids(pub Vec<i64>);
+
+impl Ids {
+    /// As CLEAN_BROKER_DATA carries them: `1;2`.
+    pub fn to_wire(&self) -> String {
+        self.0
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+}
+
+/// Parses `1;2` (or `1,2`); each must be a number, as mqadmin checks.
+fn parse_ids(text: &str) -> Result<Ids, String> {
+    let mut ids = Vec::new();
+    for part in text.split([';', ',']).map(str::trim) {
+        if part.is_empty() {
+            continue;
+        }
+        let id: i64 = part
+            .parse()
+            .map_err(|_| format!("{part:?} is not a broker id"))?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    if ids.is_empty() {
+        return Err("no broker id given".to_owned());
+    }
+    Ok(Ids(ids))
 }
 
 /// `cluster ...`
@@ -258,6 +484,17 @@ fn parse_key_value(text: &str) -> Result<(String, String), String> {
     let (key, value) = text
         .split_once('=')
         .ok_or_else(|| format!("{text:?} is not key=value"))?;
+    let key = parse_key(key)?;
+    if value.contains(['\n', '\r']) {
+        return Err(format!("the value of {key} contains a line break"));
+    }
+    Ok((key, value.to_owned()))
+}
+
+/// A configuration key that survives Java's `Properties.load` unchanged
+/// (mqadmin trims it first, so surrounding blanks are dropped).
+fn parse_key(key: &str) -> Result<String, String> {
+    let key = key.trim();
     let bad_key = key.is_empty()
         || key
             .chars()
@@ -265,10 +502,15 @@ fn parse_key_value(text: &str) -> Result<(String, String), String> {
     if bad_key {
         return Err(format!("{key:?} is not a configuration key"));
     }
+    Ok(key.to_owned())
+}
+
+/// A configuration value on one line, trimmed as mqadmin trims it.
+fn parse_value(value: &str) -> Result<String, String> {
     if value.contains(['\n', '\r']) {
-        return Err(format!("the value of {key} contains a line break"));
+        return Err("the value contains a line break".to_owned());
     }
-    Ok((key.to_owned(), value.to_owned()))
+    Ok(value.trim().to_owned())
 }
 
 #[cfg(test)]
@@ -314,5 +556,63 @@ mod tests {
         assert!(
             Cli::try_parse_from(["rmq-admin", "--timeout-ms", "0", "cluster", "list"]).is_err()
         );
+    }
+
+    #[test]
+    fn controller_flags() {
+        let cli = Cli::try_parse_from([
+            "rmq-admin",
+            "controller",
+            "sync-state-set",
+            "-b",
+            "broker-a,broker-b",
+            "-b",
+            "broker-c",
+            "-a",
+            "a:1;b:2",
+        ])
+        .unwrap();
+        let Command::Controller(args) = &cli.command else {
+            panic!("{cli:?}")
+        };
+        assert_eq!(args.addrs.as_ref().unwrap().0, ["a:1", "b:2"]);
+        let ControllerCommand::SyncStateSet { broker_names, .. } = &args.command else {
+            panic!("{args:?}")
+        };
+        assert_eq!(broker_names, &["broker-a", "broker-b", "broker-c"]);
+
+        let parse = |args: &[&str]| {
+            let mut all = vec!["rmq-admin", "controller", "-a", "a:1"];
+            all.extend_from_slice(args);
+            Cli::try_parse_from(all)
+        };
+        assert!(parse(&["sync-state-set"]).is_err());
+        assert!(parse(&["sync-state-set", "-b", "x", "-c", "C"]).is_err());
+        assert!(parse(&["elect-master", "-b", "broker-a"]).is_err());
+        assert!(parse(&["elect-master", "-b", "broker-a", "-i", "two"]).is_err());
+        assert!(parse(&["clean-broker-metadata", "-b", "a", "-i", "2", "-l"]).is_err());
+        assert!(parse(&["config", "update", "-k", "a b", "-v", "1"]).is_err());
+        let clean = parse(&["clean-broker-metadata", "-b", "a", "-i", "3; 1,3"]).unwrap();
+        let Command::Controller(args) = clean.command else {
+            unreachable!()
+        };
+        let ControllerCommand::CleanBrokerMetadata {
+            broker_ids,
+            cluster,
+            ..
+        } = args.command
+        else {
+            unreachable!()
+        };
+        assert_eq!(broker_ids.unwrap().to_wire(), "3;1");
+        assert_eq!(cluster, "DefaultCluster");
+    }
+
+    #[test]
+    fn broker_id_lists() {
+        assert_eq!(parse_ids("1;2"), Ok(Ids(vec![1, 2])));
+        assert_eq!(parse_ids(" 2 , 2;"), Ok(Ids(vec![2])));
+        assert!(parse_ids(";").is_err());
+        assert!(parse_ids("1;x").unwrap_err().contains("\"x\""));
     }
 }

@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 use crate::commands::Target;
 use crate::error::{CallError, EXIT_FAILED, EXIT_OK, EXIT_PARTIAL};
 use crate::namesrv::{fan_out, Answer, Session};
-use crate::output::{answer_json, error_line, perm, Report, Table};
+use crate::output::{answer_json, error_line, perm, Report, Server, Table};
 
 /// Route queries in flight at once on one connection.
 const ROUTE_CONCURRENCY: usize = 16;
@@ -198,7 +198,12 @@ pub fn report(answers: &[Answer<Snapshot>]) -> Report {
         .collect();
     let errors: Vec<String> = answers
         .iter()
-        .filter_map(|a| a.result.as_ref().err().map(|e| error_line(&a.addr, e)))
+        .filter_map(|a| {
+            a.result
+                .as_ref()
+                .err()
+                .map(|e| error_line(Server::NameServer, &a.addr, e))
+        })
         .collect();
     let snapshots: Vec<&Snapshot> = answered.iter().map(|(_, s)| *s).collect();
     let diffs = differences(&snapshots);
@@ -265,7 +270,10 @@ pub fn report(answers: &[Answer<Snapshot>]) -> Report {
         "command": "namesrv diff",
         "exitCode": exit,
         "agree": (ok >= 2).then_some(diffs.is_empty()),
-        "results": answers.iter().map(answer_json).collect::<Vec<_>>(),
+        "results": answers
+            .iter()
+            .map(|a| answer_json(Server::NameServer, a))
+            .collect::<Vec<_>>(),
         "differences": differences,
     });
     Report {

@@ -1,6 +1,7 @@
-//! What can go wrong talking to one NameServer, and the process exit codes.
+//! What can go wrong talking to one NameServer or controller, and the
+//! process exit codes.
 //!
-//! A [`CallError`] is always about one NameServer: the caller pairs it with the
+//! A [`CallError`] is always about one server: the caller pairs it with the
 //! address. It never carries a backtrace; its `Display` is the one line an
 //! operator reads, and [`CallError::to_json`] is what a script reads. Usage
 //! errors are clap's business and never get here.
@@ -11,18 +12,18 @@ use rmq_transport::ClientError;
 use rmq_wire::ResponseCode;
 use serde_json::{json, Value};
 
-/// Exit code: every NameServer answered successfully (and, for `namesrv diff`,
-/// they agree).
+/// Exit code: every server asked answered successfully (and, for `namesrv
+/// diff`, they agree).
 pub const EXIT_OK: u8 = 0;
-/// Exit code: the NameServers disagree (`namesrv diff`), or some failed while
-/// others answered.
+/// Exit code: the NameServers disagree (`namesrv diff`), or some servers
+/// failed while others answered.
 pub const EXIT_PARTIAL: u8 = 1;
 /// Exit code: bad flags or arguments (clap's own exit code for usage errors).
 pub const EXIT_USAGE: u8 = 2;
-/// Exit code: no NameServer answered successfully.
+/// Exit code: no server answered successfully.
 pub const EXIT_FAILED: u8 = 3;
 
-/// Why one request to one NameServer did not give a usable answer.
+/// Why one request to one server did not give a usable answer.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
     /// The TCP connection could not be made.
@@ -31,10 +32,10 @@ pub enum CallError {
     /// Connecting or the response took longer than `--timeout-ms`.
     #[error("no response within {0} ms")]
     Timeout(u64),
-    /// The NameServer closed the connection before answering.
+    /// The server closed the connection before answering.
     #[error("connection closed before the response arrived")]
     Closed,
-    /// The NameServer answered with a code other than SUCCESS.
+    /// The server answered with a code other than SUCCESS.
     #[error("{} ({code}): {}", code_name(*code), one_line(remark.as_deref()))]
     Response {
         /// The response code.
@@ -45,6 +46,15 @@ pub enum CallError {
     /// The response came but its header or body could not be read.
     #[error("unreadable response: {0}")]
     Decode(String),
+    /// The controller answered CONTROLLER_GET_METADATA_INFO without a leader
+    /// address: its group has no leader it knows of (an election, or too few
+    /// nodes up).
+    #[error("knows no controller leader (no controllerLeaderAddress in its metadata)")]
+    NoLeader,
+    /// The answer lacks what was asked for, e.g. a cluster the NameServer
+    /// does not list.
+    #[error("not found: {0}")]
+    NotFound(String),
     /// One step of a multi-request job (e.g. the route of one topic) failed.
     #[error("{step}: {source}")]
     Step {
@@ -76,7 +86,7 @@ impl CallError {
         }
     }
 
-    /// The response code, if the NameServer answered with an error code.
+    /// The response code, if the server answered with an error code.
     pub fn response_code(&self) -> Option<i32> {
         match self {
             CallError::Response { code, .. } => Some(*code),
@@ -94,6 +104,8 @@ impl CallError {
             CallError::Closed => "closed",
             CallError::Response { .. } => "response",
             CallError::Decode(_) => "decode",
+            CallError::NoLeader => "noLeader",
+            CallError::NotFound(_) => "notFound",
             CallError::Step { step, source } => {
                 let mut inner = source.to_json();
                 inner["step"] = Value::String(step.clone());

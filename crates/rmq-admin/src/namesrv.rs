@@ -1,10 +1,11 @@
-//! Talking to the NameServers given with `-n`: the address list, one
-//! [`Session`] per NameServer, and [`fan_out`], which runs the same job against
-//! all of them at once.
+//! Talking to the servers given with `-n` (NameServers) or `-a`
+//! (controllers): the address list, one [`Session`] per server, and
+//! [`fan_out`], which runs the same job against all of them at once.
 //!
 //! Owns connection set-up, the `--timeout-ms` limit and turning non-SUCCESS
 //! responses into [`CallError::Response`]. It does not know what a request
-//! means or how results are shown (`commands`, `output`).
+//! means or how results are shown (`commands`, `output`), nor which
+//! controller leads (`controller`).
 
 use std::future::Future;
 use std::time::Duration;
@@ -16,8 +17,8 @@ use rmq_wire::{RemotingCommand, RequestCode, ResponseCode, ToExtFields};
 
 use crate::error::CallError;
 
-/// Parses mqadmin's `-n` syntax: `host:port` entries separated by `;` (`,` is
-/// accepted too), blanks ignored, duplicates dropped, order kept.
+/// Parses mqadmin's `-n` (and `-a`) syntax: `host:port` entries separated by
+/// `;` (`,` is accepted too), blanks ignored, duplicates dropped, order kept.
 ///
 /// # Errors
 /// A message naming the bad entry, or saying the list is empty.
@@ -38,21 +39,22 @@ pub fn parse_addrs(list: &str) -> Result<Vec<String>, String> {
         }
     }
     if addrs.is_empty() {
-        return Err("no NameServer address given".to_owned());
+        return Err("no address given".to_owned());
     }
     Ok(addrs)
 }
 
-/// What one NameServer gave for one job.
+/// What one server gave for one job.
 #[derive(Debug)]
 pub struct Answer<T> {
-    /// The NameServer, as given with `-n`.
+    /// The server, as given with `-n` or `-a` (or named as the controller
+    /// leader).
     pub addr: String,
     /// Its result.
     pub result: Result<T, CallError>,
 }
 
-/// One connection to one NameServer.
+/// One connection to one server.
 #[derive(Debug, Clone)]
 pub struct Session {
     client: RpcClient,
@@ -76,16 +78,23 @@ impl Session {
         Ok(Session { client, timeout })
     }
 
+    /// Sends `request` and returns the response, whatever its code.
+    ///
+    /// # Errors
+    /// Transport failures only.
+    pub async fn invoke(&self, request: RemotingCommand) -> Result<RemotingCommand, CallError> {
+        self.client
+            .invoke(request, self.timeout)
+            .await
+            .map_err(|error| CallError::from_client(error, millis(self.timeout)))
+    }
+
     /// Sends `request` and returns the response if its code is SUCCESS.
     ///
     /// # Errors
     /// Transport failures, and [`CallError::Response`] for any other code.
     pub async fn call(&self, request: RemotingCommand) -> Result<RemotingCommand, CallError> {
-        let response = self
-            .client
-            .invoke(request, self.timeout)
-            .await
-            .map_err(|error| CallError::from_client(error, millis(self.timeout)))?;
+        let response = self.invoke(request).await?;
         if response.response_code() == ResponseCode::Success {
             Ok(response)
         } else {
@@ -134,7 +143,7 @@ pub fn decode_body<T: JavaJson>(response: &RemotingCommand) -> Result<T, CallErr
     T::from_json(body).map_err(|error| CallError::Decode(error.to_string()))
 }
 
-/// Runs `job` against every NameServer concurrently, each on its own
+/// Runs `job` against every server concurrently, each on its own
 /// connection, and returns the answers in the order of `addrs`.
 pub async fn fan_out<T, F, Fut>(addrs: &[String], timeout: Duration, job: F) -> Vec<Answer<T>>
 where

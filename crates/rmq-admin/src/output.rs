@@ -1,9 +1,10 @@
 //! How results are shown: aligned tables for people, one JSON document for
-//! scripts, one error line per failed NameServer, and the exit code.
+//! scripts, one error line per failed server, and the exit code.
 //!
 //! Owns the [`Report`] every command produces and [`tabulate`], the common
-//! shape "one table, first column `#NameServer`". It does no I/O beyond
-//! [`Report::write`] and knows nothing of requests.
+//! shape "one table, first column the server (`#NameServer` or
+//! `#Controller`)". It does no I/O beyond [`Report::write`] and knows nothing
+//! of requests.
 
 use std::io::{self, Write};
 
@@ -75,6 +76,42 @@ impl Table {
     }
 }
 
+/// The kind of server a report is about: it names the first column, the
+/// JSON key of each result and the error lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    /// A NameServer (`-n`).
+    NameServer,
+    /// An AutoSwitch-HA controller node (`controller -a`).
+    Controller,
+}
+
+impl Server {
+    /// The first column's title: `#NameServer`, `#Controller`.
+    pub fn column(self) -> &'static str {
+        match self {
+            Server::NameServer => "#NameServer",
+            Server::Controller => "#Controller",
+        }
+    }
+
+    /// The key naming the server in each JSON result: `nameServer`, `controller`.
+    pub fn json_key(self) -> &'static str {
+        match self {
+            Server::NameServer => "nameServer",
+            Server::Controller => "controller",
+        }
+    }
+
+    /// How an error line names it: `NameServer`, `controller`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Server::NameServer => "NameServer",
+            Server::Controller => "controller",
+        }
+    }
+}
+
 /// Everything a command has to say.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -82,7 +119,7 @@ pub struct Report {
     pub text: String,
     /// Standard output with `--json`.
     pub json: Value,
-    /// Lines for standard error, one per failed NameServer (both modes).
+    /// Lines for standard error, one per failed server (both modes).
     pub errors: Vec<String>,
     /// The process exit code.
     pub exit: u8,
@@ -105,12 +142,12 @@ impl Report {
     }
 }
 
-/// The error line of one NameServer.
-pub fn error_line(addr: &str, error: &CallError) -> String {
-    format!("error: NameServer {addr}: {error}")
+/// The error line of one server.
+pub fn error_line(server: Server, addr: &str, error: &CallError) -> String {
+    format!("error: {} {addr}: {error}", server.label())
 }
 
-/// The exit code for `ok` successes out of `total` NameServers.
+/// The exit code for `ok` successes out of `total` servers.
 pub fn exit_code(ok: usize, total: usize) -> u8 {
     match ok {
         0 => EXIT_FAILED,
@@ -119,33 +156,46 @@ pub fn exit_code(ok: usize, total: usize) -> u8 {
     }
 }
 
-/// The per-NameServer entry of the JSON document.
-pub fn answer_json<T: Serialize>(answer: &Answer<T>) -> Value {
-    match &answer.result {
+/// The per-server entry of the JSON document:
+/// `{"nameServer" | "controller", "ok", "result" | "error"}`.
+pub fn answer_json<T: Serialize>(server: Server, answer: &Answer<T>) -> Value {
+    let mut entry = match &answer.result {
         Ok(data) => json!({
-            "nameServer": answer.addr,
             "ok": true,
             "result": serde_json::to_value(data).unwrap_or(Value::Null),
         }),
         Err(error) => json!({
-            "nameServer": answer.addr,
             "ok": false,
             "error": error.to_json(),
         }),
-    }
+    };
+    entry[server.json_key()] = json!(answer.addr);
+    entry
 }
 
-/// The common report: one table whose first column is `#NameServer`, filled
-/// by `rows` for every NameServer that answered (a NameServer with nothing to
-/// show gets a `(none)` row, so every answer is visible), an error line for
-/// every one that failed, and `{"command", "exitCode", "results": [...]}`.
+/// [`tabulate_on`] for NameServers.
 pub fn tabulate<T: Serialize>(
     command: &str,
     answers: &[Answer<T>],
     header: &[&str],
     rows: impl Fn(&T) -> Vec<Vec<String>>,
 ) -> Report {
-    let mut table = Table::new(std::iter::once("#NameServer").chain(header.iter().copied()));
+    tabulate_on(Server::NameServer, command, answers, header, rows)
+}
+
+/// The common report: one table whose first column is the server
+/// (`#NameServer`, `#Controller`), filled by `rows` for every server that
+/// answered (a server with nothing to show gets a `(none)` row, so every
+/// answer is visible), an error line for every one that failed, and
+/// `{"command", "exitCode", "results": [...]}`.
+pub fn tabulate_on<T: Serialize>(
+    server: Server,
+    command: &str,
+    answers: &[Answer<T>],
+    header: &[&str],
+    rows: impl Fn(&T) -> Vec<Vec<String>>,
+) -> Report {
+    let mut table = Table::new(std::iter::once(server.column()).chain(header.iter().copied()));
     let mut errors = Vec::new();
     for answer in answers {
         match &answer.result {
@@ -158,7 +208,7 @@ pub fn tabulate<T: Serialize>(
                     table.push(std::iter::once(answer.addr.clone()).chain(row).collect());
                 }
             }
-            Err(error) => errors.push(error_line(&answer.addr, error)),
+            Err(error) => errors.push(error_line(server, &answer.addr, error)),
         }
     }
     let ok = answers.iter().filter(|a| a.result.is_ok()).count();
@@ -173,7 +223,7 @@ pub fn tabulate<T: Serialize>(
         json: json!({
             "command": command,
             "exitCode": exit,
-            "results": answers.iter().map(answer_json).collect::<Vec<_>>(),
+            "results": answers.iter().map(|a| answer_json(server, a)).collect::<Vec<_>>(),
         }),
         errors,
         exit,

@@ -1,6 +1,7 @@
 //! The `kv` and `config` commands: PUT/GET/DELETE_KV_CONFIG (100–102),
 //! GET_KVLIST_BY_NAMESPACE (219), UPDATE_NAMESRV_CONFIG (318) and
-//! GET_NAMESRV_CONFIG (319).
+//! GET_NAMESRV_CONFIG (319); and `controller config`, the same for
+//! controllers: UPDATE_CONTROLLER_CONFIG (1009), GET_CONTROLLER_CONFIG (1010).
 
 use std::collections::BTreeMap;
 
@@ -15,16 +16,21 @@ use serde::Serialize;
 use super::{ok_row, Done, Target};
 use crate::error::CallError;
 use crate::namesrv::{fan_out, request};
-use crate::output::{tabulate, Report};
+use crate::output::{tabulate, tabulate_on, Report, Server};
 
-/// Sends `command` everywhere; success is all that matters.
-async fn send_all(target: Target<'_>, name: &str, command: RemotingCommand) -> Report {
+/// Sends `command` to every server; success is all that matters.
+async fn send_all(
+    target: Target<'_>,
+    server: Server,
+    name: &str,
+    command: RemotingCommand,
+) -> Report {
     let answers = fan_out(target.addrs, target.timeout, |session| {
         let command = command.clone();
         async move { session.call(command).await.map(|_| Done {}) }
     })
     .await;
-    tabulate(name, &answers, &["#Result"], ok_row)
+    tabulate_on(server, name, &answers, &["#Result"], ok_row)
 }
 
 /// `kv put`.
@@ -35,7 +41,7 @@ pub async fn put(target: Target<'_>, namespace: &str, key: &str, value: &str) ->
         value: Some(value.to_owned()),
     };
     let command = request(RequestCode::PutKvConfig, Some(&header));
-    send_all(target, "kv put", command).await
+    send_all(target, Server::NameServer, "kv put", command).await
 }
 
 /// `kv delete`.
@@ -45,7 +51,7 @@ pub async fn delete(target: Target<'_>, namespace: &str, key: &str) -> Report {
         key: key.to_owned(),
     };
     let command = request(RequestCode::DeleteKvConfig, Some(&header));
-    send_all(target, "kv delete", command).await
+    send_all(target, Server::NameServer, "kv delete", command).await
 }
 
 /// A value read by `kv get`; `None` if a NameServer answered SUCCESS without one.
@@ -104,13 +110,16 @@ pub async fn list(target: Target<'_>, namespace: &str) -> Report {
     })
 }
 
-/// `config get [KEY...]`: all keys, or the keys asked for (`null` in JSON and
-/// `(unset)` in the table for keys the NameServer does not have).
-pub async fn config_get(target: Target<'_>, keys: &[String]) -> Report {
+/// `config get [KEY...]` and `controller config get [KEY...]`: all keys, or
+/// the keys asked for (`null` in JSON and `(unset)` in the table for keys the
+/// server does not have), of every server.
+pub async fn config_get(target: Target<'_>, server: Server, keys: &[String]) -> Report {
+    let (code, name) = match server {
+        Server::NameServer => (RequestCode::GetNamesrvConfig, "config get"),
+        Server::Controller => (RequestCode::GetControllerConfig, "controller config get"),
+    };
     let answers = fan_out(target.addrs, target.timeout, |session| async move {
-        let response = session
-            .call(request(RequestCode::GetNamesrvConfig, None))
-            .await?;
+        let response = session.call(request(code, None)).await?;
         let body = response
             .body
             .as_deref()
@@ -120,7 +129,7 @@ pub async fn config_get(target: Target<'_>, keys: &[String]) -> Report {
         Ok(select(all, keys))
     })
     .await;
-    tabulate("config get", &answers, &["#Key", "#Value"], |config| {
+    tabulate_on(server, name, &answers, &["#Key", "#Value"], |config| {
         config
             .iter()
             .map(|(k, v)| {
@@ -140,12 +149,21 @@ fn select(all: BTreeMap<String, String>, keys: &[String]) -> BTreeMap<String, Op
         .collect()
 }
 
-/// `config set KEY=VALUE...`: one UPDATE_NAMESRV_CONFIG with all pairs, as
-/// mqadmin updateNamesrvConfig sends them (`key=value` lines).
-pub async fn config_set(target: Target<'_>, pairs: &[(String, String)]) -> Report {
+/// `config set KEY=VALUE...` and `controller config update -k -v`: one
+/// UPDATE_NAMESRV_CONFIG (UPDATE_CONTROLLER_CONFIG) with all pairs to every
+/// server, as mqadmin updateNamesrvConfig (updateControllerConfig) sends
+/// them (`key=value` lines).
+pub async fn config_set(target: Target<'_>, server: Server, pairs: &[(String, String)]) -> Report {
+    let (code, name) = match server {
+        Server::NameServer => (RequestCode::UpdateNamesrvConfig, "config set"),
+        Server::Controller => (
+            RequestCode::UpdateControllerConfig,
+            "controller config update",
+        ),
+    };
     let body = properties::render(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    let command = request(RequestCode::UpdateNamesrvConfig, None).with_body(body.into_bytes());
-    send_all(target, "config set", command).await
+    let command = request(code, None).with_body(body.into_bytes());
+    send_all(target, server, name, command).await
 }
 
 #[cfg(test)]

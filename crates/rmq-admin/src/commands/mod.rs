@@ -1,11 +1,15 @@
-//! One function per sub-command: build the request, ask every NameServer
-//! ([`fan_out`](crate::namesrv::fan_out)), decode, and turn the answers into a
-//! [`Report`]. [`execute`] is the single `match` from command to function.
+//! One function per sub-command: build the request, ask every server
+//! ([`fan_out`](crate::namesrv::fan_out)) or the controller leader
+//! ([`on_leader`](crate::controller::on_leader)), decode, and turn the answers
+//! into a [`Report`]. [`execute`] is the single `match` from command to
+//! function.
 //!
 //! Owns what each command sends and shows; connections are `namesrv`'s,
-//! formatting rules `output`'s, the cross-NameServer comparison `diff`'s.
+//! finding the controller leader `controller`'s, formatting rules
+//! `output`'s, the cross-NameServer comparison `diff`'s.
 
 mod cluster;
+mod controller;
 mod kv;
 mod topic;
 
@@ -14,16 +18,21 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::cli::{
-    BrokerCommand, ClusterCommand, Command, ConfigCommand, KvCommand, NamesrvCommand, TopicCommand,
+    BrokerCommand, ClusterCommand, Command, ConfigCommand, ControllerCommand,
+    ControllerConfigCommand, KvCommand, NamesrvCommand, TopicCommand,
 };
 use crate::diff;
-use crate::output::Report;
+use crate::output::{Report, Server};
 
 /// Where and how long to ask.
 #[derive(Debug, Clone, Copy)]
 pub struct Target<'a> {
-    /// The NameServers, in the order given.
+    /// The servers the command is for, in the order given: the NameServers
+    /// (`-n`), or for `controller` commands the controllers (`-a`).
     pub addrs: &'a [String],
+    /// The NameServers given with `-n` (empty if none), for controller
+    /// commands that look something up in them.
+    pub namesrvs: &'a [String],
     /// The connect and per-request limit.
     pub timeout: Duration,
 }
@@ -37,7 +46,7 @@ fn ok_row(_: &Done) -> Vec<Vec<String>> {
     vec![vec!["OK".to_owned()]]
 }
 
-/// Runs one command against every NameServer of `target`.
+/// Runs one command against the servers of `target`.
 pub async fn execute(command: &Command, target: Target<'_>) -> Report {
     match command {
         Command::Cluster(ClusterCommand::List) => cluster::list(target).await,
@@ -68,9 +77,51 @@ pub async fn execute(command: &Command, target: Target<'_>) -> Report {
             broker_name,
             cluster: cluster_name,
         }) => cluster::member_group(target, cluster_name, broker_name).await,
-        Command::Config(ConfigCommand::Get { keys }) => kv::config_get(target, keys).await,
-        Command::Config(ConfigCommand::Set { pairs }) => kv::config_set(target, pairs).await,
+        Command::Config(ConfigCommand::Get { keys }) => {
+            kv::config_get(target, Server::NameServer, keys).await
+        }
+        Command::Config(ConfigCommand::Set { pairs }) => {
+            kv::config_set(target, Server::NameServer, pairs).await
+        }
         Command::Namesrv(NamesrvCommand::Diff) => diff::run(target).await,
+        Command::Controller(args) => execute_controller(&args.command, target).await,
+    }
+}
+
+async fn execute_controller(command: &ControllerCommand, target: Target<'_>) -> Report {
+    match command {
+        ControllerCommand::Metadata => controller::metadata(target).await,
+        ControllerCommand::SyncStateSet {
+            broker_names,
+            cluster,
+        } => controller::sync_state_set(target, broker_names, cluster.as_deref()).await,
+        ControllerCommand::ElectMaster {
+            broker_name,
+            broker_id,
+            cluster,
+        } => controller::elect_master(target, cluster, broker_name, *broker_id).await,
+        ControllerCommand::CleanBrokerMetadata {
+            broker_name,
+            broker_ids,
+            clean_living_broker,
+            cluster,
+        } => {
+            controller::clean_broker_metadata(
+                target,
+                cluster,
+                broker_name,
+                broker_ids.as_ref(),
+                *clean_living_broker,
+            )
+            .await
+        }
+        ControllerCommand::Config(ControllerConfigCommand::Get { keys }) => {
+            kv::config_get(target, Server::Controller, keys).await
+        }
+        ControllerCommand::Config(ControllerConfigCommand::Update { key, value }) => {
+            let pair = [(key.clone(), value.clone())];
+            kv::config_set(target, Server::Controller, &pair).await
+        }
     }
 }
 

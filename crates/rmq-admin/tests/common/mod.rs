@@ -1,8 +1,11 @@
 //! Shared pieces of the rmq-admin tests: real `rmq-namesrv` processes on
 //! 127.0.0.1:0 (`rmq-testkit`), brokers registered by sending REGISTER_BROKER ourselves, and
-//! running the built `rmq-admin` binary.
+//! running the built `rmq-admin` binary; broker sets in real `rmq-controller`
+//! processes ([`controller`]).
 
 #![allow(dead_code)]
+
+pub mod controller;
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
