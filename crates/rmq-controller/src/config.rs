@@ -7,7 +7,6 @@
 //! ([`ControllerConfig::warnings`]); the peers are checked before anything
 //! starts ([`ControllerConfig::peers`]).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::raft::{node_id_of, NodeId};
@@ -247,25 +246,6 @@ pub enum ConfigError {
 }
 
 impl ControllerConfig {
-    /// Defaults for this process: `HOME` as Java's `user.home`, `ROCKETMQ_HOME`.
-    pub fn from_env() -> Self {
-        let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-        ControllerConfig::defaults(&home, std::env::var("ROCKETMQ_HOME").ok())
-    }
-
-    /// Applies the properties of a `-c` file: known keys set options, unknown
-    /// keys are kept (and returned, so the caller can warn about them).
-    pub fn apply_file(&mut self, properties: &BTreeMap<String, String>) -> Vec<String> {
-        let mut unknown = Vec::new();
-        for (key, value) in properties {
-            if !self.set(key, value) {
-                self.extra.insert(key.clone(), value.clone());
-                unknown.push(key.clone());
-            }
-        }
-        unknown
-    }
-
     /// The Raft peers, checked: every entry `id-host:port`, ids unique (as
     /// node ids too), and this node's id among them.
     ///
@@ -388,26 +368,7 @@ impl ControllerConfig {
     /// The black-listed keys of UPDATE_CONTROLLER_CONFIG: the fixed ones plus
     /// `configBlackList` entries.
     pub fn black_list(&self) -> Vec<String> {
-        let mut keys: Vec<String> = ALWAYS_BLACK_LISTED
-            .iter()
-            .map(|k| (*k).to_owned())
-            .collect();
-        keys.extend(
-            self.config_black_list
-                .split(';')
-                .map(str::trim)
-                .filter(|k| !k.is_empty())
-                .map(str::to_owned),
-        );
-        keys
-    }
-
-    /// GET_CONTROLLER_CONFIG and the persisted form: sorted `key=value\n` lines.
-    pub fn to_text(&self) -> String {
-        self.to_properties()
-            .iter()
-            .map(|(k, v)| format!("{k}={v}\n"))
-            .collect()
+        ControllerConfig::black_list_of(&ALWAYS_BLACK_LISTED, &self.config_black_list)
     }
 }
 

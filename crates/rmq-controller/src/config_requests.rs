@@ -36,13 +36,7 @@ pub fn update(node: &ControllerNode, request: &RemotingCommand) -> Answer {
             "Can not update config in black list.",
         );
     }
-    for (key, value) in &updates {
-        if !next.set(key, value) {
-            if let Some(existing) = next.extra.get_mut(key) {
-                value.clone_into(existing);
-            }
-        }
-    }
+    next.apply_update(&updates);
     let path = next.config_store_path.clone();
     if let Err(error) = replace_file(std::path::Path::new(&path), next.to_text().as_bytes()) {
         tracing::error!(%path, %error, "persisting the controller configuration failed");

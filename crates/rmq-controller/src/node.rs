@@ -103,7 +103,18 @@ impl ControllerNode {
             .unwrap_or(0)
             .max(1);
         let group = config.controller_dleger_group.clone().unwrap_or_default();
-        let (log, machine) = store::open(store_dir)?;
+        // A store closed a moment ago (a restart within this process) may
+        // still be releasing its file lock.
+        let mut attempts = 0;
+        let (log, machine) = loop {
+            match store::open(store_dir) {
+                Err(store::OpenError::AlreadyOpen(_)) if attempts < 50 => {
+                    attempts += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                opened => break opened?,
+            }
+        };
         let state = machine.state();
         let store = log.watch_close();
         let raft_config = Arc::new(

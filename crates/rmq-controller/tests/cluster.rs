@@ -91,11 +91,20 @@ async fn three_nodes_keep_the_state_when_the_leader_stops() {
         refused.remark.as_deref(),
         Some("The controller is not in leader state")
     );
-    let meta = call(
-        &fc,
-        request(RequestCode::ControllerGetMetadataInfo, &[], None),
-    )
-    .await;
+    // A follower names the leader once it has heard from it.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let meta = loop {
+        let meta = call(
+            &fc,
+            request(RequestCode::ControllerGetMetadataInfo, &[], None),
+        )
+        .await;
+        if ext(&meta, "controllerLeaderAddress").is_some() {
+            break meta;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{meta:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     assert_eq!(
         ext(&meta, "controllerLeaderAddress"),
         Some(nodes[first].addr.as_str())

@@ -4,9 +4,6 @@
 //!
 //! Values follow Java's setter conversion (`rmq_protocol::options`).
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-
 /// Keys UPDATE_NAMESRV_CONFIG may never touch, whatever `configBlackList` says
 /// (writing them once allowed arbitrary file writes, CVE-2023-37582).
 const ALWAYS_BLACK_LISTED: [&str; 4] = [
@@ -67,60 +64,10 @@ fn path_in(home: &std::path::Path, rest: &str) -> String {
 }
 
 impl NamesrvConfig {
-    /// Defaults for this process: `HOME` as Java's `user.home`, `ROCKETMQ_HOME`.
-    pub fn from_env() -> Self {
-        let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-        NamesrvConfig::defaults(&home, std::env::var("ROCKETMQ_HOME").ok())
-    }
-
-    /// Applies the properties of a `-c` file: known keys set options, unknown
-    /// keys are kept (and returned, so the caller can warn about them).
-    pub fn apply_file(&mut self, properties: &BTreeMap<String, String>) -> Vec<String> {
-        let mut unknown = Vec::new();
-        for (key, value) in properties {
-            if !self.set(key, value) {
-                self.extra.insert(key.clone(), value.clone());
-                unknown.push(key.clone());
-            }
-        }
-        unknown
-    }
-
     /// The black-listed keys of UPDATE_NAMESRV_CONFIG: the fixed ones plus
     /// `configBlackList` entries as read at start-up.
     pub fn black_list(&self) -> Vec<String> {
-        let mut keys: Vec<String> = ALWAYS_BLACK_LISTED
-            .iter()
-            .map(|k| (*k).to_owned())
-            .collect();
-        keys.extend(
-            self.config_black_list
-                .split(';')
-                .map(str::trim)
-                .filter(|k| !k.is_empty())
-                .map(str::to_owned),
-        );
-        keys
-    }
-
-    /// Applies an UPDATE_NAMESRV_CONFIG: known keys set options, unknown keys
-    /// are accepted and ignored (Java keeps them only if already present).
-    pub fn apply_update(&mut self, properties: &BTreeMap<String, String>) {
-        for (key, value) in properties {
-            if !self.set(key, value) {
-                if let Some(existing) = self.extra.get_mut(key) {
-                    value.clone_into(existing);
-                }
-            }
-        }
-    }
-
-    /// GET_NAMESRV_CONFIG and the persisted form: sorted `key=value\n` lines.
-    pub fn to_text(&self) -> String {
-        self.to_properties()
-            .iter()
-            .map(|(k, v)| format!("{k}={v}\n"))
-            .collect()
+        NamesrvConfig::black_list_of(&ALWAYS_BLACK_LISTED, &self.config_black_list)
     }
 }
 
@@ -160,10 +107,11 @@ mod tests {
     #[test]
     fn unknown_file_keys_are_kept_and_reported() {
         let mut config = java_like();
-        let file: BTreeMap<String, String> = [("listenPort", "9999"), ("custom", "x")]
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let file: std::collections::BTreeMap<String, String> =
+            [("listenPort", "9999"), ("custom", "x")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
         assert_eq!(config.apply_file(&file), vec!["custom".to_owned()]);
         assert_eq!(config.listen_port, 9999);
         assert!(config.to_text().contains("custom=x\n"));

@@ -63,8 +63,9 @@ impl OptionValue for Option<String> {
 /// Declares an option struct: `rust_name: Type = "javaKey", |home, rocketmq_home| default;`
 /// per option, in any order. The struct gets `defaults(home, rocketmq_home)`
 /// (`home` is Java's `user.home`, `rocketmq_home` the `ROCKETMQ_HOME`
-/// value), `set(key, text) -> bool` (false for an unknown key),
-/// `to_properties()` (every option plus the extra keys, sorted) and `KEYS`.
+/// value) and `from_env()`, `set(key, text) -> bool` (false for an unknown
+/// key), `apply_file`, `apply_update`, `to_properties()` and `to_text()`
+/// (every option plus the extra keys, sorted), `black_list_of` and `KEYS`.
 /// Keys no option knows are kept in `extra`, as Java echoes them.
 #[macro_export]
 macro_rules! java_options {
@@ -114,6 +115,67 @@ macro_rules! java_options {
                     all.insert($key.to_owned(), text);
                 } )*
                 all
+            }
+
+            /// Defaults for this process: `HOME` as Java's `user.home`,
+            /// `ROCKETMQ_HOME`.
+            pub fn from_env() -> Self {
+                let home = std::env::var_os("HOME")
+                    .map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
+                Self::defaults(&home, std::env::var("ROCKETMQ_HOME").ok())
+            }
+
+            /// Applies the properties of a `-c` file: known keys set options,
+            /// unknown keys are kept (and returned, so the caller can warn
+            /// about them).
+            pub fn apply_file(
+                &mut self,
+                properties: &std::collections::BTreeMap<String, String>,
+            ) -> Vec<String> {
+                let mut unknown = Vec::new();
+                for (key, value) in properties {
+                    if !self.set(key, value) {
+                        self.extra.insert(key.clone(), value.clone());
+                        unknown.push(key.clone());
+                    }
+                }
+                unknown
+            }
+
+            /// Applies an UPDATE_*_CONFIG: known keys set options, unknown keys
+            /// change only an extra key already there (Java keeps an unknown
+            /// key only if it was in the file).
+            pub fn apply_update(&mut self, properties: &std::collections::BTreeMap<String, String>) {
+                for (key, value) in properties {
+                    if !self.set(key, value) {
+                        if let Some(existing) = self.extra.get_mut(key) {
+                            value.clone_into(existing);
+                        }
+                    }
+                }
+            }
+
+            /// The GET_*_CONFIG text and the persisted form: sorted
+            /// `key=value\n` lines.
+            pub fn to_text(&self) -> String {
+                self.to_properties()
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}\n"))
+                    .collect()
+            }
+
+            /// The keys UPDATE_*_CONFIG refuses: `always`, plus the entries of
+            /// `configBlackList` (`black_list_text`).
+            pub fn black_list_of(always: &[&str], black_list_text: &str) -> Vec<String> {
+                let mut keys: Vec<String> = always.iter().map(|k| (*k).to_owned()).collect();
+                keys.extend(
+                    black_list_text
+                        .split(';')
+                        .map(str::trim)
+                        .filter(|k| !k.is_empty())
+                        .map(str::to_owned),
+                );
+                keys
             }
         }
     };

@@ -107,6 +107,9 @@ pub enum OpenError {
     /// The database file.
     #[error("cannot open the Raft store {0}: {1}")]
     Db(String, String),
+    /// Another store of this process (or another process) has the file open.
+    #[error("the Raft store {0} is in use by another controller")]
+    AlreadyOpen(String),
 }
 
 fn read_meta<T: for<'de> Deserialize<'de>>(
