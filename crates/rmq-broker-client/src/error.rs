@@ -24,6 +24,14 @@ pub enum ConfigError {
         /// The offending text.
         addr: String,
     },
+    /// An option value that does not parse.
+    #[error("bad value {value:?} for {key}")]
+    Value {
+        /// The option's Java name.
+        key: String,
+        /// The value given.
+        value: String,
+    },
     /// `splitRegistrationSize` of 0 would never finish a batch.
     #[error("splitRegistrationSize must be > 0")]
     SplitSize,
@@ -84,4 +92,61 @@ pub enum HttpError {
     /// Not an HTTP/1.x response this client understands.
     #[error("malformed HTTP response: {0}")]
     Malformed(&'static str),
+}
+
+/// Why one exchange with the controller failed. Never fatal: the agent
+/// retries on its schedule, as Java's `ReplicasManager` does.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// Connecting, sending or waiting for the answer failed.
+    #[error(transparent)]
+    Transport(#[from] ClientError),
+    /// A controller did not answer (or could not be reached) in time.
+    #[error("{0}: no answer within {1:?}")]
+    Timeout(String, Duration),
+    /// No controller named a leader (all unreachable, or an election is on).
+    #[error("no controller leader known (asked {0})")]
+    NoLeader(String),
+    /// The controller answered with a code the caller cannot use.
+    #[error("controller answered code {code}: {}", remark.as_deref().unwrap_or("(no remark)"))]
+    Rejected {
+        /// The response code.
+        code: i32,
+        /// The response remark.
+        remark: Option<String>,
+    },
+    /// The answer's header or body could not be read.
+    #[error("unreadable controller answer: {0}")]
+    BadResponse(String),
+    /// Reading or writing the identity files failed.
+    #[error("broker identity file: {0}")]
+    Io(#[from] io::Error),
+    /// The identity file belongs to another broker set (Java refuses to
+    /// start such a broker, at every retry).
+    #[error("{file} names {found:?}, but this broker is {expected:?}")]
+    IdentityMismatch {
+        /// Which file.
+        file: String,
+        /// `cluster#brokerName` in the file.
+        found: String,
+        /// `cluster#brokerName` configured.
+        expected: String,
+    },
+    /// The set has no master and the election named none (Java retries
+    /// its start-up sequence).
+    #[error("the broker set has no master and the election named none")]
+    NoMaster,
+    /// The agent is stopped.
+    #[error("the controller agent is stopped")]
+    Stopped,
+}
+
+impl ControllerError {
+    /// The response code, for a [`ControllerError::Rejected`].
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            ControllerError::Rejected { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
 }

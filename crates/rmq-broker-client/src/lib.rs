@@ -11,8 +11,11 @@
 //! * [`Schedule`] / [`spawn`] — start-up and periodic registration,
 //!   isolation, heartbeats, HTTP address-service polling, shutdown.
 //! * [`NameServerList`] / [`AddressService`] — where the NameServers are.
+//! * [`controller`] — controller mode (AutoSwitch HA): [`ControllerAgent`]
+//!   takes the broker's role from the controller and drives
+//!   [`Registrar::set_role`] and the role-change registrations.
 //!
-//! Not here: storing messages, the controller conversation, pre-online and
+//! Not here: storing messages, pre-online and
 //! the acting-master member-group sync (the caller drives
 //! [`Registrar::set_isolated`] and [`Registrar::set_role`]), DNS-based
 //! NameServer discovery, REGISTER_TOPIC_IN_NAMESRV.
@@ -35,6 +38,7 @@
 
 pub mod body;
 pub mod config;
+pub mod controller;
 pub mod error;
 pub mod http;
 pub mod nsaddr;
@@ -47,7 +51,10 @@ mod send;
 pub mod topics;
 
 pub use config::{BrokerConfig, BrokerRole, Flavor, PERM_INHERIT, PERM_READ, PERM_WRITE};
-pub use error::{ConfigError, HttpError, NsError};
+pub use controller::{
+    AgentEvent, AgentView, ControllerAgent, ControllerModeConfig, ReplicaRole, RoleChange, Source,
+};
+pub use error::{ConfigError, ControllerError, HttpError, NsError};
 pub use http::AddressService;
 pub use nsaddr::NameServerList;
 pub use registrar::{wall_ms, Registrar};

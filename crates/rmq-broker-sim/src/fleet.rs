@@ -1,5 +1,6 @@
 //! Building the simulated fleet: one registrar per broker (groups × replicas),
-//! their schedules, and the `--once` run.
+//! their schedules, and the `--once` run; the topic tables and options
+//! controller mode (`replicas.rs`) shares.
 //!
 //! Broker `r` of group `g` is `<prefix>-<g>`, id `r` (0 = master), at
 //! `<ip>:<base_port + 10·(g·(slaves+1) + r)>`, HA port + 1. Replicas of a
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use rmq_broker_client::{
     numbered_topics, system_topics, wall_ms, AddressService, BrokerConfig, NameServerList,
-    Registrar, Schedule, TopicTable, Trigger,
+    Registrar, Schedule, TopicTable,
 };
 
 use crate::{line, print_report, Args};
@@ -21,17 +22,7 @@ pub fn build(args: &Args, namesrv: &NameServerList) -> anyhow::Result<Vec<Arc<Re
     let replicas = args.slaves_per_broker + 1;
     let mut fleet = Vec::with_capacity(args.brokers * replicas);
     for group in 0..args.brokers {
-        let name = format!("{}-{group}", args.broker_name);
-        let prefix = if args.distinct_topics {
-            format!("{}{group}-", args.topic_prefix)
-        } else {
-            args.topic_prefix.clone()
-        };
-        let mut topics = numbered_topics(&prefix, args.topics, args.queues);
-        if !args.no_system_topics {
-            topics.extend(system_topics(&args.cluster, &name));
-        }
-        let table = TopicTable::with_topics(topics, wall_ms());
+        let (name, table) = group_topics(args, group);
         for replica in 0..replicas {
             let index = group * replicas + replica;
             let port = u16::try_from(usize::from(args.base_port) + 10 * index)
@@ -40,20 +31,41 @@ pub fn build(args: &Args, namesrv: &NameServerList) -> anyhow::Result<Vec<Arc<Re
             if replica > 0 {
                 config = config.slave(i64::try_from(replica)?);
             }
-            config.register_name_server_period = args.period;
-            config.register_broker_timeout = args.timeout;
-            config.compressed_register = args.compressed;
-            config.enable_split_registration = args.split;
-            config.split_registration_size = args.split_size;
-            config.flavor = args.version_flavor.into();
-            config.enable_slave_acting_master = args.acting_master;
-            config.broker_permission = args.permission;
+            configure(args, &mut config);
             let registrar = Registrar::new(config, table.clone(), namesrv.clone())
                 .with_context(|| format!("broker {name} id {replica}"))?;
             fleet.push(Arc::new(registrar));
         }
     }
     Ok(fleet)
+}
+
+/// The name of group `group` and its topic table (replicas of a group share
+/// it, as real master and slaves do).
+pub fn group_topics(args: &Args, group: usize) -> (String, TopicTable) {
+    let name = format!("{}-{group}", args.broker_name);
+    let prefix = if args.distinct_topics {
+        format!("{}{group}-", args.topic_prefix)
+    } else {
+        args.topic_prefix.clone()
+    };
+    let mut topics = numbered_topics(&prefix, args.topics, args.queues);
+    if !args.no_system_topics {
+        topics.extend(system_topics(&args.cluster, &name));
+    }
+    (name, TopicTable::with_topics(topics, wall_ms()))
+}
+
+/// Applies the registration options of `args` to `config`.
+pub fn configure(args: &Args, config: &mut BrokerConfig) {
+    config.register_name_server_period = args.period;
+    config.register_broker_timeout = args.timeout;
+    config.compressed_register = args.compressed;
+    config.enable_split_registration = args.split;
+    config.split_registration_size = args.split_size;
+    config.flavor = args.version_flavor.into();
+    config.enable_slave_acting_master = args.acting_master;
+    config.broker_permission = args.permission;
 }
 
 /// The schedule of one simulated broker.
@@ -77,7 +89,7 @@ pub async fn register_once(fleet: &[Arc<Registrar>], stagger: Duration) -> bool 
             let registrar = registrar.clone();
             tasks.push(tokio::spawn(async move {
                 let report = registrar.register_all(true, false, true).await;
-                print_report(&registrar, Trigger::Startup, &report);
+                print_report(&registrar, "startup", &report);
                 report.is_success()
             }));
             if !stagger.is_zero() {

@@ -1,10 +1,18 @@
 //! `rmq-broker-sim`: simulated brokers registering with real NameServers
 //! through `rmq-broker-client`. Parses flags, sets up tracing, builds the
-//! fleet (`fleet.rs`) and runs it; one output line per registration result.
+//! fleet (`fleet.rs`) or, with `--controller`, the controller-mode replica
+//! sets (`replicas.rs`, commands from stdin in `commands.rs`, their output
+//! in `output.rs`) and runs it;
+//! one output line per registration result and per role change.
 
+mod commands;
 mod fleet;
+mod output;
+mod replicas;
+mod stamp;
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +29,12 @@ use rmq_broker_client::{
 /// optional heartbeats, UNREGISTER_BROKER at exit). It stores no messages and
 /// listens on no port: the registered addresses are made up, so clients that
 /// follow the routes will find nobody there.
+///
+/// With --controller (AutoSwitch HA) every group is --replicas replicas
+/// whose roles a controller decides: each obtains a controller id (kept in
+/// an identity file), heartbeats the controllers and registers as master
+/// (id 0) or slave (its controller id). Each replica listens on its address,
+/// but only for the controller's role-change notices.
 #[derive(Debug, Parser)]
 #[command(
     name = "rmq-broker-sim",
@@ -30,7 +44,13 @@ use rmq_broker_client::{
         bytes=181520 build_ms=1.9 ms=7.4 ok=1/1 master=-\n\n\
         Examples:\n  rmq-broker-sim -n 127.0.0.1:9876 --once\n  \
         rmq-broker-sim -n 'a:9876;b:9876' --brokers 100 --topics 10000 --once\n  \
-        rmq-broker-sim -n 127.0.0.1:9876 --slaves-per-broker 1 --period 10s --duration 60s"
+        rmq-broker-sim -n 127.0.0.1:9876 --slaves-per-broker 1 --period 10s --duration 60s\n  \
+        rmq-broker-sim -n 127.0.0.1:9876 --controller 127.0.0.1:9878 --replicas 3\n\n\
+        Controller mode prints one line per id, role change and sync-state-set change, e.g.\n  \
+        role time=2025-06-01T12:00:00.123Z replica=broker-0/1 addr=127.0.0.1:20921 id=2 \
+        from=slave to=master epoch=2 source=notify\n\
+        and reads commands from stdin: `stop master [BROKER]`, `stop BROKER/R`, \
+        `start BROKER/R`, `status`. Stopping is a crash (no unregistration)."
 )]
 pub struct Args {
     /// NameServer list `host:port;host:port`.
@@ -114,6 +134,27 @@ pub struct Args {
     /// Skip UNREGISTER_BROKER at exit.
     #[arg(long)]
     pub no_unregister: bool,
+    /// Controller mode (AutoSwitch HA): the controller nodes, `host:port;host:port`
+    /// (controllerAddr). Roles come from the controller; --base-port 0 picks
+    /// free ports.
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["once", "slaves_per_broker"])]
+    pub controller: Option<String>,
+    /// Replicas per group in controller mode.
+    #[arg(long, default_value_t = 3, requires = "controller")]
+    pub replicas: usize,
+    /// Where replicas keep their identity files
+    /// (`<DIR>/<broker>/<replica>/brokerIdentity`); default: a temporary
+    /// directory removed at exit.
+    #[arg(long, value_name = "DIR", requires = "controller")]
+    pub store_dir: Option<PathBuf>,
+    /// A controller-mode option by its Java name (repeatable), e.g.
+    /// syncBrokerMetadataPeriod=500, controllerHeartBeatTimeoutMills=3000,
+    /// brokerHeartbeatInterval=200, checkSyncStateSetPeriod=500.
+    #[arg(long = "set", value_name = "KEY=VALUE", requires = "controller")]
+    pub set: Vec<String>,
+    /// Stop the master replica of every group (as a crash) once, this long after start.
+    #[arg(long, value_parser = parse_duration, requires = "controller")]
+    pub stop_master_after: Option<Duration>,
 }
 
 /// `--version-flavor`.
@@ -183,6 +224,9 @@ async fn run(args: Args) -> anyhow::Result<bool> {
         ),
         (None, None) => bail!("give --namesrv (or NAMESRV_ADDR) or --address-service"),
     };
+    if let Some(controller) = &args.controller {
+        return replicas::run(&args, controller, namesrv, service).await;
+    }
     let fleet = fleet::build(&args, &namesrv).context("cannot build the simulated brokers")?;
     if args.once {
         return Ok(fleet::register_once(&fleet, args.stagger).await);
@@ -198,7 +242,7 @@ async fn run(args: Args) -> anyhow::Result<bool> {
         printers.push(tokio::spawn(async move {
             while let Some(event) = events.recv().await {
                 if let Event::Registered { trigger, report } = event {
-                    print_report(&registrar, trigger, &report);
+                    print_report(&registrar, trigger_name(trigger), &report);
                 }
             }
         }));
@@ -240,13 +284,18 @@ pub fn line(text: &str) {
     let _ = writeln!(out, "{text}");
 }
 
-/// The one-line form of a registration result.
-pub fn print_report(registrar: &Arc<Registrar>, trigger: Trigger, report: &RegisterReport) {
-    let config = registrar.config();
-    let trigger = match trigger {
+/// How a schedule slot is named in output lines.
+pub fn trigger_name(trigger: Trigger) -> &'static str {
+    match trigger {
         Trigger::Startup => "startup",
         Trigger::Periodic => "periodic",
-    };
+    }
+}
+
+/// The one-line form of a registration result; `trigger` says what caused
+/// it (`startup`, `periodic`, `role-change`).
+pub fn print_report(registrar: &Arc<Registrar>, trigger: &str, report: &RegisterReport) {
+    let config = registrar.config();
     let mut text = format!(
         "register trigger={trigger} broker={} id={} addr={} topics={} bytes={} batches={} build_ms={:.1} ms={:.1} ok={}/{}",
         config.broker_name,
