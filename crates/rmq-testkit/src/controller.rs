@@ -71,9 +71,10 @@ impl Controller {
             }
             match failed {
                 None => {
+                    wait_serving(&nodes);
                     return nodes
                         .try_into()
-                        .unwrap_or_else(|_| unreachable!("N nodes were made"))
+                        .unwrap_or_else(|_| unreachable!("N nodes were made"));
                 }
                 Some((addr, error)) if ports::is_bind_failure(&error) => {
                     let port: u16 = addr
@@ -187,7 +188,8 @@ impl Controller {
     }
 
     /// Starts a stopped node again with the same store, on the same address
-    /// (retrying for up to 20 s while its old socket is released).
+    /// (retrying for up to 20 s while its old socket is released). Returns
+    /// once it listens; whether it serves depends on its group.
     ///
     /// # Panics
     /// If it is running, or does not come up.
@@ -237,6 +239,56 @@ fn tail(path: &Path, lines: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Waits (up to 30 s) until one node of `nodes` says it is the serving
+/// leader: the boot line comes before the first leader election ends.
+/// Blocking, so that sync and async tests alike can use it.
+fn wait_serving(nodes: &[Controller]) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if nodes.iter().any(|n| is_serving_leader(&n.addr)) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no controller node serves as leader within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// CONTROLLER_GET_METADATA_INFO over a plain blocking socket: whether the
+/// node at `addr` answers `isLeader=true`.
+pub(crate) fn is_serving_leader(addr: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(addr) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let request =
+        rmq_wire::RemotingCommand::request(rmq_wire::RequestCode::ControllerGetMetadataInfo, 1);
+    if stream
+        .write_all(&rmq_wire::frame::encode_to_bytes(&request))
+        .is_err()
+    {
+        return false;
+    }
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match rmq_wire::frame::check(&buf) {
+            Ok(rmq_wire::frame::FrameStatus::Complete { len }) => {
+                return rmq_wire::frame::decode(buf[..len].to_vec().into())
+                    .is_ok_and(|answer| answer.ext("isLeader") == Some("true"));
+            }
+            Ok(rmq_wire::frame::FrameStatus::Incomplete { .. }) => match stream.read(&mut chunk) {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            },
+            Err(_) => return false,
+        }
+    }
 }
 
 /// `target/<profile>/rmq-controller` beside the running test executable,
