@@ -52,8 +52,10 @@ pub struct ControllerNode {
     /// When this node became a leader that may serve (its first entry of
     /// the term committed); `None` while it is not one.
     serving_since: Mutex<Option<Millis>>,
-    /// Decisions run one at a time, each seeing the previous one applied.
-    decisions: tokio::sync::Mutex<()>,
+    /// Decisions run one at a time, each seeing the previous one applied:
+    /// held from deciding until the decision's entry is applied or has
+    /// failed, even past the requester's timeout.
+    decisions: Arc<tokio::sync::Mutex<()>>,
     /// Set once the node shuts down: it serves no more decisions, so the
     /// connections its own shutdown closes are not taken for dead brokers.
     stopping: std::sync::atomic::AtomicBool,
@@ -150,7 +152,7 @@ impl ControllerNode {
             group,
             origin: Instant::now(),
             serving_since: Mutex::new(None),
-            decisions: tokio::sync::Mutex::new(()),
+            decisions: Arc::new(tokio::sync::Mutex::new(())),
             stopping: std::sync::atomic::AtomicBool::new(false),
             store,
             admitted: Arc::new(tokio::sync::Semaphore::new(capacity)),
@@ -219,8 +221,21 @@ impl ControllerNode {
     /// answer once they are applied, CONTROLLER_NOT_LEADER on a node that is
     /// not the serving leader, SYSTEM_ERROR when the commit fails or takes
     /// longer than 5 s (nothing is acknowledged that is not committed).
+    ///
+    /// A decision that timed out may still commit. The next one must not be
+    /// taken on a state that lacks it (it could hand out the same master
+    /// epoch twice, or accept a stale SSS change), so the turn stays taken
+    /// until the entry is applied or has failed; requests waiting longer
+    /// than 5 s for their turn are answered SYSTEM_ERROR undecided.
     pub async fn decide_and_commit(&self, decide: impl FnOnce(View<'_>) -> Decision) -> Decision {
-        let _turn = self.decisions.lock().await;
+        let Ok(turn) =
+            tokio::time::timeout(COMMIT_TIMEOUT, self.decisions.clone().lock_owned()).await
+        else {
+            return Decision::answer(Answer::error(
+                ResponseCode::SystemError,
+                "an earlier decision is still being committed; try again",
+            ));
+        };
         if self.serving_since().is_none() {
             return Decision::answer(Answer::error(ResponseCode::ControllerNotLeader, NOT_LEADER));
         }
@@ -250,20 +265,35 @@ impl ControllerNode {
         let command = Command {
             events: decision.events.clone(),
         };
-        match tokio::time::timeout(COMMIT_TIMEOUT, self.raft.client_write(command)).await {
-            Ok(Ok(_)) => decision,
-            Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(_)))) => {
+        let raft = self.raft.clone();
+        let mut write = tokio::spawn(async move {
+            let result = raft.client_write(command).await;
+            drop(turn);
+            result
+        });
+        match tokio::time::timeout(COMMIT_TIMEOUT, &mut write).await {
+            Ok(Ok(Ok(_))) => decision,
+            Ok(Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(_))))) => {
                 Decision::answer(Answer::error(ResponseCode::ControllerNotLeader, NOT_LEADER))
             }
-            Ok(Err(error)) => {
+            Ok(Ok(Err(error))) => {
                 tracing::error!(%error, "a decision could not be committed");
                 Decision::answer(Answer::error(
                     ResponseCode::SystemError,
                     format!("the decision could not be committed: {error}"),
                 ))
             }
+            Ok(Err(panicked)) => {
+                tracing::error!(%panicked, "the commit of a decision failed");
+                Decision::answer(Answer::error(
+                    ResponseCode::SystemError,
+                    "the decision could not be committed",
+                ))
+            }
             Err(_) => {
-                tracing::error!("a decision was not committed within {COMMIT_TIMEOUT:?}");
+                tracing::error!(
+                    "a decision was not committed within {COMMIT_TIMEOUT:?}; the next waits for it"
+                );
                 Decision::answer(Answer::error(
                     ResponseCode::SystemError,
                     format!(
