@@ -190,6 +190,14 @@ impl LiveTable {
         gone
     }
 
+    /// This node was stalled (its own process did not run): nobody could
+    /// heartbeat it, so every replica's timeout starts again at `now`.
+    pub fn restart_timeouts(&mut self, now: Millis) {
+        for info in self.entries.values_mut() {
+            info.last_heartbeat = info.last_heartbeat.max(now);
+        }
+    }
+
     /// How many replicas the table holds.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -261,6 +269,15 @@ mod tests {
         assert_eq!(gone.len(), 1);
         assert_eq!(gone[0].broker_id, 1);
         assert!(live.is_alive("c", "b", 2, Millis(10)));
+    }
+
+    #[test]
+    fn after_a_stall_every_timeout_starts_again() {
+        let mut live = LiveTable::new();
+        live.heartbeat(hb(1, 1, 0), None, Millis(0));
+        live.restart_timeouts(Millis(60_000));
+        assert!(live.is_alive("c", "b", 1, Millis(64_000)));
+        assert!(!live.is_alive("c", "b", 1, Millis(64_001)));
     }
 
     #[test]

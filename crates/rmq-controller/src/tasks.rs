@@ -15,16 +15,32 @@ use rmq_wire::{FromExtFields, RemotingCommand, RequestCode, ResponseCode, ToExtF
 
 use crate::decide::{self, View};
 use crate::node::ControllerNode;
-use crate::{Answer, LiveKey};
+use crate::{Answer, LiveKey, Millis};
+
+/// How much later than planned a scan may run before the process counts as
+/// having been stalled.
+const STALL_MS: u64 = 2_000;
 
 /// Every `scanNotActiveBrokerInterval` on every node: replicas past their
 /// heartbeat timeout leave the liveness table; on the leader a departed
 /// master triggers an election at once.
+///
+/// A scan that comes much later than planned means this process itself was
+/// stopped (a paused VM, SIGSTOP): brokers could not reach it, so their
+/// silence proves nothing. Every timeout then starts again, and only a
+/// replica that stays silent for its whole timeout after that is expired
+/// (and only then can a master be taken for dead).
 pub async fn expiry_scan(node: Arc<ControllerNode>) {
+    let mut last = node.now();
     loop {
         let interval = millis(node.config().scan_not_active_broker_interval);
         tokio::time::sleep(interval).await;
-        let expired = node.live().expire(node.now());
+        let now = node.now();
+        if stalled(now, &mut last, interval) {
+            node.live().restart_timeouts(now);
+            continue;
+        }
+        let expired = node.live().expire(now);
         for key in expired {
             tracing::info!(cluster = %key.cluster, broker = %key.broker_name, id = key.broker_id, "broker replica expired: no heartbeat within its timeout");
             replica_gone(&node, &key).await;
@@ -36,9 +52,17 @@ pub async fn expiry_scan(node: Arc<ControllerNode>) {
 /// silent while another replica heartbeats get an election (after the
 /// leader's grace period, see [`decide::sets_to_reelect`]).
 pub async fn inactive_master_scan(node: Arc<ControllerNode>) {
+    let mut last = node.now();
     loop {
         let interval = millis(node.config().scan_inactive_master_interval);
         tokio::time::sleep(interval).await;
+        let now = node.now();
+        if stalled(now, &mut last, interval) {
+            // As in expiry_scan: silence while this process was stopped
+            // proves nothing.
+            node.live().restart_timeouts(now);
+            continue;
+        }
         let Some(since) = node.serving_since() else {
             continue;
         };
@@ -185,6 +209,22 @@ pub fn notify_members(node: &Arc<ControllerNode>, answer: &Answer) {
             }
         });
     }
+}
+
+/// Whether this tick came more than [`STALL_MS`] later than planned (the
+/// process did not run meanwhile); updates `last`.
+fn stalled(now: Millis, last: &mut Millis, interval: Duration) -> bool {
+    let planned = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
+    let late = now.since(*last).saturating_sub(planned);
+    *last = now;
+    if late > STALL_MS {
+        tracing::warn!(
+            late_ms = late,
+            "this controller was stalled; every broker's heartbeat timeout starts again"
+        );
+        return true;
+    }
+    false
 }
 
 fn millis(ms: i64) -> Duration {
