@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Runs the Java interop tests (interop/java) against this checkout.
 #
-#   interop/run-java.sh                  every profile: Rust-encoded frames decoded by real Java;
+#   interop/run-java.sh                  every profile: Rust-encoded frames decoded by real Java,
+#                                        and (5.x) the real controller's exchanges, checked against
+#                                        the committed controller vectors;
 #                                        then the scenario tests (real broker, clients, mqadmin,
 #                                        the differential test) once against Waymark and once
 #                                        against the Java NameServer, the control
-#   interop/run-java.sh --check-vectors  also regenerate the Java vectors into a temp dir and
+#   interop/run-java.sh --check-vectors  also regenerate the Java vectors (wire frames, bodies,
+#                                        controller exchanges) into a temp dir and
 #                                        fail if they differ from the committed ones (the default
 #                                        when CI=true)
 #   interop/run-java.sh --write-vectors  regenerate the committed vectors in place
@@ -22,6 +25,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 POM="$ROOT/interop/java/pom.xml"
 FRAME_DIR=crates/rmq-wire/tests/vectors
 BODY_DIR=crates/rmq-protocol/tests/vectors
+CONTROLLER_DIR=crates/rmq-controller/tests/vectors
 PROFILES=${WAYMARK_JAVA_PROFILES:-rmq5 rmq53 rmq4}
 SCENARIO_PROFILES=${WAYMARK_SCENARIO_PROFILES-rmq5 rmq4}
 SCENARIO_NAMESRVS=${WAYMARK_SCENARIO_NAMESRVS:-waymark java}
@@ -79,11 +83,12 @@ mvn_plain() {
   "${MVN[@]}" "$@" 2>&1 | sed -e 's/\x1b\[[0-9;]*m//g'
 }
 
-# The vector and Rust-frame tests of one profile.
+# The vector and Rust-frame tests of one profile, and (5.x) the controller vectors and the
+# controller harness test, which skip themselves on 4.x.
 vector_run() {
   local profile=$1 reports
   local args=(-P "$profile" test "-Dwaymark.rust.frames=$TMP/rust-frames"
-    '-Dtest=dev/waymark/interop/vectors/*Test.java,dev/waymark/interop/rust/*Test.java,dev/waymark/interop/harness/*Test.java')
+    '-Dtest=dev/waymark/interop/vectors/*Test.java,dev/waymark/interop/rust/*Test.java,dev/waymark/interop/harness/*Test.java,dev/waymark/interop/controller/*Test.java')
   case "$mode" in
     check) args+=("-Dwaymark.vectors.dir=$TMP/vectors") ;;
     write) args+=("-Dwaymark.vectors.write=true") ;;
@@ -134,6 +139,11 @@ EOF
   declare -A releases=()
   problems=0
   cd "$TMP/vectors" || exit 1
+  # Directories this run generated into (no controller vectors without a 5.x profile).
+  generated=()
+  for dir in "$FRAME_DIR" "$BODY_DIR" "$CONTROLLER_DIR"; do
+    [[ -d "$dir" ]] && generated+=("$dir")
+  done
   while IFS= read -r rel; do
     release=$(release_of "$rel")
     [[ -n "$release" ]] && releases[$release]=1
@@ -153,8 +163,8 @@ EOF
         problems=$((problems + 1))
       fi
     fi
-  done < <(find "$FRAME_DIR" "$BODY_DIR" -type f | sort)
-  for dir in "$FRAME_DIR" "$BODY_DIR"; do
+  done < <(find "${generated[@]}" -type f | sort)
+  for dir in "$FRAME_DIR" "$BODY_DIR" "$CONTROLLER_DIR"; do
     [[ -d "$ROOT/$dir" ]] || continue
     while IFS= read -r committed; do
       rel=${committed#"$ROOT/"}

@@ -29,6 +29,8 @@ import java.util.stream.Stream;
 public final class VectorFiles {
     public static final String FRAME_DIR = "crates/rmq-wire/tests/vectors";
     public static final String BODY_DIR = "crates/rmq-protocol/tests/vectors";
+    /** Controller exchanges: {@code <name>.json} plus {@code <name>.meta} (ControllerVectorTest). */
+    public static final String CONTROLLER_DIR = "crates/rmq-controller/tests/vectors";
 
     private VectorFiles() {
     }
@@ -122,9 +124,10 @@ public final class VectorFiles {
     }
 
     /**
-     * Deletes the vectors an earlier run of this release wrote under {@code root}
-     * (recognised by their first line), so renamed or dropped vectors do not linger.
-     * Files of other releases and files not written by Java are left alone.
+     * Deletes the frame and body vectors an earlier run of this release wrote under
+     * {@code root} (recognised by their first line), so renamed or dropped vectors do not
+     * linger. Files of other releases and files not written by Java are left alone, and so
+     * are the controller vectors, which their own test rewrites.
      */
     public static List<Path> deleteRelease(Path root, String release) {
         List<Path> deleted = new ArrayList<>();
@@ -140,23 +143,36 @@ public final class VectorFiles {
                     }
                 }
             }
-            Path bodyDir = root.resolve(BODY_DIR);
-            if (Files.isDirectory(bodyDir)) {
-                try (Stream<Path> paths = Files.list(bodyDir)) {
-                    for (Path meta : (Iterable<Path>) paths::iterator) {
-                        String name = meta.getFileName().toString();
-                        if (name.endsWith(".meta") && firstLine(meta).equals("java " + release)) {
-                            String stem = name.substring(0, name.length() - ".meta".length());
-                            for (String ext : new String[] {".json", ".bin"}) {
-                                Path data = bodyDir.resolve(stem + ext);
-                                if (Files.deleteIfExists(data)) {
-                                    deleted.add(data);
-                                }
-                            }
-                            Files.delete(meta);
-                            deleted.add(meta);
+            deleted.addAll(deleteWithMeta(root.resolve(BODY_DIR), release));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return deleted;
+    }
+
+    /**
+     * Deletes the vectors an earlier run of this release wrote in {@code dir} as
+     * {@code <name>.meta} (first line {@code java <release>}) plus {@code <name>.json} or
+     * {@code <name>.bin}; other files are left alone.
+     */
+    public static List<Path> deleteWithMeta(Path dir, String release) {
+        List<Path> deleted = new ArrayList<>();
+        if (!Files.isDirectory(dir)) {
+            return deleted;
+        }
+        try (Stream<Path> paths = Files.list(dir)) {
+            for (Path meta : (Iterable<Path>) paths::iterator) {
+                String name = meta.getFileName().toString();
+                if (name.endsWith(".meta") && firstLine(meta).equals("java " + release)) {
+                    String stem = name.substring(0, name.length() - ".meta".length());
+                    for (String ext : new String[] {".json", ".bin"}) {
+                        Path data = dir.resolve(stem + ext);
+                        if (Files.deleteIfExists(data)) {
+                            deleted.add(data);
                         }
                     }
+                    Files.delete(meta);
+                    deleted.add(meta);
                 }
             }
         } catch (IOException e) {
