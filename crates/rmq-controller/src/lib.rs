@@ -31,6 +31,7 @@ pub mod elect;
 mod event;
 mod liveness;
 pub mod node;
+pub mod notice;
 pub mod raft;
 mod replicas;
 pub mod request;

@@ -2,16 +2,12 @@
 //! master when one dies (on the leader), and tell the members of a set
 //! about a new master (controller.md §8).
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmq_protocol::headers::{
-    ElectMasterRequestHeader, ElectMasterResponseHeader, NotifyBrokerRoleChangedRequestHeader,
-};
-use rmq_protocol::{Dialect, ElectMasterResponseBody, JavaJson, SyncStateSet};
+use rmq_protocol::headers::ElectMasterRequestHeader;
 use rmq_transport::{ClientConfig, RpcClient};
-use rmq_wire::{FromExtFields, RemotingCommand, RequestCode, ResponseCode, ToExtFields};
+use rmq_wire::ResponseCode;
 
 use crate::decide::{self, View};
 use crate::node::ControllerNode;
@@ -139,21 +135,7 @@ pub fn notify_members(node: &Arc<ControllerNode>, answer: &Answer) {
     if !node.config().notify_broker_role_changed {
         return;
     }
-    let Some(header) = answer
-        .ext
-        .as_ref()
-        .and_then(|ext| ElectMasterResponseHeader::from_ext_fields(ext).ok())
-    else {
-        return;
-    };
-    let Some(body) = answer
-        .body
-        .as_deref()
-        .and_then(|b| ElectMasterResponseBody::from_json(b).ok())
-    else {
-        return;
-    };
-    let Some(group) = body.broker_member_group else {
+    let Some((group, notice)) = crate::notice::role_change_notice(answer) else {
         return;
     };
     let targets: Vec<String> = {
@@ -166,27 +148,6 @@ pub fn notify_members(node: &Arc<ControllerNode>, answer: &Answer) {
             .map(|(_, addr)| addr.clone())
             .collect()
     };
-    let mut notice = RemotingCommand::request(RequestCode::NotifyBrokerRoleChanged, 0);
-    let mut ext = rmq_wire::ExtFields::new();
-    NotifyBrokerRoleChangedRequestHeader {
-        master_address: header.master_address.clone(),
-        master_epoch: header.master_epoch,
-        sync_state_set_epoch: header.sync_state_set_epoch,
-        master_broker_id: header.master_broker_id,
-    }
-    .to_ext_fields(&mut ext);
-    notice.ext_fields = Some(ext);
-    notice.body = Some(
-        SyncStateSet {
-            sync_state_set: header
-                .master_broker_id
-                .into_iter()
-                .collect::<BTreeSet<i64>>(),
-            sync_state_set_epoch: header.sync_state_set_epoch.unwrap_or_default(),
-        }
-        .to_json(Dialect::Default)
-        .into(),
-    );
     for addr in targets {
         let notice = notice.clone();
         tokio::spawn(async move {
