@@ -365,6 +365,19 @@ impl ControllerConfig {
         warnings
     }
 
+    /// GET_CONTROLLER_CONFIG's text: sorted `key=value` lines as Java prints
+    /// its options, by field name, so `processReadEvent` shows as
+    /// `isProcessReadEvent` (its field). The persisted form
+    /// ([`ControllerConfig::to_text`]) keeps the settable key, so that it
+    /// reads back.
+    pub fn java_text(&self) -> String {
+        let mut all = self.to_properties();
+        if let Some(value) = all.remove("processReadEvent") {
+            all.insert("isProcessReadEvent".to_owned(), value);
+        }
+        all.iter().map(|(k, v)| format!("{k}={v}\n")).collect()
+    }
+
     /// The black-listed keys of UPDATE_CONTROLLER_CONFIG: the fixed ones plus
     /// `configBlackList` entries.
     pub fn black_list(&self) -> Vec<String> {
@@ -453,6 +466,14 @@ mod tests {
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings[0].starts_with("mappedFileSize is set but has no effect"));
         assert!(warnings[1].starts_with("custom is not a controller option"));
+    }
+
+    #[test]
+    fn get_controller_config_prints_field_names_as_java() {
+        let config = config(&[("processReadEvent", "true")]);
+        assert!(config.java_text().contains("\nisProcessReadEvent=true\n"));
+        assert!(!config.java_text().contains("\nprocessReadEvent="));
+        assert!(config.to_text().contains("\nprocessReadEvent=true\n"));
     }
 
     #[test]

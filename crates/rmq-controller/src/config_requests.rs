@@ -8,10 +8,11 @@ use rmq_wire::{RemotingCommand, ResponseCode};
 use crate::node::ControllerNode;
 use crate::Answer;
 
-/// GET_CONTROLLER_CONFIG: every option as sorted `key=value` lines.
+/// GET_CONTROLLER_CONFIG: every option as sorted `key=value` lines, named
+/// as Java prints them.
 pub fn get(node: &ControllerNode) -> Answer {
     Answer {
-        body: Some(node.config().to_text().into_bytes()),
+        body: Some(node.config().java_text().into_bytes()),
         ..Answer::ok()
     }
 }

@@ -101,6 +101,16 @@ impl ControllerNode {
         store_dir: &Path,
     ) -> Result<Arc<ControllerNode>, StartError> {
         let (peers, me) = config.peers()?;
+        // Java overwrites listenPort with the self peer's port; GET_CONTROLLER_CONFIG
+        // then shows where the node listens.
+        let mut config = config;
+        if let Some(port) = me
+            .addr
+            .rsplit_once(':')
+            .and_then(|(_, p)| p.parse::<i32>().ok())
+        {
+            config.listen_port = port;
+        }
         let capacity = usize::try_from(config.controller_request_thread_pool_queue_capacity)
             .unwrap_or(0)
             .max(1);
