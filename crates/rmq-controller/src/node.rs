@@ -365,7 +365,9 @@ async fn track_leadership(node: Arc<ControllerNode>) {
     loop {
         let leading = {
             let m = metrics.borrow_and_update();
-            m.state == ServerState::Leader && m.current_leader == Some(node.me.node_id)
+            m.state == ServerState::Leader
+                && m.current_leader == Some(node.me.node_id)
+                && m.running_state.is_ok()
         };
         let serving = node.serving_since().is_some();
         if node.is_stopping() {
@@ -386,6 +388,12 @@ async fn track_leadership(node: Arc<ControllerNode>) {
             tracing::info!(node = %node.me.id, "this controller is no longer the leader");
         }
         if metrics.changed().await.is_err() {
+            // Raft stopped (a shutdown, or a storage error it cannot go on
+            // after): this node leads no more.
+            *node.serving_since.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            if !node.is_stopping() {
+                tracing::error!(node = %node.me.id, "Raft stopped; this controller serves no decisions until it is restarted");
+            }
             return;
         }
     }
