@@ -4,7 +4,6 @@
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmq_transport::ServerConfig;
 use rmq_wire::SerializeType;
@@ -24,14 +23,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let idle_seconds = state.config.read().server_channel_max_idle_time_seconds;
-    let config = ServerConfig {
-        idle_timeout: u64::try_from(idle_seconds)
-            .ok()
-            .filter(|s| *s > 0)
-            .map(Duration::from_secs),
-        serialize_type,
-        ..ServerConfig::default()
-    };
+    let config = ServerConfig::with_idle_seconds(idle_seconds, serialize_type);
     let tasks = [
         tokio::spawn(housekeeping::unregistration_worker(
             state.clone(),

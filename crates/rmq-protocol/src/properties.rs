@@ -156,6 +156,22 @@ pub fn parse(text: &str) -> Result<BTreeMap<String, String>, BodyError> {
     Ok(map)
 }
 
+/// `key=value` assignments from the command line (`--set k=v`), in a map
+/// like a properties file's; keys are trimmed, values kept as given.
+///
+/// # Errors
+/// The first argument without `=`, as text.
+pub fn parse_assignments(pairs: &[String]) -> Result<BTreeMap<String, String>, String> {
+    let mut map = BTreeMap::new();
+    for pair in pairs {
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(format!("expects KEY=VALUE, got {pair:?}"));
+        };
+        map.insert(key.trim().to_owned(), value.to_owned());
+    }
+    Ok(map)
+}
+
 /// Renders the configuration as Java does for GET_NAMESRV_CONFIG and the
 /// persisted file: one `key=value\n` line per entry, sorted by key, no
 /// escaping.

@@ -134,6 +134,21 @@ pub struct ServerConfig {
     pub drain_timeout: Duration,
 }
 
+impl ServerConfig {
+    /// The defaults with Java's `serverChannelMaxIdleTimeSeconds` (0 or less:
+    /// no idle close) and the server's own serialize type.
+    pub fn with_idle_seconds(seconds: i32, serialize_type: SerializeType) -> ServerConfig {
+        ServerConfig {
+            idle_timeout: u64::try_from(seconds)
+                .ok()
+                .filter(|s| *s > 0)
+                .map(Duration::from_secs),
+            serialize_type,
+            ..ServerConfig::default()
+        }
+    }
+}
+
 impl Default for ServerConfig {
     fn default() -> ServerConfig {
         ServerConfig {

@@ -1,10 +1,9 @@
 //! `rmq-controller`: parse flags, load configuration, bind, serve.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::Parser;
 use rmq_controller::{ControllerConfig, ControllerNode};
 use rmq_wire::SerializeType;
@@ -114,13 +113,8 @@ fn load_config(args: &Args) -> anyhow::Result<ControllerConfig> {
         config.config_store_path = path.to_string_lossy().into_owned();
         eprintln!("load config properties file OK, {}", path.display());
     }
-    let mut overrides = BTreeMap::new();
-    for pair in &args.set {
-        let Some((key, value)) = pair.split_once('=') else {
-            bail!("--set expects KEY=VALUE, got {pair:?}");
-        };
-        overrides.insert(key.trim().to_owned(), value.to_owned());
-    }
+    let overrides = rmq_protocol::properties::parse_assignments(&args.set)
+        .map_err(|e| anyhow::anyhow!("--set {e}"))?;
     config.apply_file(&overrides);
     Ok(config)
 }

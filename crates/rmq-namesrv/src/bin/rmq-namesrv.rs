@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::Parser;
 use rmq_controller::{ControllerConfig, ControllerNode};
 use rmq_namesrv::{KvStore, Namesrv, NamesrvConfig};
@@ -212,13 +212,8 @@ fn load_config(args: &Args) -> anyhow::Result<(NamesrvConfig, BTreeMap<String, S
         config.config_store_path = path.to_string_lossy().into_owned();
         eprintln!("load config properties file OK, {}", path.display());
     }
-    let mut overrides = BTreeMap::new();
-    for pair in &args.set {
-        let Some((key, value)) = pair.split_once('=') else {
-            bail!("--set expects KEY=VALUE, got {pair:?}");
-        };
-        overrides.insert(key.trim().to_owned(), value.to_owned());
-    }
+    let overrides = rmq_protocol::properties::parse_assignments(&args.set)
+        .map_err(|e| anyhow::anyhow!("--set {e}"))?;
     config.apply_file(&overrides);
     all.extend(overrides);
     if let Some(listen) = &args.listen {
