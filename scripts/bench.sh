@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
 # Runs every rmq-bench scenario on every peer -- Waymark, the Java NameServer,
-# the rocketmq-namesrv Rust port and the ceiling server -- in one invocation and
-# rewrites the generated section of docs/benchmarks.md (plus docs/bench-*.png).
-# Raw results: .bench/bench-results.json. About 10 minutes.
+# the rocketmq-namesrv Rust port and the ceiling server; for the controller
+# scenario Waymark's and the Java controller -- in one invocation and rewrites
+# the generated sections of docs/benchmarks.md (plus docs/bench-*.png) of the
+# scenarios that ran. Raw results: .bench/bench-results.json. About 15 minutes.
 #
 #   scripts/bench.sh                      the full run (measure on an idle machine)
 #   scripts/bench.sh --quick              a few seconds per scenario: harness check only
 #   scripts/bench.sh --peers waymark,java --scenarios route-qps,register
+#   scripts/bench.sh --peers waymark,java --scenarios controller
 #
 # Any rmq-bench option can follow (see `rmq-bench --help`, `rmq-bench compare --help`).
-# Needs cargo, Java 17+ and Maven 3.6+ (for the Java peer), taskset and chrt
-# (util-linux) for pinning. The Rust port is installed into .bench/rust-port on
-# first use (cargo install, a few minutes).
+# Needs cargo, Java 17+ and Maven 3.6+ (for the Java peers: the Java controller
+# runs from interop/java, built with `mvn -P rmq5 test-compile`), taskset and
+# chrt (util-linux) for pinning. The Rust port is installed into .bench/rust-port
+# on first use (cargo install, a few minutes).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target-bench}
 
-cargo build --release -q -p rmq-bench -p rmq-namesrv
+cargo build --release -q -p rmq-bench -p rmq-namesrv -p rmq-controller
 
 PORT="$ROOT/.bench/rust-port/bin/rocketmq-namesrv-rust"
 if [[ ! -x "$PORT" && " $* " != *" --peers "* ]]; then

@@ -9,11 +9,12 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::peer::PeerKind;
-use crate::scenario::{failover, parse_duration, register, route_qps, startup, storm};
+use crate::scenario::{controller, failover, parse_duration, register, route_qps, startup, storm};
 use crate::workload::Layout;
 
 /// Runs NameServer workloads against Waymark, the Java NameServer, the
-/// `rocketmq-namesrv` Rust port and a ceiling server, side by side.
+/// `rocketmq-namesrv` Rust port and a ceiling server, and controller
+/// workloads against Waymark's and the Java controller, side by side.
 #[derive(Debug, Parser)]
 #[command(
     name = "rmq-bench",
@@ -22,6 +23,7 @@ use crate::workload::Layout;
         rmq-bench compare                       every scenario on every peer, writes docs/benchmarks.md\n  \
         rmq-bench --quick --peers waymark,ceiling compare --report /tmp/b.md\n  \
         rmq-bench route-qps --peers waymark,java --duration 10s --depth 8\n  \
+        rmq-bench --peers waymark,java compare --scenarios controller\n  \
         rmq-bench report --input .bench/bench-results.json\n\n\
         Servers run under `taskset -c <server-cpus>`; rmq-bench re-executes itself under\n\
         `taskset -c <client-cpus>`. Progress goes to stderr, JSON results to stdout (or --json)."
@@ -65,6 +67,16 @@ pub struct Global {
     /// Java heap (-Xms and -Xmx).
     #[arg(long, global = true, default_value = "1g")]
     pub java_heap: String,
+    /// Waymark's rmq-controller [default: next to this executable].
+    #[arg(long, global = true, value_name = "PATH")]
+    pub waymark_controller_bin: Option<PathBuf>,
+    /// The interop Maven project whose `rmq5` profile runs the Java controller
+    /// (`mvn -P rmq5 test-compile` writes its classpath) [default: interop/java/pom.xml].
+    #[arg(long, global = true, value_name = "FILE")]
+    pub java_controller_pom: Option<PathBuf>,
+    /// -Xmx of each Java controller node (interop/java/controller.sh's default).
+    #[arg(long, global = true, default_value = "256m")]
+    pub java_controller_heap: String,
     /// CPUs of the generator (taskset -c list).
     #[arg(long, global = true, default_value = "0")]
     pub client_cpus: String,
@@ -92,6 +104,8 @@ pub enum Command {
     Failover(FailoverArgs),
     /// Exec to first answered request, and idle RSS.
     Startup(StartupArgs),
+    /// Controller groups of three nodes: CPU per broker heartbeat, RSS, failover.
+    Controller(ControllerArgs),
     /// Every scenario on every peer; writes JSON, the report and its charts.
     Compare(CompareArgs),
     /// Writes the report and charts from a saved JSON file.
@@ -258,6 +272,43 @@ impl StartupArgs {
     }
 }
 
+/// `controller` overrides.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ControllerArgs {
+    /// Broker sets (3 replicas each) heartbeating the group.
+    #[arg(long)]
+    pub broker_sets: Option<usize>,
+    /// Measured heartbeat window.
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Heartbeats before the window.
+    #[arg(long, value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+    /// Failover samples.
+    #[arg(long)]
+    pub samples: Option<usize>,
+    /// controllerHeartBeatTimeoutMills of the failover replicas (e.g. 10s).
+    #[arg(long, value_parser = parse_duration)]
+    pub agent_heartbeat_timeout: Option<Duration>,
+}
+
+impl ControllerArgs {
+    /// The parameters: defaults with the overrides applied.
+    pub fn params(&self, quick: bool) -> controller::Params {
+        let mut p = controller::Params::defaults(quick);
+        p.broker_sets = self.broker_sets.unwrap_or(p.broker_sets).max(1);
+        p.duration_s = secs_of(self.duration, p.duration_s);
+        p.warmup_s = secs_of(self.warmup, p.warmup_s);
+        p.failover_samples = self.samples.unwrap_or(p.failover_samples);
+        if let Some(timeout) = self.agent_heartbeat_timeout {
+            p.agent_heartbeat_timeout_ms = u64::try_from(timeout.as_millis())
+                .unwrap_or(u64::MAX)
+                .max(1);
+        }
+        p
+    }
+}
+
 /// A scenario, for `compare --scenarios`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ScenarioName {
@@ -271,6 +322,15 @@ pub enum ScenarioName {
     Failover,
     /// `startup`.
     Startup,
+    /// `controller`.
+    Controller,
+}
+
+impl ScenarioName {
+    /// Whether it measures NameServers (every scenario but `controller`).
+    pub fn is_nameserver(self) -> bool {
+        self != ScenarioName::Controller
+    }
 }
 
 /// `compare` options.
@@ -280,10 +340,11 @@ pub struct CompareArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "route-qps,route-under-storm,register,failover,startup"
+        default_value = "route-qps,route-under-storm,register,failover,startup,controller"
     )]
     pub scenarios: Vec<ScenarioName>,
-    /// The report to write (its rmq-bench section is replaced, the rest kept).
+    /// The report to write (the generated sections of the scenarios that ran
+    /// are replaced, the rest kept).
     #[arg(long, default_value = "docs/benchmarks.md")]
     pub report: PathBuf,
     /// Where the JSON results go.

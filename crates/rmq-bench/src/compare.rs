@@ -1,9 +1,11 @@
 //! Running scenarios on peers: resolving how each peer is started (binaries,
-//! the Java classpath through Maven, versions), then every selected scenario
+//! the Java classpaths through Maven, versions), then every selected scenario
 //! on every selected peer in order, collecting [`Results`].
 //!
 //! A peer that fails a scenario is recorded with its error and the run goes
-//! on. The ceiling is skipped where it has nothing to measure (failover).
+//! on. The ceiling is skipped where it has nothing to measure (failover),
+//! and the controller scenario runs only the peers that have a controller
+//! (Waymark and Java).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,10 +14,11 @@ use anyhow::{bail, Context};
 use tokio::time::Instant;
 
 use crate::cli::{Global, ScenarioName};
-use crate::peer::{self, JavaSetup, PeerKind, PeerSetup};
+use crate::group;
+use crate::peer::{self, JavaControllerSetup, JavaSetup, PeerKind, PeerSetup};
 use crate::pin::{self, Machine};
 use crate::results::{utc_now, PeerInfo, PeerOutcome, Pinning, Results};
-use crate::scenario::{self, failover, register, route_qps, startup, storm};
+use crate::scenario::{self, controller, failover, register, route_qps, startup, storm};
 use crate::workload::Layout;
 
 /// The workspace this crate lives in (for `.bench/` and the Java pom).
@@ -24,26 +27,57 @@ fn workspace_root() -> PathBuf {
     root.canonicalize().unwrap_or(root)
 }
 
-/// Resolves how to start each of `global.peers`.
+/// Resolves how to start each of `global.peers` for `scenarios`: the
+/// NameServers for the NameServer scenarios; for `controller`, the
+/// controllers of the peers that have one and Waymark's NameServer (the
+/// failover part registers its brokers there, whichever controller runs).
 ///
 /// # Errors
 /// A selected peer cannot be run: missing binary, no Java, Maven failing.
-pub fn setup(global: &Global) -> anyhow::Result<(PeerSetup, Vec<PeerInfo>)> {
+pub fn setup(
+    global: &Global,
+    scenarios: &[ScenarioName],
+) -> anyhow::Result<(PeerSetup, Vec<PeerInfo>)> {
     let bench_bin = std::env::current_exe()?;
-    let waymark_bin = global.waymark_bin.clone().unwrap_or_else(|| {
+    let beside = |name: &str| {
         bench_bin
             .parent()
-            .map_or_else(|| PathBuf::from("rmq-namesrv"), |d| d.join("rmq-namesrv"))
-    });
+            .map_or_else(|| PathBuf::from(name), |d| d.join(name))
+    };
+    let waymark_bin = global
+        .waymark_bin
+        .clone()
+        .unwrap_or_else(|| beside("rmq-namesrv"));
+    let waymark_controller_bin = global
+        .waymark_controller_bin
+        .clone()
+        .unwrap_or_else(|| beside("rmq-controller"));
     let rust_port_bin = global
         .rust_port_bin
         .clone()
         .unwrap_or_else(|| workspace_root().join(".bench/rust-port/bin/rocketmq-namesrv-rust"));
-    let wants = |kind| global.peers.contains(&kind);
-    if wants(PeerKind::Waymark) && !waymark_bin.is_file() {
+    // Peers run in their own directories: a relative path would not resolve there.
+    let absolute = |path: PathBuf| path.canonicalize().unwrap_or(path);
+    let (waymark_bin, waymark_controller_bin, rust_port_bin) = (
+        absolute(waymark_bin),
+        absolute(waymark_controller_bin),
+        absolute(rust_port_bin),
+    );
+    let nameservers = scenarios.iter().any(|s| s.is_nameserver());
+    let controllers = scenarios.contains(&ScenarioName::Controller);
+    let wants = |kind| nameservers && global.peers.contains(&kind);
+    let wants_controller = |kind| controllers && global.peers.contains(&kind);
+    if (wants(PeerKind::Waymark) || controllers) && !waymark_bin.is_file() {
         bail!(
             "Waymark's rmq-namesrv not found at {} (cargo build --release -p rmq-namesrv, or --waymark-bin)",
             waymark_bin.display()
+        );
+    }
+    if wants_controller(PeerKind::Waymark) && !waymark_controller_bin.is_file() {
+        bail!(
+            "Waymark's rmq-controller not found at {} (cargo build --release -p rmq-controller, \
+             or --waymark-controller-bin)",
+            waymark_controller_bin.display()
         );
     }
     if wants(PeerKind::RustPort) && !rust_port_bin.is_file() {
@@ -62,6 +96,15 @@ pub fn setup(global: &Global) -> anyhow::Result<(PeerSetup, Vec<PeerInfo>)> {
     } else {
         None
     };
+    let java_controller = if wants_controller(PeerKind::Java) {
+        let pom = global
+            .java_controller_pom
+            .clone()
+            .unwrap_or_else(|| workspace_root().join("interop/java/pom.xml"));
+        Some(java_controller_setup(&pom, &global.java_controller_heap)?)
+    } else {
+        None
+    };
     let server_cpus = if global.no_pin {
         None
     } else {
@@ -73,6 +116,8 @@ pub fn setup(global: &Global) -> anyhow::Result<(PeerSetup, Vec<PeerInfo>)> {
     };
     let setup = PeerSetup {
         waymark_bin,
+        waymark_controller_bin,
+        java_controller,
         rust_port_bin,
         java,
         bench_bin,
@@ -86,7 +131,7 @@ pub fn setup(global: &Global) -> anyhow::Result<(PeerSetup, Vec<PeerInfo>)> {
         queues: 8,
     };
     let mut infos = Vec::new();
-    for &kind in &global.peers {
+    for &kind in global.peers.iter().filter(|_| nameservers) {
         infos.push(PeerInfo {
             peer: kind,
             version: version_of(&setup, kind),
@@ -131,6 +176,97 @@ fn java_setup(pom: &Path, heap: &str) -> anyhow::Result<JavaSetup> {
     })
 }
 
+/// Compiles the interop project's `rmq5` profile (`mvn -P rmq5
+/// test-compile`, which also writes `target/rmq5/classpath.txt`) and reads
+/// the classpath that runs its `ControllerLauncher`.
+fn java_controller_setup(pom: &Path, heap: &str) -> anyhow::Result<JavaControllerSetup> {
+    eprintln!(
+        "building the Java controller launcher (mvn -P rmq5 test-compile in {}) ...",
+        pom.parent().unwrap_or(pom).display()
+    );
+    let status = Command::new("mvn")
+        .args(["-B", "-q", "-ntp", "-Dstyle.color=never", "-f"])
+        .arg(pom)
+        .args(["-P", "rmq5", "test-compile"])
+        .status()
+        .context("cannot run mvn (Maven 3.6+ is needed for the Java controller)")?;
+    if !status.success() {
+        bail!("mvn -P rmq5 test-compile failed for {}", pom.display());
+    }
+    let file = pom
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("target/rmq5/classpath.txt");
+    let classpath = std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read {}", file.display()))?
+        .trim()
+        .to_owned();
+    if !classpath.contains("rocketmq-controller") {
+        bail!(
+            "the classpath in {} has no rocketmq-controller jar",
+            file.display()
+        );
+    }
+    Ok(JavaControllerSetup {
+        java: PathBuf::from("java"),
+        classpath,
+        heap: heap.to_owned(),
+    })
+}
+
+/// The version of `artifact` on `classpath` (`…/artifact-5.5.1.jar` → `5.5.1`).
+fn jar_version(classpath: &str, artifact: &str) -> Option<String> {
+    let prefix = format!("{artifact}-");
+    classpath.split(':').find_map(|p| {
+        let name = Path::new(p).file_name()?.to_str()?;
+        name.strip_prefix(&prefix)?
+            .strip_suffix(".jar")
+            .map(str::to_owned)
+    })
+}
+
+fn java_version() -> String {
+    let jvm = first_line(Command::new("java").arg("-version")).unwrap_or_default();
+    jvm.split(" OpenJDK Runtime")
+        .next()
+        .unwrap_or(&jvm)
+        .to_owned()
+}
+
+fn git_revision() -> String {
+    first_line(
+        Command::new("git")
+            .arg("-C")
+            .arg(workspace_root())
+            .args(["describe", "--always", "--dirty"]),
+    )
+    .unwrap_or_default()
+}
+
+/// What a peer's controller is, with versions.
+fn controller_version_of(setup: &PeerSetup, kind: PeerKind) -> String {
+    match kind {
+        PeerKind::Waymark => {
+            let version = first_line(Command::new(&setup.waymark_controller_bin).arg("--version"))
+                .unwrap_or_else(|| "rmq-controller".into());
+            format!("{version} (release build, git {})", git_revision())
+        }
+        PeerKind::Java => {
+            let release = setup
+                .java_controller
+                .as_ref()
+                .and_then(|j| jar_version(&j.classpath, "rocketmq-controller"))
+                .unwrap_or_else(|| "?".into());
+            format!(
+                "Apache RocketMQ controller {release} (Maven Central; DLedger controller, \
+                 interop/java's ControllerLauncher), {}",
+                java_version()
+            )
+        }
+        PeerKind::RustPort | PeerKind::Ceiling => format!("{} has no controller", kind.title()),
+    }
+}
+
 fn first_line(command: &mut Command) -> Option<String> {
     let out = command.output().ok()?;
     let text = if out.stdout.is_empty() {
@@ -154,34 +290,18 @@ fn version_of(setup: &PeerSetup, kind: PeerKind) -> String {
         PeerKind::Waymark => {
             let version = first_line(Command::new(&setup.waymark_bin).arg("--version"))
                 .unwrap_or_else(|| "rmq-namesrv".into());
-            let rev = first_line(
-                Command::new("git")
-                    .arg("-C")
-                    .arg(workspace_root())
-                    .args(["describe", "--always", "--dirty"]),
-            )
-            .unwrap_or_default();
-            format!("{version} (release build, git {rev})")
+            format!("{version} (release build, git {})", git_revision())
         }
         PeerKind::Java => {
-            let java = setup.java.as_ref();
-            let release = java
-                .and_then(|j| {
-                    j.classpath.split(':').find_map(|p| {
-                        let name = Path::new(p).file_name()?.to_str()?;
-                        name.strip_prefix("rocketmq-namesrv-")?
-                            .strip_suffix(".jar")
-                            .map(str::to_owned)
-                    })
-                })
+            let release = setup
+                .java
+                .as_ref()
+                .and_then(|j| jar_version(&j.classpath, "rocketmq-namesrv"))
                 .unwrap_or_else(|| "?".into());
-            let jvm = first_line(Command::new("java").arg("-version")).unwrap_or_default();
-            let jvm = jvm
-                .split(" OpenJDK Runtime")
-                .next()
-                .unwrap_or(&jvm)
-                .to_owned();
-            format!("Apache RocketMQ NameServer {release} (Maven Central), {jvm}")
+            format!(
+                "Apache RocketMQ NameServer {release} (Maven Central), {}",
+                java_version()
+            )
         }
         PeerKind::RustPort => {
             let version =
@@ -279,6 +399,10 @@ pub async fn run(
                     });
                     results.failover.push(outcome);
                 }
+            }
+            ScenarioName::Controller => {
+                let params = controller::Params::defaults(quick);
+                run_controller(global, setup, &params, results).await?;
             }
             ScenarioName::Startup => {
                 let params = startup::Params::defaults(quick);
@@ -393,6 +517,96 @@ pub async fn run_register(
             )
         });
         results.register.push(outcome);
+    }
+    Ok(())
+}
+
+/// `controller` on every peer that has a controller: first the heartbeat
+/// measurement of each, then, with one Waymark NameServer for all of them,
+/// the failover samples of each.
+///
+/// # Errors
+/// A peer's command line cannot be shown (its setup is missing).
+pub async fn run_controller(
+    global: &Global,
+    setup: &PeerSetup,
+    params: &controller::Params,
+    results: &mut Results,
+) -> anyhow::Result<()> {
+    let kinds: Vec<PeerKind> = global
+        .peers
+        .iter()
+        .copied()
+        .filter(|k| k.has_controller())
+        .collect();
+    if kinds.is_empty() {
+        eprintln!("[controller] none of --peers has a controller (waymark, java): skipped");
+        return Ok(());
+    }
+    for &kind in &kinds {
+        results.controller_peers.push(PeerInfo {
+            peer: kind,
+            version: controller_version_of(setup, kind),
+            command: group::command_line(setup, kind, params.nodes)?,
+        });
+    }
+    let addrs = controller::refused_broker_addrs(params.replica_count());
+    for &kind in &kinds {
+        let outcome = PeerOutcome::of(
+            kind,
+            controller::run_heartbeats(setup, kind, params, &addrs).await,
+        );
+        summarize("controller heartbeats", &outcome, |r| {
+            format!(
+                "{:.0} heartbeats/s, {:?} µs CPU per heartbeat, RSS sum {:?} KiB, {}/{} alive",
+                r.heartbeats_per_s,
+                r.cpu_us_per_heartbeat,
+                r.rss_sum_kib,
+                r.alive_replicas,
+                params.replica_count()
+            )
+        });
+        results.controller_heartbeats.push(outcome);
+    }
+    let tiny = Layout {
+        brokers: 1,
+        topics_per_broker: 2,
+        spread: 1,
+        queues: 8,
+    };
+    let namesrv = scenario::start_peer(setup, PeerKind::Waymark, &tiny).await;
+    match namesrv {
+        Ok(namesrv) => {
+            results.controller_namesrv = Some(peer::command_line(setup, PeerKind::Waymark, &tiny)?);
+            for &kind in &kinds {
+                let outcome = PeerOutcome::of(
+                    kind,
+                    controller::run_failover(
+                        setup,
+                        kind,
+                        params,
+                        namesrv.addr,
+                        Some(namesrv.pid()),
+                    )
+                    .await,
+                );
+                summarize("controller failover", &outcome, |r| {
+                    format!("median {:?} ms, samples {:?}", r.median_ms, r.samples_ms)
+                });
+                results.controller_failover.push(outcome);
+            }
+            namesrv.stop();
+        }
+        Err(error) => {
+            let error = format!("the NameServer of the failover part did not start: {error:#}");
+            for &kind in &kinds {
+                results.controller_failover.push(PeerOutcome {
+                    peer: kind,
+                    result: None,
+                    error: Some(error.clone()),
+                });
+            }
+        }
     }
     Ok(())
 }

@@ -1,22 +1,26 @@
-//! `rmq-bench`: one harness that runs the same NameServer workloads against
-//! several servers in the same run and reports their ratios.
+//! `rmq-bench`: one harness that runs the same NameServer (and controller)
+//! workloads against several servers in the same run and reports their
+//! ratios.
 //!
 //! Owns load generation ([`load`]: many pipelined [`rmq_transport::RpcClient`]
 //! connections, closed-loop or fixed-rate, HdrHistogram latencies, a progress
 //! line), the workloads ([`workload`]: broker fleets and their registration
 //! bodies, built with `rmq-broker-client`), the peers it starts and stops
 //! ([`peer`]: Waymark, the Java NameServer, the `rocketmq-namesrv` Rust port
-//! and the in-process [`ceiling`] server), CPU pinning ([`pin`]), the
-//! scenarios ([`scenario`]), and the results, report and charts
-//! ([`results`], [`report`], [`charts`]).
+//! and the in-process [`ceiling`] server; [`group`]: three-node controller
+//! groups of Waymark's and of the Java controller), CPU pinning and CPU
+//! accounting ([`pin`]), the scenarios ([`scenario`]), and the results,
+//! report and charts ([`results`], [`report`], [`charts`]).
 //!
-//! It does not own any NameServer behaviour: correctness is the business of
-//! each server's own tests. Performance is measured here and never asserted.
+//! It does not own any NameServer or controller behaviour: correctness is
+//! the business of each server's own tests. Performance is measured here and
+//! never asserted.
 
 pub mod ceiling;
 pub mod charts;
 pub mod cli;
 pub mod compare;
+pub mod group;
 pub mod load;
 pub mod peer;
 pub mod pin;

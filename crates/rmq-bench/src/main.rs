@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::Context;
 use clap::Parser;
-use rmq_bench::cli::{Cli, Command, Global};
+use rmq_bench::cli::{Cli, Command, Global, ScenarioName};
 use rmq_bench::results::{PeerOutcome, Results};
 use rmq_bench::scenario::{failover, startup};
 use rmq_bench::{ceiling, compare, pin, report};
@@ -52,8 +52,22 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
+/// The scenarios `command` runs.
+fn scenarios_of(command: &Command) -> Vec<ScenarioName> {
+    match command {
+        Command::Compare(args) => args.scenarios.clone(),
+        Command::RouteQps(_) => vec![ScenarioName::RouteQps],
+        Command::RouteUnderStorm(_) => vec![ScenarioName::RouteUnderStorm],
+        Command::Register(_) => vec![ScenarioName::Register],
+        Command::Failover(_) => vec![ScenarioName::Failover],
+        Command::Startup(_) => vec![ScenarioName::Startup],
+        Command::Controller(_) => vec![ScenarioName::Controller],
+        Command::Report(_) | Command::CeilingServer(_) => Vec::new(),
+    }
+}
+
 async fn run(global: Global, command: Command) -> anyhow::Result<()> {
-    let (setup, infos) = compare::setup(&global)?;
+    let (setup, infos) = compare::setup(&global, &scenarios_of(&command))?;
     let argv = std::env::args().collect::<Vec<_>>().join(" ");
     let quick = global.quick;
     if let Command::Compare(args) = &command {
@@ -108,6 +122,9 @@ async fn run(global: Global, command: Command) -> anyhow::Result<()> {
                 let outcome = startup::run(&setup, kind, &params).await;
                 results.startup.push(PeerOutcome::of(kind, outcome));
             }
+        }
+        Command::Controller(args) => {
+            compare::run_controller(&global, &setup, &args.params(quick), &mut results).await?;
         }
         Command::Compare(_) | Command::Report(_) | Command::CeilingServer(_) => {
             unreachable!("handled before")

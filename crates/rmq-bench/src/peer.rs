@@ -74,6 +74,12 @@ impl PeerKind {
     pub fn is_real(self) -> bool {
         self != PeerKind::Ceiling
     }
+
+    /// Whether the peer has a controller (the `controller` scenario):
+    /// Waymark's `rmq-controller` and Apache RocketMQ's Java controller.
+    pub fn has_controller(self) -> bool {
+        matches!(self, PeerKind::Waymark | PeerKind::Java)
+    }
 }
 
 /// How to run the Java NameServer.
@@ -87,11 +93,28 @@ pub struct JavaSetup {
     pub heap: String,
 }
 
+/// How to run the Java controller: interop/java's `ControllerLauncher`,
+/// one node of Apache RocketMQ's `ControllerManager` per JVM.
+#[derive(Debug, Clone)]
+pub struct JavaControllerSetup {
+    /// The `java` executable.
+    pub java: PathBuf,
+    /// Runtime classpath of the interop project's `rmq5` profile
+    /// (`target/rmq5/classpath.txt`: its classes and `rocketmq-controller`).
+    pub classpath: String,
+    /// `-Xmx` of each node (interop/java/controller.sh's default is 256m).
+    pub heap: String,
+}
+
 /// Everything needed to start any peer; resolved once per run.
 #[derive(Debug, Clone)]
 pub struct PeerSetup {
     /// Waymark's `rmq-namesrv`.
     pub waymark_bin: PathBuf,
+    /// Waymark's `rmq-controller` (the controller scenario).
+    pub waymark_controller_bin: PathBuf,
+    /// The Java controller, if it will be run.
+    pub java_controller: Option<JavaControllerSetup>,
     /// The Rust port's `rocketmq-namesrv-rust`.
     pub rust_port_bin: PathBuf,
     /// Java, if it will be run.
@@ -190,7 +213,7 @@ impl Drop for RunningPeer {
 }
 
 /// A fresh directory for one peer process.
-fn peer_dir(kind: PeerKind) -> anyhow::Result<PathBuf> {
+pub(crate) fn peer_dir(kind: PeerKind) -> anyhow::Result<PathBuf> {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -393,7 +416,7 @@ async fn start_on(
 }
 
 /// `inner` under `taskset -c <server cpus>`, if servers are pinned.
-fn pinned(setup: &PeerSetup, inner: Command, dir: &Path) -> Command {
+pub(crate) fn pinned(setup: &PeerSetup, inner: Command, dir: &Path) -> Command {
     let Some(cpus) = &setup.server_cpus else {
         return inner;
     };
@@ -495,12 +518,17 @@ pub fn log_tail(dir: &Path) -> String {
 
 /// A command line as one shell-like string; the classpath is abbreviated.
 fn show_command(command: &Command) -> String {
+    show_command_as(command, "<rocketmq-namesrv classpath>")
+}
+
+/// A command line as one shell-like string, the classpath shown as `classpath`.
+pub(crate) fn show_command_as(command: &Command, classpath: &str) -> String {
     let mut parts = vec![command.get_program().to_string_lossy().into_owned()];
     let mut after_cp = false;
     for arg in command.get_args() {
         let arg = arg.to_string_lossy();
         if after_cp {
-            parts.push("<rocketmq-namesrv classpath>".to_owned());
+            parts.push(classpath.to_owned());
             after_cp = false;
             continue;
         }

@@ -156,7 +156,8 @@ fn read_trimmed(path: &str) -> String {
 }
 
 /// CPU counters at one moment, to tell how much CPU other processes took
-/// while a measurement ran (the machine is shared).
+/// while a measurement ran (the machine is shared), and how much the
+/// servers themselves used.
 #[derive(Debug, Clone, Copy)]
 pub struct CpuSnapshot {
     busy: u64,
@@ -165,8 +166,13 @@ pub struct CpuSnapshot {
     at: std::time::Instant,
 }
 
-/// `utime + stime` of `/proc/<pid>/stat` (all threads), clock ticks.
-fn process_ticks(pid: Option<u32>) -> Option<u64> {
+/// Clock ticks per second of `/proc/<pid>/stat` and `/proc/stat`
+/// (Linux's `USER_HZ`, 100 on every architecture it supports).
+pub const TICKS_PER_SECOND: f64 = 100.0;
+
+/// `utime + stime` of `/proc/<pid>/stat` (all threads, this process's
+/// own with `None`), clock ticks.
+pub fn process_ticks(pid: Option<u32>) -> Option<u64> {
     let path = pid.map_or_else(
         || "/proc/self/stat".to_owned(),
         |p| format!("/proc/{p}/stat"),
@@ -181,6 +187,12 @@ fn process_ticks(pid: Option<u32>) -> Option<u64> {
 impl CpuSnapshot {
     /// Reads `/proc/stat` and the two processes' times.
     pub fn take(server_pid: u32) -> Option<CpuSnapshot> {
+        CpuSnapshot::take_all(&[server_pid])
+    }
+
+    /// Reads `/proc/stat`, the generator's times and the sum of the times of
+    /// `server_pids` (the processes of one server group).
+    pub fn take_all(server_pids: &[u32]) -> Option<CpuSnapshot> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
         let cpu: Vec<u64> = stat
             .lines()
@@ -197,9 +209,13 @@ impl CpuSnapshot {
             .filter(|(i, _)| *i != 3 && *i != 4)
             .map(|(_, v)| v)
             .sum();
+        let mut server = 0;
+        for &pid in server_pids {
+            server += process_ticks(Some(pid))?;
+        }
         Some(CpuSnapshot {
             busy,
-            server: process_ticks(Some(server_pid))?,
+            server,
             generator: process_ticks(None)?,
             at: std::time::Instant::now(),
         })
@@ -213,6 +229,16 @@ impl CpuSnapshot {
         let ours = self.server.saturating_sub(earlier.server)
             + self.generator.saturating_sub(earlier.generator);
         busy.saturating_sub(ours) as f64 / secs
+    }
+
+    /// CPU time the servers used since `earlier`, seconds.
+    pub fn server_seconds_since(&self, earlier: &CpuSnapshot) -> f64 {
+        self.server.saturating_sub(earlier.server) as f64 / TICKS_PER_SECOND
+    }
+
+    /// Wall time since `earlier`, seconds.
+    pub fn seconds_since(&self, earlier: &CpuSnapshot) -> f64 {
+        self.at.duration_since(earlier.at).as_secs_f64()
     }
 }
 

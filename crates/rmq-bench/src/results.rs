@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::peer::PeerKind;
 use crate::pin::Machine;
+use crate::scenario::controller::{Failover as ControllerFailover, Heartbeats};
 use crate::scenario::failover::Failover;
 use crate::scenario::register::Register;
 use crate::scenario::route_qps::RouteQps;
@@ -104,9 +105,35 @@ pub struct Results {
     pub failover: Vec<PeerOutcome<Failover>>,
     /// `startup`.
     pub startup: Vec<PeerOutcome<Startup>>,
+    /// `controller`: the controller groups as they were run.
+    #[serde(default)]
+    pub controller_peers: Vec<PeerInfo>,
+    /// `controller`: how the NameServer of the failover part was started.
+    #[serde(default)]
+    pub controller_namesrv: Option<String>,
+    /// `controller`: heartbeats.
+    #[serde(default)]
+    pub controller_heartbeats: Vec<PeerOutcome<Heartbeats>>,
+    /// `controller`: failover.
+    #[serde(default)]
+    pub controller_failover: Vec<PeerOutcome<ControllerFailover>>,
 }
 
 impl Results {
+    /// Whether a NameServer scenario ran.
+    pub fn has_nameserver(&self) -> bool {
+        !(self.route_qps.is_empty()
+            && self.route_under_storm.is_empty()
+            && self.register.is_empty()
+            && self.failover.is_empty()
+            && self.startup.is_empty())
+    }
+
+    /// Whether the controller scenario ran.
+    pub fn has_controller(&self) -> bool {
+        !(self.controller_heartbeats.is_empty() && self.controller_failover.is_empty())
+    }
+
     /// Writes pretty JSON to `path`, creating its directory.
     ///
     /// # Errors

@@ -1,29 +1,32 @@
 //! The harness runs end to end: `rmq-bench --quick compare` against Waymark
-//! and the ceiling server writes a results file and a report. Performance
-//! is never asserted here; only that every scenario produced a result.
+//! and the ceiling server writes a results file and a report, the
+//! controller scenario included (Waymark's controller only: the ceiling has
+//! none). Performance is never asserted here; only that every scenario
+//! produced a result.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Waymark's `rmq-namesrv` next to this package's binary, as `cargo test
-/// --workspace` builds it; built into a separate target directory when only
-/// this package is tested (the outer cargo holds the lock of its own).
-fn waymark_bin() -> PathBuf {
+/// Waymark's `name` binary of package `package` next to this package's
+/// binary, as `cargo test --workspace` builds it; built into a separate
+/// target directory when only this package is tested (the outer cargo holds
+/// the lock of its own).
+fn workspace_bin(package: &str, name: &str) -> PathBuf {
     let bench = Path::new(env!("CARGO_BIN_EXE_rmq-bench"));
     let profile_dir = bench.parent().expect("binary has a directory");
-    let beside = profile_dir.join("rmq-namesrv");
+    let beside = profile_dir.join(name);
     if beside.is_file() {
         return beside;
     }
-    let target = profile_dir.join("smoke-namesrv");
+    let target = profile_dir.join("smoke-servers");
     let status = Command::new(env!("CARGO"))
-        .args(["build", "-q", "-p", "rmq-namesrv", "--target-dir"])
+        .args(["build", "-q", "-p", package, "--target-dir"])
         .arg(&target)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
         .expect("cargo runs");
-    assert!(status.success(), "cannot build rmq-namesrv");
-    target.join("debug/rmq-namesrv")
+    assert!(status.success(), "cannot build {package}");
+    target.join("debug").join(name)
 }
 
 #[test]
@@ -43,7 +46,9 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
             "waymark,ceiling",
             "--waymark-bin",
         ])
-        .arg(waymark_bin())
+        .arg(workspace_bin("rmq-namesrv", "rmq-namesrv"))
+        .arg("--waymark-controller-bin")
+        .arg(workspace_bin("rmq-controller", "rmq-controller"))
         .args(["compare", "--report"])
         .arg(&report)
         .arg("--results")
@@ -61,6 +66,8 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
         "register",
         "failover",
         "startup",
+        "controller_heartbeats",
+        "controller_failover",
     ] {
         let outcomes = json[scenario]
             .as_array()
@@ -77,6 +84,27 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
     assert_eq!(peers("route_qps"), 2);
     assert_eq!(peers("failover"), 1, "the ceiling is not a failover peer");
     assert!(json["route_qps"][0]["result"]["qps"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        peers("controller_heartbeats"),
+        1,
+        "only Waymark has a controller"
+    );
+    let heartbeats = &json["controller_heartbeats"][0]["result"];
+    assert!(
+        heartbeats["heartbeats"].as_u64().unwrap() > 0,
+        "{heartbeats}"
+    );
+    assert!(
+        heartbeats["cpu_us_per_heartbeat"].is_number(),
+        "{heartbeats}"
+    );
+    let failover = &json["controller_failover"][0]["result"];
+    assert!(
+        failover["samples_ms"]
+            .as_array()
+            .is_some_and(|s| !s.is_empty() && s.iter().all(serde_json::Value::is_number)),
+        "a failover sample did not complete: {failover}\n{stderr}"
+    );
 
     let text = std::fs::read_to_string(&report).unwrap();
     assert!(
@@ -84,5 +112,13 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
         "the report dropped existing content"
     );
     assert!(text.contains("<!-- rmq-bench:begin") && text.contains("### route-qps"));
+    assert!(
+        text.contains("<!-- rmq-bench:controller:begin") && text.contains("### Heartbeats"),
+        "no controller section:\n{text}"
+    );
+    assert!(
+        text.find("<!-- rmq-bench:end -->") < text.find("<!-- rmq-bench:controller:begin"),
+        "the controller section comes after the NameServer section"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

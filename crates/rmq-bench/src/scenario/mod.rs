@@ -1,11 +1,13 @@
 //! The scenarios, one module each, and what they share: starting a peer for
 //! a scenario, a fleet of registered brokers, and checking that the routes
-//! a peer answers are the ones the fleet registered.
+//! a peer answers are the ones the fleet registered. `controller` runs
+//! controller groups instead of NameServers ([`crate::group`]).
 //!
 //! Every scenario starts its own fresh peer process and stops it at the end,
 //! so no scenario sees another's state. Each returns a plain result value
 //! (`crate::results`); nothing here prints except the progress line.
 
+pub mod controller;
 pub mod failover;
 pub mod register;
 pub mod route_qps;

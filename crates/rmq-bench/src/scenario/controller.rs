@@ -1,0 +1,872 @@
+//! `controller`: Waymark's controller against the Java controller, each a
+//! group of three nodes on loopback (see [`crate::group`]).
+//!
+//! *Heartbeats.* 1,000 broker sets of 3 replicas each join the group as a
+//! 5.5.1 broker does (CONTROLLER_GET_NEXT_BROKER_ID,
+//! CONTROLLER_APPLY_BROKER_ID, CONTROLLER_REGISTER_BROKER, one heartbeat,
+//! then CONTROLLER_ELECT_MASTER from the first replica, so that every set
+//! has a master as in production), each replica with its own connection to
+//! every node (`ControllerClient` of rmq-broker-client). Then every replica
+//! sends the one-way BROKER_HEARTBEAT to every node once a second, spread
+//! evenly over the second, as real brokers do. After a warmup, the servers'
+//! CPU time over a measured window (utime + stime of the three node
+//! processes from `/proc`) divided by the heartbeats sent in that window
+//! is the CPU per heartbeat, a figure the load generator does not
+//! influence. A window during which other processes used more than
+//! [`DISTURBED_PERCENT`] % of a CPU is measured again (up to 3 windows;
+//! the least disturbed is kept). Each node's RSS is read after the window;
+//! then the leader is asked for every set's replicas, and the ones it
+//! still takes for alive are counted.
+//!
+//! *Failover.* Broker replicas in controller mode (`ControllerAgent`, as
+//! `rmq-broker-sim --controller` runs them, Java's default periods and the
+//! heartbeat timeout of [`Params::agent_heartbeat_timeout_ms`]) register
+//! with one Waymark NameServer that the scenario starts for every peer.
+//! When a set's master is in charge of a sync-state set holding every
+//! replica and the NameServer routes it as id 0, the master crashes (every
+//! connection closed, nothing unregistered, as a killed process); the time
+//! until the NameServer routes the set's topic to a new master as id 0
+//! (GET_ROUTEINFO_BY_TOPIC, polled) is one sample. One set per sample.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use futures::stream::{self, StreamExt, TryStreamExt};
+use rmq_broker_client::controller::{serve_notices, ControllerClient};
+use rmq_broker_client::{
+    numbered_topics, wall_ms, BrokerConfig, ControllerAgent, ControllerModeConfig, NameServerList,
+    Registrar, ReplicaRole, Running, Schedule, TopicTable,
+};
+use rmq_protocol::headers::BrokerHeartbeatRequestHeader;
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::{Instant, MissedTickBehavior};
+
+use super::{millis, route};
+use crate::group::{self, ControllerGroup};
+use crate::load;
+use crate::peer::{PeerKind, PeerSetup};
+use crate::pin::CpuSnapshot;
+use crate::stats::median;
+
+/// Other processes' CPU (% of one CPU) above which a heartbeat window
+/// counts as disturbed and is measured again.
+pub const DISTURBED_PERCENT: f64 = 15.0;
+/// Heartbeat windows at most.
+const WINDOWS: usize = 3;
+/// How long a group may take to have a serving leader (three JVMs on one CPU).
+const GROUP_LIMIT: Duration = Duration::from_secs(180);
+/// The cluster of every broker set here.
+const CLUSTER: &str = "BenchControllerCluster";
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    /// Nodes of each controller group.
+    pub nodes: usize,
+    /// Broker sets of the heartbeat measurement.
+    pub broker_sets: usize,
+    /// Replicas per broker set.
+    pub replicas: usize,
+    /// Every replica heartbeats every node this often, ms (a broker's
+    /// `brokerHeartbeatInterval`).
+    pub heartbeat_interval_ms: u64,
+    /// `heartbeatTimeoutMills` the heartbeat replicas send.
+    pub heartbeat_timeout_ms: u64,
+    /// Broker sets joining at the same time.
+    pub join_concurrency: usize,
+    /// Wait after the group is ready before its idle time is measured
+    /// (a JVM is still compiling its start-up), seconds.
+    #[serde(default)]
+    pub idle_settle_s: f64,
+    /// Idle time measured, seconds.
+    pub idle_s: f64,
+    /// Heartbeats before the measured window, seconds.
+    pub warmup_s: f64,
+    /// The measured window, seconds.
+    pub duration_s: f64,
+    /// Failover samples (one broker set each).
+    pub failover_samples: usize,
+    /// `controllerHeartBeatTimeoutMills` of the failover replicas, ms (the
+    /// same for every peer).
+    pub agent_heartbeat_timeout_ms: u64,
+    /// Route polling interval of the failover samples, ms.
+    pub poll_ms: u64,
+    /// Pause between failover samples, seconds.
+    pub pause_s: f64,
+    /// Give up on a failover sample after this long, seconds.
+    pub give_up_s: f64,
+}
+
+impl Params {
+    /// The defaults (a few broker sets and a few seconds with `quick`).
+    pub fn defaults(quick: bool) -> Params {
+        Params {
+            nodes: 3,
+            broker_sets: if quick { 10 } else { 1_000 },
+            replicas: 3,
+            heartbeat_interval_ms: 1_000,
+            heartbeat_timeout_ms: 10_000,
+            join_concurrency: 32,
+            idle_settle_s: if quick { 0.5 } else { 10.0 },
+            idle_s: if quick { 1.0 } else { 5.0 },
+            warmup_s: if quick { 1.0 } else { 20.0 },
+            duration_s: if quick { 2.0 } else { 30.0 },
+            failover_samples: if quick { 1 } else { 3 },
+            agent_heartbeat_timeout_ms: 10_000,
+            poll_ms: 2,
+            pause_s: if quick { 0.5 } else { 2.0 },
+            give_up_s: 30.0,
+        }
+    }
+
+    /// Replicas of the heartbeat measurement.
+    pub fn replica_count(&self) -> usize {
+        self.broker_sets * self.replicas
+    }
+
+    /// Heartbeats the schedule sends per second (every replica to every node).
+    pub fn scheduled_per_s(&self) -> f64 {
+        (self.replica_count() * self.nodes) as f64 * 1_000.0
+            / self.heartbeat_interval_ms.max(1) as f64
+    }
+}
+
+/// What one peer's group did under heartbeats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Heartbeats {
+    /// What ran.
+    pub params: Params,
+    /// From spawning the nodes to a serving leader, seconds.
+    pub group_ready_s: f64,
+    /// The group's CPU when idle (sum over the nodes), % of one CPU.
+    pub idle_cpu_percent: Option<f64>,
+    /// Each node's RSS when idle, KiB.
+    pub idle_rss_kib: Vec<Option<u64>>,
+    /// Joining every broker set (ids, registrations, first heartbeats,
+    /// elections), seconds.
+    pub join_s: f64,
+    /// Requests answered while joining.
+    pub join_requests: u64,
+    /// Heartbeats sent in the measured window.
+    pub heartbeats: u64,
+    /// Heartbeats that could not be sent in the window.
+    pub heartbeat_errors: u64,
+    /// The first of those failures.
+    pub first_error: Option<String>,
+    /// Length of the measured window, seconds.
+    pub window_s: f64,
+    /// Heartbeats sent per second in the window.
+    pub heartbeats_per_s: f64,
+    /// How late the heartbeat schedule ran at worst in the window, ms.
+    pub schedule_lag_max_ms: f64,
+    /// CPU time of the nodes (sum) in the window, seconds.
+    pub server_cpu_s: f64,
+    /// `server_cpu_s` per heartbeat, microseconds.
+    pub cpu_us_per_heartbeat: Option<f64>,
+    /// The same after taking off what the idle group used in as long
+    /// (`idle_cpu_percent` over the window), microseconds.
+    #[serde(default)]
+    pub cpu_us_per_heartbeat_above_idle: Option<f64>,
+    /// `server_cpu_s` over the window, % of one CPU.
+    pub server_cpu_percent: f64,
+    /// Each node's RSS after the window, KiB.
+    pub rss_kib: Vec<Option<u64>>,
+    /// Largest of `rss_kib`.
+    pub rss_max_kib: Option<u64>,
+    /// Sum of `rss_kib`.
+    pub rss_sum_kib: Option<u64>,
+    /// Replicas the leader took for alive after the window.
+    pub alive_replicas: usize,
+    /// CPU other processes used during the kept window, % of one CPU.
+    pub others_cpu_percent: Option<f64>,
+    /// Windows measured (more than one: the first were disturbed).
+    pub windows: usize,
+    /// CPUs each node was allowed.
+    pub server_cpus: Vec<Option<String>>,
+}
+
+/// What one peer's group did when masters crashed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failover {
+    /// What ran.
+    pub params: Params,
+    /// The crashed master's kill → the NameServer routes a new master as
+    /// id 0, ms per sample (`None`: not within `give_up_s`).
+    pub samples_ms: Vec<Option<f64>>,
+    /// Median of the completed samples.
+    pub median_ms: Option<f64>,
+    /// CPU other processes used while the samples ran, % of one CPU.
+    pub others_cpu_percent: Option<f64>,
+    /// CPUs each node was allowed.
+    pub server_cpus: Vec<Option<String>>,
+}
+
+fn set_name(kind: PeerKind, set: usize) -> String {
+    format!("bench-{}-{set}", kind.id())
+}
+
+/// One replica of the heartbeat load: its connections and its heartbeat.
+struct Replica {
+    client: ControllerClient,
+    header: BrokerHeartbeatRequestHeader,
+}
+
+/// Counters of the heartbeat schedule.
+#[derive(Default)]
+struct Beats {
+    sent: AtomicU64,
+    errors: AtomicU64,
+    max_lag_us: AtomicU64,
+    first_error: Mutex<Option<String>>,
+}
+
+impl Beats {
+    fn failed(&self, error: String) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        self.first_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert(error);
+    }
+}
+
+/// Runs `step` up to 5 times while it fails.
+async fn retry<T, E, F, Fut>(what: &str, mut step: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+    E: std::fmt::Display,
+{
+    let mut failures = Vec::new();
+    for _ in 0..5 {
+        match step().await {
+            Ok(value) => return Ok(value),
+            Err(error) => failures.push(error.to_string()),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    bail!("{what} failed 5 times: {}", failures.join("; "))
+}
+
+/// The broker addresses of the heartbeat replicas: loopback addresses that
+/// refuse connections (held by this process), so that the role-change
+/// notices the controllers send after each election fail at once.
+pub fn refused_broker_addrs(count: usize) -> Vec<String> {
+    (0..count)
+        .map(|_| rmq_testkit::ports::refused_addr().to_string())
+        .collect()
+}
+
+/// One broker set joins: every replica obtains its id and registers, sends
+/// one heartbeat to every node, and the first replica asks for the election.
+async fn join_set(
+    controllers: &str,
+    kind: PeerKind,
+    set: usize,
+    params: &Params,
+    addrs: &[String],
+) -> anyhow::Result<(Vec<Replica>, u64)> {
+    let name = set_name(kind, set);
+    let mut config = ControllerModeConfig::new(controllers)?;
+    config.request_timeout = Duration::from_secs(10);
+    let mut replicas = Vec::with_capacity(params.replicas);
+    let mut requests = 0;
+    for r in 0..params.replicas {
+        let addr = &addrs[set * params.replicas + r];
+        let client = ControllerClient::new(&config);
+        let id = retry("CONTROLLER_GET_NEXT_BROKER_ID", || {
+            client.next_broker_id(CLUSTER, &name)
+        })
+        .await?;
+        let code = format!("{addr};{}", wall_ms());
+        retry("CONTROLLER_APPLY_BROKER_ID", || {
+            client.apply_broker_id(CLUSTER, &name, id, &code)
+        })
+        .await?;
+        retry("CONTROLLER_REGISTER_BROKER", || {
+            client.register(CLUSTER, &name, id, addr)
+        })
+        .await?;
+        requests += 3;
+        let header = BrokerHeartbeatRequestHeader {
+            cluster_name: CLUSTER.to_owned(),
+            broker_addr: addr.clone(),
+            broker_name: name.clone(),
+            broker_id: Some(id),
+            epoch: Some(0),
+            max_offset: Some(0),
+            confirm_offset: Some(0),
+            heartbeat_timeout_mills: Some(i64::try_from(params.heartbeat_timeout_ms)?),
+            election_priority: Some(i32::MAX),
+        };
+        replicas.push(Replica { client, header });
+    }
+    for replica in &replicas {
+        for (node, outcome) in replica
+            .client
+            .heartbeat(&replica.header, Duration::from_secs(5))
+            .await
+        {
+            outcome.with_context(|| format!("first heartbeat of {name} to {node}"))?;
+        }
+    }
+    let first = &replicas[0];
+    let id = first.header.broker_id.unwrap_or(1);
+    let mut failures = Vec::new();
+    loop {
+        requests += 1;
+        match first.client.elect(CLUSTER, &name, id).await {
+            Ok(decision) if decision.master_id.is_some() => break,
+            Ok(decision) => failures.push(format!("no master in {decision:?}")),
+            Err(error) => failures.push(error.to_string()),
+        }
+        if failures.len() >= 20 {
+            bail!(
+                "CONTROLLER_ELECT_MASTER for {name} failed: {}",
+                failures.join("; ")
+            );
+        }
+        // The heartbeat may not have reached the leader yet.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok((replicas, requests))
+}
+
+/// Replica `index` of `count` heartbeats every node once per `interval`,
+/// from the moment it joined, at offset `index / count` of the interval
+/// after `anchor` (so the replicas' heartbeats are spread evenly), as a
+/// broker's fixed-rate heartbeat task does.
+async fn heartbeat_loop(
+    replica: Arc<Replica>,
+    (index, count): (usize, usize),
+    anchor: Instant,
+    interval: Duration,
+    beats: Arc<Beats>,
+) {
+    // Java's `sendHeartbeatTimeoutMillis` (1 s) bounds one send.
+    let timeout = Duration::from_secs(1);
+    let offset = interval.mul_f64(index as f64 / count.max(1) as f64);
+    let since = Instant::now().saturating_duration_since(anchor + offset);
+    let periods = (since.as_secs_f64() / interval.as_secs_f64()).ceil();
+    let mut ticker =
+        tokio::time::interval_at(anchor + offset + interval.mul_f64(periods), interval);
+    ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    loop {
+        let due = ticker.tick().await;
+        let lag = Instant::now().saturating_duration_since(due);
+        beats.max_lag_us.fetch_max(
+            u64::try_from(lag.as_micros()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+        for (node, outcome) in replica.client.heartbeat(&replica.header, timeout).await {
+            match outcome {
+                Ok(()) => {
+                    beats.sent.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(error) => beats.failed(format!("to {node}: {error}")),
+            }
+        }
+    }
+}
+
+/// One measured heartbeat window.
+struct Window {
+    heartbeats: u64,
+    errors: u64,
+    seconds: f64,
+    server_cpu_s: f64,
+    others: f64,
+    lag_ms: f64,
+}
+
+async fn measure_window(
+    group: &ControllerGroup,
+    beats: &Beats,
+    duration: Duration,
+) -> anyhow::Result<Window> {
+    let pids = group.pids();
+    let unreadable = || anyhow::anyhow!("cannot read /proc of the controller nodes {pids:?}");
+    beats.max_lag_us.store(0, Ordering::Relaxed);
+    let before = CpuSnapshot::take_all(&pids).ok_or_else(unreadable)?;
+    let (sent, errors) = (
+        beats.sent.load(Ordering::Relaxed),
+        beats.errors.load(Ordering::Relaxed),
+    );
+    tokio::time::sleep(duration).await;
+    let after = CpuSnapshot::take_all(&pids).ok_or_else(unreadable)?;
+    Ok(Window {
+        heartbeats: beats.sent.load(Ordering::Relaxed) - sent,
+        errors: beats.errors.load(Ordering::Relaxed) - errors,
+        seconds: after.seconds_since(&before),
+        server_cpu_s: after.server_seconds_since(&before),
+        others: after.others_percent_since(&before),
+        lag_ms: beats.max_lag_us.load(Ordering::Relaxed) as f64 / 1_000.0,
+    })
+}
+
+fn sum_max(values: &[Option<u64>]) -> (Option<u64>, Option<u64>) {
+    let known: Option<Vec<u64>> = values.iter().copied().collect();
+    match known {
+        Some(v) if !v.is_empty() => (v.iter().copied().max(), Some(v.iter().sum())),
+        _ => (None, None),
+    }
+}
+
+/// The heartbeat measurement on a fresh `kind` group. `broker_addrs` holds
+/// one address per replica ([`refused_broker_addrs`]).
+///
+/// # Errors
+/// The group does not start, a set cannot join, a node exits.
+pub async fn run_heartbeats(
+    setup: &PeerSetup,
+    kind: PeerKind,
+    params: &Params,
+    broker_addrs: &[String],
+) -> anyhow::Result<Heartbeats> {
+    anyhow::ensure!(
+        broker_addrs.len() >= params.replica_count(),
+        "{} broker addresses for {} replicas",
+        broker_addrs.len(),
+        params.replica_count()
+    );
+    let mut group = group::start(setup, kind, params.nodes, GROUP_LIMIT).await?;
+    let group_ready_s = group.ready_after.as_secs_f64();
+    let tag = format!("[controller {}]", kind.id());
+    eprintln!(
+        "{tag} group of {} ready after {:.1} s: {}",
+        params.nodes,
+        group.ready_after.as_secs_f64(),
+        group.controller_addr()
+    );
+    tokio::time::sleep(Duration::from_secs_f64(params.idle_settle_s)).await;
+    let idle_before = CpuSnapshot::take_all(&group.pids());
+    tokio::time::sleep(Duration::from_secs_f64(params.idle_s)).await;
+    let idle_cpu_percent = idle_before
+        .zip(CpuSnapshot::take_all(&group.pids()))
+        .map(|(b, a)| a.server_seconds_since(&b) * 100.0 / a.seconds_since(&b).max(1e-3));
+    let idle_rss_kib = group.rss_kib();
+
+    let controllers = group.controller_addr();
+    let beats = Arc::new(Beats::default());
+    // Aborted when dropped: no replica outlives the measurement.
+    let schedule: Mutex<JoinSet<()>> = Mutex::new(JoinSet::new());
+    let interval = Duration::from_millis(params.heartbeat_interval_ms.max(1));
+    let count = params.replica_count();
+    let joined = Instant::now();
+    // Each set heartbeats from the moment it joined, as brokers do (and so
+    // that no connection sits idle while the other sets join).
+    let sets: Vec<(Vec<Arc<Replica>>, u64)> = stream::iter(0..params.broker_sets)
+        .map(|set| {
+            let (controllers, beats, schedule) = (&controllers, &beats, &schedule);
+            async move {
+                let (replicas, requests) =
+                    join_set(controllers, kind, set, params, broker_addrs).await?;
+                let replicas: Vec<Arc<Replica>> = replicas.into_iter().map(Arc::new).collect();
+                let mut tasks = schedule.lock().unwrap_or_else(PoisonError::into_inner);
+                for (r, replica) in replicas.iter().enumerate() {
+                    tasks.spawn(heartbeat_loop(
+                        replica.clone(),
+                        (set * params.replicas + r, count),
+                        joined,
+                        interval,
+                        beats.clone(),
+                    ));
+                }
+                Ok::<_, anyhow::Error>((replicas, requests))
+            }
+        })
+        .buffered(params.join_concurrency.max(1))
+        .try_collect()
+        .await?;
+    let join_s = joined.elapsed().as_secs_f64();
+    let join_requests: u64 = sets.iter().map(|(_, n)| n).sum();
+    let replicas: Vec<Arc<Replica>> = sets.into_iter().flat_map(|(r, _)| r).collect();
+    eprintln!(
+        "{tag} {} broker sets × {} replicas joined in {join_s:.1} s; heartbeating {:.0}/s",
+        params.broker_sets,
+        params.replicas,
+        params.scheduled_per_s()
+    );
+    group.check_running()?;
+
+    let outcome = async {
+        tokio::time::sleep(Duration::from_secs_f64(params.warmup_s)).await;
+        let duration = Duration::from_secs_f64(params.duration_s);
+        let mut kept: Option<Window> = None;
+        let mut windows = 0;
+        for attempt in 1..=WINDOWS {
+            let window = measure_window(&group, &beats, duration).await?;
+            windows = attempt;
+            let noise = window.others;
+            eprintln!(
+                "{tag} window {attempt}: {} heartbeats in {:.1} s, server CPU {:.2} s, others {noise:.0} %",
+                window.heartbeats, window.seconds, window.server_cpu_s
+            );
+            if kept.as_ref().is_none_or(|k| noise < k.others) {
+                kept = Some(window);
+            }
+            if noise <= DISTURBED_PERCENT {
+                break;
+            }
+            eprintln!("{tag} window {attempt} disturbed (others used {noise:.0} % CPU)");
+        }
+        let window = kept.context("no window measured")?;
+        group.check_running()?;
+        let rss_kib = group.rss_kib();
+        // Which replicas the leader takes for alive, set by set.
+        let probe = &replicas[0].client;
+        let mut alive_replicas = 0;
+        for set in 0..params.broker_sets {
+            if let Some(info) = probe.sync_state_data(&set_name(kind, set)).await? {
+                alive_replicas += info
+                    .in_sync_replicas
+                    .iter()
+                    .chain(&info.not_in_sync_replicas)
+                    .filter(|r| r.alive)
+                    .count();
+            }
+        }
+        Ok::<_, anyhow::Error>((window, windows, rss_kib, alive_replicas))
+    }
+    .await;
+    schedule
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .abort_all();
+    let server_cpus = group.cpus_allowed();
+    // The group goes first, so that the replicas' connections closing
+    // cannot set off elections.
+    group.stop();
+    for replica in replicas.iter() {
+        replica.client.close();
+    }
+    let (window, windows, rss_kib, alive_replicas) = outcome?;
+    let first_error = beats
+        .first_error
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let (rss_max_kib, rss_sum_kib) = sum_max(&rss_kib);
+    let seconds = window.seconds.max(1e-3);
+    Ok(Heartbeats {
+        params: params.clone(),
+        group_ready_s,
+        idle_cpu_percent,
+        idle_rss_kib,
+        join_s,
+        join_requests,
+        heartbeats: window.heartbeats,
+        heartbeat_errors: window.errors,
+        first_error,
+        window_s: window.seconds,
+        heartbeats_per_s: window.heartbeats as f64 / seconds,
+        schedule_lag_max_ms: window.lag_ms,
+        server_cpu_s: window.server_cpu_s,
+        cpu_us_per_heartbeat: (window.heartbeats > 0)
+            .then(|| window.server_cpu_s * 1e6 / window.heartbeats as f64),
+        cpu_us_per_heartbeat_above_idle: idle_cpu_percent.filter(|_| window.heartbeats > 0).map(
+            |idle| {
+                let above = window.server_cpu_s - idle / 100.0 * window.seconds;
+                above.max(0.0) * 1e6 / window.heartbeats as f64
+            },
+        ),
+        server_cpu_percent: window.server_cpu_s * 100.0 / seconds,
+        rss_kib,
+        rss_max_kib,
+        rss_sum_kib,
+        alive_replicas,
+        others_cpu_percent: Some(window.others),
+        windows,
+        server_cpus,
+    })
+}
+
+/// One failover replica: a registrar, its schedule, its agent and the
+/// listener for role-change notices, as `rmq-broker-sim --controller` runs them.
+struct AgentReplica {
+    addr: String,
+    live: Option<LiveReplica>,
+}
+
+struct LiveReplica {
+    agent: ControllerAgent,
+    registrar: Arc<Registrar>,
+    schedule: Running,
+    notices: (JoinHandle<()>, oneshot::Sender<()>),
+}
+
+impl AgentReplica {
+    async fn start(
+        name: &str,
+        controllers: &str,
+        namesrv: SocketAddr,
+        dir: &Path,
+        heartbeat_timeout: Duration,
+    ) -> anyhow::Result<AgentReplica> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?.to_string();
+        let broker = BrokerConfig::new(CLUSTER, name, &addr);
+        // Two topics: a registration of one alone reads as an incremental
+        // one, which a NameServer refuses before the full registration.
+        let topics = TopicTable::with_topics(numbered_topics(&topic_prefix(name), 2, 8), wall_ms());
+        let list = NameServerList::from_static(&namesrv.to_string())?;
+        let registrar = Arc::new(Registrar::new(broker, topics, list)?);
+        let mut config =
+            ControllerModeConfig::new(controllers)?.with_identity_path(dir.join("brokerIdentity"));
+        config.controller_heart_beat_timeout = heartbeat_timeout;
+        let agent = ControllerAgent::start(registrar.clone(), config, None);
+        let schedule = rmq_broker_client::spawn(
+            registrar.clone(),
+            Schedule::java(registrar.config(), None),
+            None,
+        );
+        let (stop, stopped) = oneshot::channel::<()>();
+        let service = agent.notice_service();
+        let notices = tokio::spawn(async move {
+            let _ = serve_notices(listener, service, async {
+                let _ = stopped.await;
+            })
+            .await;
+        });
+        Ok(AgentReplica {
+            addr,
+            live: Some(LiveReplica {
+                agent,
+                registrar,
+                schedule,
+                notices: (notices, stop),
+            }),
+        })
+    }
+
+    fn agent(&self) -> Option<&ControllerAgent> {
+        self.live.as_ref().map(|l| &l.agent)
+    }
+
+    fn role(&self) -> ReplicaRole {
+        self.agent()
+            .map_or(ReplicaRole::Unknown, ControllerAgent::role)
+    }
+
+    /// Stops it as a kill would: every connection closed at once, nothing
+    /// unregistered. Returns the moment of the kill.
+    fn crash(&mut self) -> Instant {
+        let at = Instant::now();
+        if let Some(live) = self.live.take() {
+            drop(live.agent);
+            live.registrar.close_connections();
+            drop(live.schedule);
+            let (task, stop) = live.notices;
+            let _ = stop.send(());
+            task.abort();
+        }
+        at
+    }
+}
+
+fn topic_prefix(name: &str) -> String {
+    format!("{name}-topic-")
+}
+
+fn topic_of(name: &str) -> String {
+    format!("{}0", topic_prefix(name))
+}
+
+/// Polls until `check` holds, every 20 ms, for up to `limit`.
+async fn until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    check()
+}
+
+/// The NameServer's route of the set `name`: id → address.
+async fn routed(
+    query: &rmq_transport::RpcClient,
+    name: &str,
+) -> anyhow::Result<BTreeMap<i64, String>> {
+    Ok(route(query, &topic_of(name))
+        .await?
+        .and_then(|r| r.broker_datas.into_iter().find(|b| b.broker_name == name))
+        .map(|b| b.broker_addrs)
+        .unwrap_or_default())
+}
+
+/// Waits until `set` has a master whose sync-state set holds every replica
+/// and the NameServer routes the master as id 0 and the slaves under their
+/// controller ids.
+async fn settle(
+    set: &[AgentReplica],
+    name: &str,
+    query: &rmq_transport::RpcClient,
+    limit: Duration,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + limit;
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        let master = set.iter().find(|r| r.role() == ReplicaRole::Master);
+        let slaves = set
+            .iter()
+            .filter(|r| matches!(r.role(), ReplicaRole::Slave { .. }))
+            .count();
+        if let Some(master) = master {
+            let agent = master.agent().context("the master runs")?;
+            let sss = agent.sync_state_set().sync_state_set.len();
+            let expected: BTreeMap<i64, String> = set
+                .iter()
+                .map(|r| {
+                    let id = if r.role() == ReplicaRole::Master {
+                        0
+                    } else {
+                        r.agent()
+                            .and_then(ControllerAgent::controller_id)
+                            .unwrap_or(-1)
+                    };
+                    (id, r.addr.clone())
+                })
+                .collect();
+            let route = routed(query, name).await?;
+            if sss == set.len() && slaves + 1 == set.len() && route == expected {
+                return Ok(());
+            }
+            last = format!("sync-state set of {sss}, {slaves} slaves, route {route:?}");
+        } else {
+            last = "no master".into();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    bail!("{name} did not settle within {limit:?}: {last}")
+}
+
+/// The failover measurement on a fresh `kind` group, with replicas
+/// registering at the NameServer `namesrv` (process `namesrv_pid`).
+///
+/// # Errors
+/// The group does not start, or the replicas do not settle.
+pub async fn run_failover(
+    setup: &PeerSetup,
+    kind: PeerKind,
+    params: &Params,
+    namesrv: SocketAddr,
+    namesrv_pid: Option<u32>,
+) -> anyhow::Result<Failover> {
+    let group = group::start(setup, kind, params.nodes, GROUP_LIMIT).await?;
+    let tag = format!("[controller {} failover]", kind.id());
+    let controllers = group.controller_addr();
+    let store: PathBuf = std::env::temp_dir().join(format!(
+        "waymark-bench-{}-agents-{}",
+        std::process::id(),
+        kind.id()
+    ));
+    let _ = std::fs::remove_dir_all(&store);
+    let timeout = Duration::from_millis(params.agent_heartbeat_timeout_ms);
+    let outcome = async {
+        let mut sets: Vec<(String, Vec<AgentReplica>)> = Vec::new();
+        for k in 0..params.failover_samples {
+            let name = format!("bench-failover-{}-{k}", kind.id());
+            let mut set = Vec::new();
+            for r in 0..params.replicas {
+                let dir = store.join(&name).join(r.to_string());
+                std::fs::create_dir_all(&dir)?;
+                let replica =
+                    AgentReplica::start(&name, &controllers, namesrv, &dir, timeout).await?;
+                // One at a time, so that the first replica is the first master.
+                if !until(Duration::from_secs(30), || {
+                    replica.role() != ReplicaRole::Unknown
+                })
+                .await
+                {
+                    bail!("{name} replica {r} got no role from the controller within 30 s");
+                }
+                set.push(replica);
+            }
+            sets.push((name, set));
+        }
+        let query = load::connect(namesrv, 1).await?.remove(0);
+        for (name, set) in &sets {
+            settle(set, name, &query, Duration::from_secs(60)).await?;
+        }
+        eprintln!("{tag} {} broker sets settled", sets.len());
+        // The NameServer is part of what a failover goes through.
+        let mut pids = group.pids();
+        pids.extend(namesrv_pid);
+        let cpu_before = CpuSnapshot::take_all(&pids);
+        let poll = Duration::from_millis(params.poll_ms);
+        let give_up = Duration::from_secs_f64(params.give_up_s);
+        let mut samples = Vec::new();
+        for (k, (name, set)) in sets.iter_mut().enumerate() {
+            // Also before the first sample, so that "others' CPU" is read
+            // over seconds rather than over one failover.
+            tokio::time::sleep(Duration::from_secs_f64(params.pause_s)).await;
+            let master = set
+                .iter()
+                .position(|r| r.role() == ReplicaRole::Master)
+                .context("no master to crash")?;
+            let old = set[master].addr.clone();
+            let killed = set[master].crash();
+            let mut sample = None;
+            while killed.elapsed() < give_up {
+                let route = routed(&query, name).await?;
+                if route.get(&0).is_some_and(|addr| *addr != old) {
+                    sample = Some(millis(killed.elapsed()));
+                    break;
+                }
+                tokio::time::sleep(poll).await;
+            }
+            eprintln!(
+                "{tag} sample {k}: {}",
+                sample.map_or("not done".into(), |v| format!("{v:.1} ms"))
+            );
+            samples.push(sample);
+        }
+        let others_cpu_percent = cpu_before
+            .zip(CpuSnapshot::take_all(&pids))
+            .map(|(b, a)| a.others_percent_since(&b));
+        for (_, set) in &mut sets {
+            for replica in set {
+                replica.crash();
+            }
+        }
+        Ok::<_, anyhow::Error>((samples, others_cpu_percent))
+    }
+    .await;
+    let server_cpus = group.cpus_allowed();
+    group.stop();
+    let _ = std::fs::remove_dir_all(&store);
+    let (samples, others_cpu_percent) = outcome?;
+    let done: Vec<f64> = samples.iter().flatten().copied().collect();
+    Ok(Failover {
+        params: params.clone(),
+        median_ms: median(&done),
+        samples_ms: samples,
+        others_cpu_percent,
+        server_cpus,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schedule_counts_every_replica_and_node() {
+        let p = Params::defaults(false);
+        assert_eq!(p.replica_count(), 3_000);
+        assert!((p.scheduled_per_s() - 9_000.0).abs() < 1e-9);
+        assert_eq!(sum_max(&[Some(1), Some(3)]), (Some(3), Some(4)));
+        assert_eq!(sum_max(&[Some(1), None]), (None, None));
+        assert_eq!(topic_of("s"), "s-topic-0");
+    }
+}
