@@ -66,7 +66,18 @@ impl Service for ControllerService {
                 let answer = match code {
                     RequestCode::BrokerHeartbeat => {
                         let now = self.node.now();
-                        request::heartbeat(&mut self.node.live(), &request, Some(conn.id().0), now)
+                        let answer = request::heartbeat(
+                            &mut self.node.live(),
+                            &request,
+                            Some(conn.id().0),
+                            now,
+                        );
+                        // Brokers send their heartbeats one-way: nobody reads
+                        // an answer, so none is built.
+                        if request.is_oneway() {
+                            return Reply::none();
+                        }
+                        answer
                     }
                     RequestCode::ControllerGetMetadataInfo => self.metadata(),
                     RequestCode::GetControllerConfig => config_requests::get(&self.node),

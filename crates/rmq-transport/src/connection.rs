@@ -207,7 +207,9 @@ pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
     mut on_write: impl FnMut(),
 ) -> io::Result<()> {
     let mut codec = RemotingCodec;
-    let mut buf = BytesMut::with_capacity(high_water.clamp(4096, SHRINK_ABOVE));
+    // Allocated on the first write: many connections (one-way heartbeats,
+    // notices) never write anything.
+    let mut buf = BytesMut::new();
     loop {
         let first = tokio::select! {
             biased;
@@ -225,7 +227,7 @@ pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
         io.write_all(&buf).await?;
         on_write();
         if buf.capacity() > SHRINK_ABOVE {
-            buf = BytesMut::with_capacity(high_water.clamp(4096, SHRINK_ABOVE));
+            buf = BytesMut::new();
         } else {
             buf.clear();
         }

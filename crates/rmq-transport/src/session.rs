@@ -29,6 +29,9 @@ use crate::connection::{
 use crate::error::CodecError;
 use crate::server::{Reply, ServerConfig, Service};
 
+/// The read buffer a connection starts with.
+const READ_BUFFER_START: usize = 1024;
+
 /// Last read or write of a connection, as milliseconds since it opened.
 struct Activity {
     origin: Instant,
@@ -122,7 +125,9 @@ pub(crate) async fn serve<S: Service>(
         in_flight: Arc::new(Semaphore::new(max_in_flight)),
         force: life.force.clone(),
     };
-    let frames = FramedRead::new(read_half, RemotingCodec);
+    // Small to start: most frames are a few hundred bytes, and the buffer
+    // grows for a larger one.
+    let frames = FramedRead::with_capacity(read_half, RemotingCodec, READ_BUFFER_START);
     let reason = reader
         .run(
             frames,
