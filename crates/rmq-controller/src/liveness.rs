@@ -5,7 +5,8 @@
 //! builds its own table and a new leader knows liveness at once. Time is an
 //! argument ([`Millis`], monotonic); nothing here reads a clock.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, DefaultHasher};
 
 /// Monotonic milliseconds from an origin the caller chooses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -88,7 +89,10 @@ impl LiveInfo {
 /// Every replica that heartbeats this node.
 #[derive(Debug, Clone, Default)]
 pub struct LiveTable {
-    entries: BTreeMap<LiveKey, LiveInfo>,
+    /// A hash map (a heartbeat is a lookup; thousands arrive per second)
+    /// with a fixed hasher, so runs are repeatable; what leaves it is
+    /// reported sorted.
+    entries: HashMap<LiveKey, LiveInfo, BuildHasherDefault<DefaultHasher>>,
 }
 
 impl LiveTable {
@@ -148,6 +152,8 @@ impl LiveTable {
 
     /// What the table knows of a replica.
     pub fn get(&self, cluster: &str, broker_name: &str, broker_id: i64) -> Option<&LiveInfo> {
+        // The key must be owned to look it up; a replica is looked up only
+        // when a decision needs it, far less often than it heartbeats.
         self.entries.get(&LiveKey {
             cluster: cluster.to_owned(),
             broker_name: broker_name.to_owned(),
@@ -163,12 +169,13 @@ impl LiveTable {
 
     /// Removes the replicas whose heartbeat timeout has passed at `now`.
     pub fn expire(&mut self, now: Millis) -> Vec<LiveKey> {
-        let expired: Vec<LiveKey> = self
+        let mut expired: Vec<LiveKey> = self
             .entries
             .iter()
             .filter(|(_, info)| !info.is_alive(now))
             .map(|(key, _)| key.clone())
             .collect();
+        expired.sort();
         for key in &expired {
             self.entries.remove(key);
         }
@@ -178,12 +185,13 @@ impl LiveTable {
     /// Removes the replicas whose latest heartbeat came on `conn`, which
     /// has closed.
     pub fn disconnected(&mut self, conn: u64) -> Vec<LiveKey> {
-        let gone: Vec<LiveKey> = self
+        let mut gone: Vec<LiveKey> = self
             .entries
             .iter()
             .filter(|(_, info)| info.conn == Some(conn))
             .map(|(key, _)| key.clone())
             .collect();
+        gone.sort();
         for key in &gone {
             self.entries.remove(key);
         }
