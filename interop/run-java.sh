@@ -16,9 +16,13 @@
 # Profiles (RocketMQ releases) for the vector tests: WAYMARK_JAVA_PROFILES, default
 # "rmq5 rmq53 rmq4" (5.5.1, 5.3.3, 4.9.8). Profiles for the scenario tests:
 # WAYMARK_SCENARIO_PROFILES, default "rmq5 rmq4" (empty: none); NameServers they run
-# against: WAYMARK_SCENARIO_NAMESRVS, default "waymark java". A failing scenario run does
-# not stop the others; the script ends with a pass/fail matrix of every test class and
-# exits 1 if any run failed. Needs cargo, Java 17+ and Maven 3.6+.
+# against: WAYMARK_SCENARIO_NAMESRVS, default "waymark java". Then the controller scenarios
+# (AutoSwitch HA: real 5.5.1 brokers in controller mode, mqadmin's controller commands, the
+# live controller differential test), profile rmq5 only, once against each controller of
+# WAYMARK_CONTROLLER_KINDS, default "waymark java" (empty: none): Waymark's rmq-controller,
+# and Java's controller as the control. A failing scenario run does not stop the others; the
+# script ends with a pass/fail matrix of every test class and exits 1 if any run failed.
+# Needs cargo, Java 17+ and Maven 3.6+.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,6 +33,7 @@ CONTROLLER_DIR=crates/rmq-controller/tests/vectors
 PROFILES=${WAYMARK_JAVA_PROFILES:-rmq5 rmq53 rmq4}
 SCENARIO_PROFILES=${WAYMARK_SCENARIO_PROFILES-rmq5 rmq4}
 SCENARIO_NAMESRVS=${WAYMARK_SCENARIO_NAMESRVS:-waymark java}
+CONTROLLER_KINDS=${WAYMARK_CONTROLLER_KINDS-waymark java}
 MVN=(mvn -B -q -ntp -Dstyle.color=never -f "$POM")
 
 mode=run
@@ -53,11 +58,11 @@ cargo_flags=(-q -p rmq-wire --example emit_frames)
 timed "Rust frames for the Java decoder" \
   cargo run --manifest-path "$ROOT/Cargo.toml" "${cargo_flags[@]}" -- "$TMP/rust-frames"
 
-banner "Waymark binaries for the scenario tests (cargo build -p rmq-namesrv -p rmq-admin, example allocate)"
+banner "Waymark binaries for the scenario tests (cargo build -p rmq-namesrv -p rmq-admin -p rmq-controller, example allocate)"
 build_flags=(-q)
 [[ "${CI:-}" == "true" ]] && build_flags+=(--locked)
 build_scenario_binaries() {
-  (cd "$ROOT" && cargo build "${build_flags[@]}" -p rmq-namesrv -p rmq-admin \
+  (cd "$ROOT" && cargo build "${build_flags[@]}" -p rmq-namesrv -p rmq-admin -p rmq-controller \
     && cargo build "${build_flags[@]}" -p rmq-route-client --example allocate)
 }
 timed "Waymark binaries for the scenario tests" build_scenario_binaries
@@ -200,31 +205,61 @@ scenario_run() {
     "-Dwaymark.namesrv.bin=$BIN_DIR/rmq-namesrv" "-Dwaymark.admin.bin=$BIN_DIR/rmq-admin"
 }
 
+# One controller run: the AutoSwitch-HA scenarios (real brokers in controller mode), the
+# mqadmin controller commands and the live controller differential test, profile rmq5,
+# against one kind of controller (waymark: rmq-controller; java: the control). The
+# NameServer of the scenarios is Waymark's rmq-namesrv (embedded mode: the process that also
+# runs the controller).
+controller_run() {
+  local kind=$1 reports
+  reports=$(reports_of rmq5 "controller-$kind") || return
+  rm -rf "$reports" || return
+  mvn_plain -P rmq5 test -Dsurefire.failIfNoSpecifiedTests=false \
+    '-Dtest=dev/waymark/interop/ha/*Test.java,dev/waymark/interop/controller/ControllerDifferentialTest.java' \
+    "-Dwaymark.controller=$kind" "-Dwaymark.reports=controller-$kind" \
+    "-Dwaymark.controller.bin=$BIN_DIR/rmq-controller" "-Dwaymark.namesrv.bin=$BIN_DIR/rmq-namesrv"
+}
+
+# One matrix line per test class of a surefire report directory.
+print_reports() {
+  local profile=$1 kind=$2 dir=$3 report name tests failures errors skipped result
+  for report in "$dir"/TEST-*.xml; do
+    [[ -f "$report" ]] || continue
+    name=$(basename "$report" .xml)
+    name=${name#TEST-dev.waymark.interop.}
+    tests=$(attribute tests "$report")
+    failures=$(attribute failures "$report")
+    errors=$(attribute errors "$report")
+    skipped=$(attribute skipped "$report")
+    if [[ "$failures" == 0 && "$errors" == 0 && "$skipped" == "$tests" ]]; then
+      result="skipped"
+    elif [[ "$failures" == 0 && "$errors" == 0 ]]; then
+      result=pass
+      [[ "$skipped" != 0 ]] && result="pass, $skipped skipped"
+    else
+      result="FAIL ($failures failed, $errors errors)"
+    fi
+    printf '%-6s %-8s %-36s %s run, %s\n' "$profile" "$kind" "$name" "$tests" "$result"
+  done
+}
+
 # The matrix: one line per profile, NameServer and test class, from the surefire reports.
 print_matrix() {
-  local profile kind report name tests failures errors skipped result
+  local profile kind
   banner "Scenario matrix (profile, NameServer, test class: tests run, result)"
   for profile in $SCENARIO_PROFILES; do
     for kind in $SCENARIO_NAMESRVS; do
-      for report in "$(reports_of "$profile" "$kind")"/TEST-*.xml; do
-        [[ -f "$report" ]] || continue
-        name=$(basename "$report" .xml)
-        name=${name#TEST-dev.waymark.interop.}
-        tests=$(attribute tests "$report")
-        failures=$(attribute failures "$report")
-        errors=$(attribute errors "$report")
-        skipped=$(attribute skipped "$report")
-        if [[ "$failures" == 0 && "$errors" == 0 && "$skipped" == "$tests" ]]; then
-          result="skipped"
-        elif [[ "$failures" == 0 && "$errors" == 0 ]]; then
-          result=pass
-          [[ "$skipped" != 0 ]] && result="pass, $skipped skipped"
-        else
-          result="FAIL ($failures failed, $errors errors)"
-        fi
-        printf '%-6s %-8s %-36s %s run, %s\n' "$profile" "$kind" "$name" "$tests" "$result"
-      done
+      print_reports "$profile" "$kind" "$(reports_of "$profile" "$kind")"
     done
+  done
+}
+
+# The controller matrix: one line per controller kind and test class.
+print_controller_matrix() {
+  local kind
+  banner "Controller scenario matrix (profile, controller, test class: tests run, result)"
+  for kind in $CONTROLLER_KINDS; do
+    print_reports rmq5 "$kind" "$(reports_of rmq5 "controller-$kind")"
   done
 }
 
@@ -253,6 +288,19 @@ if [[ -n "$SCENARIO_PROFILES" ]]; then
     done
   done
   print_matrix
+fi
+if [[ -n "$CONTROLLER_KINDS" ]]; then
+  for kind in $CONTROLLER_KINDS; do
+    banner "Controller scenarios, profile rmq5, controller $kind"
+    start=$SECONDS
+    if timed "controller scenarios, rmq5 against the $kind controller" controller_run "$kind"; then
+      echo "controller scenarios, profile rmq5, controller $kind: passed in $((SECONDS - start)) s"
+    else
+      echo "controller scenarios, profile rmq5, controller $kind: FAILED after $((SECONDS - start)) s"
+      failed_runs+=("rmq5/controller-$kind")
+    fi
+  done
+  print_controller_matrix
 fi
 if ((${#failed_runs[@]} > 0)); then
   echo "scenario runs that failed: ${failed_runs[*]}" >&2

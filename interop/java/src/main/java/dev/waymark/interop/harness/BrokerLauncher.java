@@ -22,6 +22,13 @@ import java.util.concurrent.CountDownLatch;
  * until SIGTERM/SIGINT or (unless {@code --ignore-stdin}) until its stdin reaches end of file;
  * either way it unregisters and shuts down cleanly. Exit code 0 after a clean stop, 1 when
  * start-up or registration fails, 2 on a usage error.
+ *
+ * <p>In controller mode ({@code enableControllerMode=true controllerAddr=...}, 5.x) it prints
+ * {@code BROKER STARTED <addr>} once the broker runs, a {@code BROKER STATE ...} line
+ * ({@link ReplicaState}) whenever its view of its broker set changes, and
+ * {@code BROKER READY <addr> role=R brokerId=N controllerId=C} once it is ready (RUNNING, not
+ * fenced, and listed by every NameServer under its role's id). That has no deadline: a broker
+ * set without an electable replica keeps it fenced, and it keeps running.
  */
 public final class BrokerLauncher {
     private BrokerLauncher() {
@@ -79,9 +86,10 @@ public final class BrokerLauncher {
             spec.store(Path.of(store));
         }
 
+        boolean controllerMode = spec.controllerMode();
         EmbeddedBroker broker;
         try {
-            broker = EmbeddedBroker.start(spec);
+            broker = controllerMode ? EmbeddedBroker.startUnchecked(spec) : EmbeddedBroker.start(spec);
         } catch (Throwable e) {
             System.err.println("BROKER FAILED " + e);
             e.printStackTrace();
@@ -93,8 +101,16 @@ public final class BrokerLauncher {
             broker.stop();
             done.countDown();
         }, "broker-launcher-shutdown"));
-        System.out.println("BROKER READY " + broker.addr());
-        System.out.flush();
+        if (controllerMode) {
+            System.out.println("BROKER STARTED " + broker.addr());
+            System.out.flush();
+            Thread monitor = new Thread(() -> monitor(broker, done), "broker-launcher-monitor");
+            monitor.setDaemon(true);
+            monitor.start();
+        } else {
+            System.out.println("BROKER READY " + broker.addr());
+            System.out.flush();
+        }
         if (watchStdin) {
             Thread watcher = new Thread(() -> {
                 drain(System.in);
@@ -107,6 +123,54 @@ public final class BrokerLauncher {
         }
         done.await();
         System.exit(0);
+    }
+
+    /**
+     * Controller mode: prints a {@link ReplicaState} line ({@code BROKER STATE ...}) whenever
+     * the broker's view of its set changes, and {@code BROKER READY <addr> role=... brokerId=...
+     * controllerId=...} once it is ready ({@link EmbeddedBroker#controllerReady}): it may
+     * never be (a set without an electable replica keeps it fenced), so there is no deadline.
+     * If it runs but a NameServer still lacks it 3 s later, one more registration is triggered.
+     */
+    private static void monitor(EmbeddedBroker broker, CountDownLatch done) {
+        ReplicaState last = null;
+        boolean ready = false;
+        long runningSince = 0;
+        boolean nudged = false;
+        long nextReadyCheck = 0;
+        try (RawClient client = new RawClient()) {
+            while (done.getCount() > 0) {
+                ReplicaState now = broker.replicaState();
+                if (now != null && !now.equals(last)) {
+                    System.out.println(now.toLine());
+                    System.out.flush();
+                    last = now;
+                }
+                if (!ready && now != null && now.running() && System.nanoTime() - nextReadyCheck >= 0) {
+                    nextReadyCheck = System.nanoTime() + 200_000_000L;
+                    runningSince = runningSince == 0 ? System.nanoTime() : runningSince;
+                    try {
+                        if (broker.controllerReady(client)) {
+                            ready = true;
+                            ReplicaState state = broker.replicaState();
+                            System.out.println("BROKER READY " + broker.addr() + " role=" + state.role() + " brokerId="
+                                + state.brokerId() + " controllerId=" + state.controllerId());
+                            System.out.flush();
+                        } else if (!nudged && System.nanoTime() - runningSince > 3_000_000_000L) {
+                            nudged = true;
+                            broker.controller().registerBrokerAll(true, false, true);
+                        }
+                    } catch (RuntimeException e) {
+                        // A NameServer that does not answer yet: the next round asks again.
+                    }
+                } else if (now == null || !now.running()) {
+                    runningSince = 0;
+                }
+                Thread.sleep(100);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void drain(InputStream in) {
@@ -134,7 +198,9 @@ public final class BrokerLauncher {
               --id 0 (default) = master, N > 0 = slave N; --port 0 (default) = a free port p with
               p-2 and p+1 free too; --store: default a new temporary directory.
               key=value: any BrokerConfig/MessageStoreConfig/Netty option (e.g. enableSlaveActingMaster=true).
-              Prints "BROKER READY <addr>" once registered; stops on SIGTERM or end of stdin.""";
+              Prints "BROKER READY <addr>" once registered; stops on SIGTERM or end of stdin.
+              Controller mode (enableControllerMode=true controllerAddr=...): "BROKER STARTED <addr>",
+              then "BROKER STATE ..." on each role change and "BROKER READY <addr> role=..." once ready.""";
         if (error != null) {
             System.err.println("BrokerLauncher: " + error);
             System.err.println(text);

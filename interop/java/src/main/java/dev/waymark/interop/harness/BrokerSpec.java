@@ -1,7 +1,9 @@
 package dev.waymark.interop.harness;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
@@ -116,6 +118,41 @@ public final class BrokerSpec {
 
     public Path storeDir() {
         return storeDir;
+    }
+
+    /** The options given with {@link #set}, in order. */
+    public Map<String, String> options() {
+        return new LinkedHashMap<>(options);
+    }
+
+    /**
+     * Whether the broker runs in controller mode ({@code enableControllerMode=true}, 5.x):
+     * it gets its id and role from the controllers at {@code controllerAddr}, not from
+     * {@link #id}, and registers with the NameServers only once it has a role.
+     */
+    public boolean controllerMode() {
+        return Boolean.parseBoolean(String.valueOf(options.get("enableControllerMode")).trim());
+    }
+
+    /**
+     * The spec as {@link BrokerLauncher} arguments: {@code --namesrv}, {@code --cluster},
+     * {@code --name}, {@code --id}, {@code --port}, {@code --store} (those set) and one
+     * {@code key=value} per option.
+     */
+    public List<String> toLauncherArgs() {
+        List<String> args = new ArrayList<>();
+        if (namesrvAddr != null) {
+            args.add("--namesrv");
+            args.add(namesrvAddr);
+        }
+        args.addAll(List.of("--cluster", clusterName, "--name", brokerName, "--id", String.valueOf(brokerId),
+            "--port", String.valueOf(listenPort)));
+        if (storeDir != null) {
+            args.add("--store");
+            args.add(storeDir.toAbsolutePath().toString());
+        }
+        options.forEach((k, v) -> args.add(k + "=" + v));
+        return args;
     }
 
     /** A copy with the same identity, port, NameServers, store and options (for restarts). */

@@ -37,7 +37,7 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand;
  * in the Maven tests). The child's stdin stays a pipe from this JVM, so it stops by itself
  * if this JVM dies.
  */
-public final class ControllerProcess implements ControllerNode {
+public final class ControllerProcess implements ControllerServer {
     public static final String LAUNCHER = "dev.waymark.interop.harness.ControllerLauncher";
     /**
      * JVM options: a small heap; the client compiler and the serial collector, which start
@@ -267,6 +267,7 @@ public final class ControllerProcess implements ControllerNode {
      * {@code controllerLeaderAddress}, {@code isLeader}, {@code peers}), or null when it does
      * not answer.
      */
+    @Override
     public synchronized Map<String, String> metadata() {
         if (stopped || !process.isAlive()) {
             return null;
@@ -283,16 +284,24 @@ public final class ControllerProcess implements ControllerNode {
         }
     }
 
+    @Override
+    public String kind() {
+        return "java";
+    }
+
     /** The node's temporary directory (store, config file, logs). */
+    @Override
     public Path dir() {
         return dir;
     }
 
+    @Override
     public long pid() {
         return process.pid();
     }
 
     /** Whether the process is still running. */
+    @Override
     public boolean alive() {
         return process.isAlive();
     }
@@ -303,11 +312,13 @@ public final class ControllerProcess implements ControllerNode {
     }
 
     /** The last lines of its stdout and stderr. */
+    @Override
     public String logTail() {
         return tail(dir.resolve("controller.log"));
     }
 
     /** The same node again (address, peers, store) after {@link #stop} or {@link #kill}. */
+    @Override
     public ControllerProcess restart() throws Exception {
         if (process.isAlive()) {
             throw new IllegalStateException("stop or kill the controller before restarting it");
@@ -334,6 +345,7 @@ public final class ControllerProcess implements ControllerNode {
     }
 
     /** SIGKILL: the process dies at once, as in a crash ({@code kill -9}); its store stays. */
+    @Override
     public synchronized void kill() {
         stopped = true;
         closeProbe();
@@ -363,6 +375,7 @@ public final class ControllerProcess implements ControllerNode {
      * Kills it and deletes its directory: for callers that do not need a clean shutdown,
      * which takes RocketMQ's remoting layer several seconds.
      */
+    @Override
     public void discard() {
         kill();
         EmbeddedBroker.deleteTree(dir);

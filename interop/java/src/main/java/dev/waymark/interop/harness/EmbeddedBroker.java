@@ -23,6 +23,12 @@ import org.apache.rocketmq.store.config.MessageStoreConfig;
  */
 public final class EmbeddedBroker implements AutoCloseable {
     private static final Duration REGISTRATION_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * Controller mode: metadata, id, registration with the controller, an election or a
+     * master to follow, then the NameServers. A failed step is retried by the broker every
+     * 5 s.
+     */
+    public static final Duration CONTROLLER_READY_TIMEOUT = Duration.ofSeconds(60);
     /** The ports a broker on {@code p} binds: {@code p - 2} (its "fast" listener), {@code p}, {@code p + 1} (HA). */
     private static final int[] PORT_OFFSETS = {-2, 0, 1};
     /** How long a restart waits for its old ports to be released. */
@@ -37,11 +43,18 @@ public final class EmbeddedBroker implements AutoCloseable {
         this.controller = controller;
     }
 
-    /** Starts a broker and waits until every NameServer of its spec has it registered. */
+    /**
+     * Starts a broker and waits until every NameServer of its spec has it registered; in
+     * controller mode, until it is ready ({@link #awaitControllerReady}).
+     */
     public static EmbeddedBroker start(BrokerSpec spec) throws Exception {
         EmbeddedBroker broker = startUnchecked(spec);
         try {
-            broker.awaitRegistered(broker.namesrvs(), REGISTRATION_TIMEOUT);
+            if (spec.controllerMode()) {
+                broker.awaitControllerReady(CONTROLLER_READY_TIMEOUT);
+            } else {
+                broker.awaitRegistered(broker.namesrvs(), REGISTRATION_TIMEOUT);
+            }
         } catch (RuntimeException | AssertionError e) {
             broker.stop();
             throw e;
@@ -157,6 +170,59 @@ public final class EmbeddedBroker implements AutoCloseable {
                     return all;
                 });
         }
+    }
+
+    /**
+     * Controller mode: its {@code ReplicasManager}'s view (start-up state, role, ids, master,
+     * fenced or not); null for a broker not in controller mode.
+     */
+    public ReplicaState replicaState() {
+        return Brokers.replicaState(controller);
+    }
+
+    /**
+     * Whether a controller-mode broker is ready: its {@code ReplicasManager} is RUNNING, it is
+     * not fenced, and every NameServer of its spec lists its address under the id of its
+     * current role (0 as master, its controller id as slave).
+     */
+    public boolean controllerReady(RawClient client) {
+        ReplicaState state = replicaState();
+        return state != null && state.running() && namesrvs().stream()
+            .allMatch(ns -> client.clusterInfo(ns).has(spec.brokerName(), state.brokerId(), addr()));
+    }
+
+    /**
+     * Waits until a controller-mode broker is ready ({@link #controllerReady}). The role change
+     * re-registers with the NameServers by itself; if it is running and still missing from one
+     * 3 s after it began running, one more registration (under its current role) is triggered,
+     * as {@link #awaitRegistered} does. Never before: a broker without a role would register
+     * with the id of its configuration.
+     */
+    public void awaitControllerReady(Duration timeout) {
+        long[] runningSince = {0};
+        boolean[] nudged = {false};
+        try (RawClient client = new RawClient()) {
+            Poll.untilTrue(timeout, 200, addr() + " (" + spec.brokerName() + ", controller mode) ready", () -> {
+                if (controllerReady(client)) {
+                    return true;
+                }
+                ReplicaState state = replicaState();
+                if (state == null || !state.running()) {
+                    runningSince[0] = 0;
+                } else if (runningSince[0] == 0) {
+                    runningSince[0] = System.nanoTime();
+                } else if (!nudged[0] && System.nanoTime() - runningSince[0] > Duration.ofSeconds(3).toNanos()) {
+                    nudged[0] = true;
+                    controller.registerBrokerAll(true, false, true);
+                }
+                return false;
+            });
+        }
+    }
+
+    /** Whether this release's brokers have a controller mode (5.x). */
+    public static boolean hasControllerMode() {
+        return Brokers.hasControllerMode();
     }
 
     /** The HA master address this (slave) broker's HA client uses; null when none. */

@@ -30,7 +30,15 @@ public final class Mqadmin {
         Map.entry("getNamesrvConfig", "org.apache.rocketmq.tools.command.namesrv.GetNamesrvConfigCommand"),
         Map.entry("updateNamesrvConfig", "org.apache.rocketmq.tools.command.namesrv.UpdateNamesrvConfigCommand"),
         Map.entry("wipeWritePerm", "org.apache.rocketmq.tools.command.namesrv.WipeWritePermSubCommand"),
-        Map.entry("addWritePerm", "org.apache.rocketmq.tools.command.namesrv.AddWritePermSubCommand"));
+        Map.entry("addWritePerm", "org.apache.rocketmq.tools.command.namesrv.AddWritePermSubCommand"),
+        // The controller commands (5.x), which take the controller's address with -a.
+        Map.entry("getControllerMetaData", "org.apache.rocketmq.tools.command.controller.GetControllerMetaDataSubCommand"),
+        Map.entry("getSyncStateSet", "org.apache.rocketmq.tools.command.ha.GetSyncStateSetSubCommand"),
+        Map.entry("electMaster", "org.apache.rocketmq.tools.command.controller.ReElectMasterSubCommand"),
+        Map.entry("cleanBrokerMetadata", "org.apache.rocketmq.tools.command.controller.CleanControllerBrokerMetaSubCommand"),
+        Map.entry("getControllerConfig", "org.apache.rocketmq.tools.command.controller.GetControllerConfigSubCommand"),
+        Map.entry("updateControllerConfig",
+            "org.apache.rocketmq.tools.command.controller.UpdateControllerConfigSubCommand"));
 
     private Mqadmin() {
     }

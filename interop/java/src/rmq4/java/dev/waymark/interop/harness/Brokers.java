@@ -46,6 +46,15 @@ final class Brokers {
         }
     }
 
+    /** 4.x brokers have no controller mode (AutoSwitch HA came with 5.0). */
+    static boolean hasControllerMode() {
+        return false;
+    }
+
+    static ReplicaState replicaState(BrokerController controller) {
+        return null;
+    }
+
     static void freeze(BrokerController controller) {
         throw new UnsupportedOperationException("4.x brokers cannot be frozen by the harness");
     }

@@ -1,11 +1,18 @@
 package dev.waymark.interop.harness;
 
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.channels.SocketChannel;
 import java.util.concurrent.ScheduledExecutorService;
 import org.apache.rocketmq.broker.BrokerController;
+import org.apache.rocketmq.broker.controller.ReplicasManager;
 import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.remoting.netty.NettyClientConfig;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
+import org.apache.rocketmq.store.ha.HAClient;
 
 /** 5.x broker construction, and the one thing the scenarios need beyond the public API. */
 final class Brokers {
@@ -34,6 +41,53 @@ final class Brokers {
     /** The HA master address the slave's HA client was pointed at (null: none yet). */
     static String haMasterAddress(BrokerController controller) {
         return controller.getMessageStore().getHaService().getHAClient().getHaMasterAddress();
+    }
+
+    /** Whether this release's brokers have a controller mode (5.x: yes). */
+    static boolean hasControllerMode() {
+        return true;
+    }
+
+    /**
+     * A controller-mode broker's view of its broker set ({@code ReplicasManager}); null when
+     * the broker is not in controller mode.
+     */
+    static ReplicaState replicaState(BrokerController controller) {
+        ReplicasManager replicas = controller.getReplicasManager();
+        if (replicas == null) {
+            return null;
+        }
+        // getState() returns a package-private enum: only its name is used.
+        Object state = replicas.getState();
+        HAClient client = controller.getMessageStore().getHaService().getHAClient();
+        return new ReplicaState(String.valueOf(state), String.valueOf(replicas.getBrokerRole()),
+            controller.getBrokerConfig().getBrokerId(), replicas.getBrokerControllerId(), replicas.getMasterEpoch(),
+            replicas.getMasterAddress(), client == null ? null : client.getHaMasterAddress(), haConnection(client),
+            controller.isIsolated());
+    }
+
+    /**
+     * The address the HA client's socket is connected to ({@code host:port}), or null: the
+     * client keeps a connection until it breaks, whatever master address it is told later, so
+     * this is whom a slave really replicates from. Read from its private {@code socketChannel}.
+     */
+    private static String haConnection(HAClient client) {
+        if (client == null) {
+            return null;
+        }
+        try {
+            Field field = client.getClass().getDeclaredField("socketChannel");
+            field.setAccessible(true);
+            SocketChannel channel = (SocketChannel) field.get(client);
+            if (channel == null || !channel.isConnected()) {
+                return null;
+            }
+            SocketAddress remote = channel.getRemoteAddress();
+            return remote instanceof InetSocketAddress inet
+                ? inet.getAddress().getHostAddress() + ":" + inet.getPort() : String.valueOf(remote);
+        } catch (ReflectiveOperationException | IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     private static final class Freezable extends BrokerController {
