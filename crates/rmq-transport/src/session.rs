@@ -84,12 +84,18 @@ pub(crate) async fn serve<S: Service>(
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let id = ConnId::next();
-    let closer = CancellationToken::new();
+    // Whatever ends the connection cancels this one token: the server's stop
+    // (a child token follows its parent), the service closing it, the writer
+    // failing. The reader waits on it through one future made once, not on
+    // three made afresh for every frame: each new wait takes the token's
+    // lock, and the server-wide stop token's lock was shared by every
+    // connection's reader.
+    let attention = life.stop.child_token();
     let handle = ConnectionHandle {
         id,
         tx,
         serialize_type: config.serialize_type,
-        closer: closer.clone(),
+        closer: attention.clone(),
     };
     let info = ConnectionInfo {
         id,
@@ -107,6 +113,7 @@ pub(crate) async fn serve<S: Service>(
 
     let mut writer = tokio::spawn({
         let (activity, close, write_error) = (activity.clone(), close.clone(), write_error.clone());
+        let attention = attention.clone();
         let high_water = config.write_high_water;
         async move {
             let result =
@@ -114,6 +121,7 @@ pub(crate) async fn serve<S: Service>(
             if let Err(error) = result {
                 let _ = write_error.set(error.to_string());
                 close.cancel();
+                attention.cancel();
             }
         }
     });
@@ -132,10 +140,12 @@ pub(crate) async fn serve<S: Service>(
         .run(
             frames,
             &activity,
-            &close,
-            &life.stop,
-            &write_error,
-            &closer,
+            Ends {
+                attention: &attention,
+                close: &close,
+                stop: &life.stop,
+                write_error: &write_error,
+            },
             config.idle_timeout,
         )
         .await;
@@ -161,6 +171,32 @@ pub(crate) async fn serve<S: Service>(
     service.on_disconnect(&info, reason);
 }
 
+/// What can end a connection while its reader runs, and how to tell which did.
+struct Ends<'a> {
+    /// Cancelled by each of the others, and by the service closing the connection.
+    attention: &'a CancellationToken,
+    /// The writer stopped (its error in `write_error`).
+    close: &'a CancellationToken,
+    /// The server is shutting down.
+    stop: &'a CancellationToken,
+    write_error: &'a OnceLock<String>,
+}
+
+impl Ends<'_> {
+    /// Why `attention` was cancelled; the writer's failure first, then the
+    /// server's shutdown, as the reader used to check them.
+    fn reason(&self) -> DisconnectReason {
+        if self.close.is_cancelled() {
+            let error = self.write_error.get().cloned();
+            DisconnectReason::Error(error.unwrap_or_else(|| "writer stopped".into()))
+        } else if self.stop.is_cancelled() {
+            DisconnectReason::Shutdown
+        } else {
+            DisconnectReason::ClosedByService
+        }
+    }
+}
+
 /// The reading side of one connection and what it needs to dispatch.
 struct Reader<S> {
     info: ConnectionInfo,
@@ -174,15 +210,14 @@ impl<S: Service> Reader<S> {
         &self,
         mut frames: FramedRead<OwnedReadHalf, RemotingCodec>,
         activity: &Activity,
-        close: &CancellationToken,
-        stop: &CancellationToken,
-        write_error: &OnceLock<String>,
-        closer: &CancellationToken,
+        ends: Ends<'_>,
         idle_timeout: Option<Duration>,
     ) -> DisconnectReason {
         let idle_after = idle_timeout.unwrap_or(Duration::from_secs(86_400));
         let idle = tokio::time::sleep(idle_after);
         tokio::pin!(idle);
+        let ended = ends.attention.cancelled();
+        tokio::pin!(ended);
         let mut permit: Option<OwnedSemaphorePermit> = None;
         loop {
             if permit.is_none() {
@@ -190,12 +225,7 @@ impl<S: Service> Reader<S> {
             }
             tokio::select! {
                 biased;
-                () = close.cancelled() => {
-                    let error = write_error.get().cloned().unwrap_or_else(|| "writer stopped".into());
-                    return DisconnectReason::Error(error);
-                }
-                () = stop.cancelled() => return DisconnectReason::Shutdown,
-                () = closer.cancelled() => return DisconnectReason::ClosedByService,
+                () = &mut ended => return ends.reason(),
                 () = &mut idle, if idle_timeout.is_some() => {
                     let deadline = activity.last() + idle_after;
                     if Instant::now() >= deadline {
