@@ -88,11 +88,10 @@ fn merge_block(
     let e = existing.find(end);
     match (b, e) {
         (Some(b), Some(e)) if e > b => {
-            return format!(
-                "{}{block}{}",
-                &existing[..b],
-                existing[e + end.len()..].trim_start_matches('\n')
-            );
+            // Hand-written text after the block stays one blank line away.
+            let rest = existing[e + end.len()..].trim_start_matches('\n');
+            let gap = if rest.is_empty() { "" } else { "\n" };
+            return format!("{}{block}{gap}{rest}", &existing[..b]);
         }
         _ if existing.trim().is_empty() => return format!("# Benchmarks\n\n{block}"),
         _ => {}
@@ -1016,6 +1015,10 @@ mod tests {
         let again = merge_controller(&with, "C2\n");
         assert!(again.contains("C2\n") && !again.contains("C1\n"));
         assert_eq!(again.matches(CONTROLLER_END).count(), 1);
+        assert!(
+            again.contains(&format!("{CONTROLLER_END}\n\n## Later")),
+            "{again}"
+        );
         // Rewriting the NameServer section keeps the controller section.
         let ns = merge(&again, "NS2\n");
         assert!(ns.contains("NS2\n") && ns.contains("C2\n") && !ns.contains("NS\n<"));
