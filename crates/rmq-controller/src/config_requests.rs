@@ -5,6 +5,7 @@ use rmq_protocol::properties;
 use rmq_transport::durable::replace_file;
 use rmq_wire::{RemotingCommand, ResponseCode};
 
+use crate::config::ControllerConfig;
 use crate::node::ControllerNode;
 use crate::Answer;
 
@@ -17,9 +18,11 @@ pub fn get(node: &ControllerNode) -> Answer {
     }
 }
 
-/// UPDATE_CONTROLLER_CONFIG: refuses black-listed keys (which include the
-/// node's identity and files), applies the rest and persists the whole
-/// configuration to `configStorePath` before answering.
+/// UPDATE_CONTROLLER_CONFIG: refuses the whole update if an entry is
+/// invalid (INVALID_PARAMETER naming the key: a control character, a value
+/// its option does not take) or black-listed (the black list includes the
+/// node's identity and files), else applies it and persists the whole
+/// configuration, escaped, to `configStorePath` before answering.
 pub fn update(node: &ControllerNode, request: &RemotingCommand) -> Answer {
     let Some(body) = request.body.as_deref() else {
         return Answer::ok();
@@ -28,6 +31,12 @@ pub fn update(node: &ControllerNode, request: &RemotingCommand) -> Answer {
     let Ok(updates) = properties::parse(&text) else {
         return Answer::error(ResponseCode::SystemError, "string2Properties error");
     };
+    for (key, value) in &updates {
+        if let Err(why) = ControllerConfig::check_update(key, value) {
+            tracing::warn!(%why, "refused a controller configuration update");
+            return Answer::error(ResponseCode::InvalidParameter, why);
+        }
+    }
     let mut next = node.config().clone();
     let black_list = next.black_list();
     if let Some(key) = updates.keys().find(|key| black_list.contains(key)) {
@@ -39,7 +48,7 @@ pub fn update(node: &ControllerNode, request: &RemotingCommand) -> Answer {
     }
     next.apply_update(&updates);
     let path = next.config_store_path.clone();
-    if let Err(error) = replace_file(std::path::Path::new(&path), next.to_text().as_bytes()) {
+    if let Err(error) = replace_file(std::path::Path::new(&path), next.to_file_text().as_bytes()) {
         tracing::error!(%path, %error, "persisting the controller configuration failed");
         return Answer::error(
             ResponseCode::SystemError,

@@ -134,3 +134,40 @@ async fn a_broken_frame_closes_only_its_connection() {
     .await;
     assert_eq!(answer.ext("nextBrokerId"), Some("1"));
 }
+
+/// UPDATE_CONTROLLER_CONFIG with a line break in a value (`\n` in the
+/// properties text) or a value its option does not take is refused as a
+/// whole, naming the key; nothing changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_config_update_with_a_line_break_or_a_bad_value_is_refused() {
+    let nodes = group(1, &[]).await;
+    leader(&nodes, Duration::from_secs(10)).await;
+    let admin = client(&nodes[0].addr).await;
+    for (body, names) in [
+        (
+            r"enableElectUncleanMaster=true\ncontrollerStorePath=/tmp/evil",
+            "enableElectUncleanMaster",
+        ),
+        (
+            "scanInactiveMasterInterval=soon",
+            "scanInactiveMasterInterval",
+        ),
+        ("notifyBrokerRoleChanged=maybe", "notifyBrokerRoleChanged"),
+    ] {
+        let answer = call(
+            &admin,
+            request(RequestCode::UpdateControllerConfig, &[], Some(body)),
+        )
+        .await;
+        assert_eq!(
+            answer.code,
+            i32::from(rmq_wire::ResponseCode::InvalidParameter),
+            "{body}: {answer:?}"
+        );
+        let remark = answer.remark.clone().unwrap_or_default();
+        assert!(remark.contains(names), "{body}: {remark}");
+    }
+    let config = nodes[0].node().config().clone();
+    assert!(!config.enable_elect_unclean_master);
+    assert!(config.notify_broker_role_changed);
+}

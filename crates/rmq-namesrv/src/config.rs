@@ -118,6 +118,57 @@ mod tests {
     }
 
     #[test]
+    fn updates_are_checked_per_key_before_anything_is_applied() {
+        let ok = [
+            ("enableTopicList", " FALSE "),
+            ("listenPort", "0"),
+            ("listenPort", "65535"),
+            ("scanNotActiveBrokerInterval", "9223372036854775807"),
+            ("productEnvName", r"east\zone one"),
+            ("somethingUnknown", "x"),
+        ];
+        for (key, value) in ok {
+            assert_eq!(
+                NamesrvConfig::check_update(key, value),
+                Ok(()),
+                "{key}={value}"
+            );
+        }
+        let refused = [
+            ("enableTopicList", "false\nkvConfigPath=/tmp/evil", "U+000A"),
+            ("productEnvName", "a\rconfigBlackList=", "U+000D"),
+            ("productEnvName", "a\u{0}", "U+0000"),
+            ("evil\nkvConfigPath", "x", "U+000A"),
+            ("listenPort", "70000", "from 0 to 65535"),
+            ("listenPort", "-1", "from 0 to 65535"),
+            ("serverWorkerThreads", "eight", "whole number"),
+            ("defaultThreadPoolNums", "2147483648", "whole number"),
+            ("enableTopicList", "yes", "true or false"),
+            ("", "x", "empty key"),
+        ];
+        for (key, value, why) in refused {
+            let error = NamesrvConfig::check_update(key, value).unwrap_err();
+            assert!(error.contains(why), "{key}={value}: {error}");
+            let shown = key.replace('\n', "\\u{a}");
+            assert!(error.contains(&shown), "names the key: {error}");
+        }
+    }
+
+    #[test]
+    fn the_saved_file_reads_back_to_the_same_configuration() {
+        let mut config = java_like();
+        config.product_env_name = "east\\zone\nlistenPort=1".to_owned();
+        config
+            .extra
+            .insert("custom key".to_owned(), " spaced".to_owned());
+        let text = config.to_file_text();
+        assert!(!text.contains("\nlistenPort=1"), "{text}");
+        let mut back = java_like();
+        back.apply_file(&rmq_protocol::properties::parse(&text).unwrap());
+        assert_eq!(back, config);
+    }
+
+    #[test]
     fn black_list_always_holds_the_path_keys() {
         let mut config = java_like();
         config.config_black_list = "listenPort".into();

@@ -15,6 +15,13 @@ pub trait OptionValue {
     /// The text, or `None` for an unset (`null`) option, which Java leaves
     /// out of the properties text.
     fn render(&self) -> Option<String>;
+    /// Whether a configuration update may set this option to `text`, and
+    /// why not. Stricter than [`OptionValue::parse_into`], which follows
+    /// Java in ignoring what does not parse: an update that would be
+    /// ignored is refused instead.
+    fn check(text: &str) -> Result<(), String>
+    where
+        Self: Sized;
 }
 
 impl OptionValue for bool {
@@ -23,6 +30,14 @@ impl OptionValue for bool {
     }
     fn render(&self) -> Option<String> {
         Some(self.to_string())
+    }
+    fn check(text: &str) -> Result<(), String> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("true") || text.eq_ignore_ascii_case("false") {
+            Ok(())
+        } else {
+            Err("must be true or false".to_owned())
+        }
     }
 }
 
@@ -37,6 +52,11 @@ macro_rules! number_value {
             fn render(&self) -> Option<String> {
                 Some(self.to_string())
             }
+            fn check(text: &str) -> Result<(), String> {
+                text.trim().parse::<$ty>().map(|_| ()).map_err(|_| {
+                    format!("must be a whole number from {} to {}", <$ty>::MIN, <$ty>::MAX)
+                })
+            }
         }
     )*};
 }
@@ -49,6 +69,9 @@ impl OptionValue for String {
     fn render(&self) -> Option<String> {
         Some(self.clone())
     }
+    fn check(_: &str) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 impl OptionValue for Option<String> {
@@ -58,6 +81,53 @@ impl OptionValue for Option<String> {
     fn render(&self) -> Option<String> {
         self.clone()
     }
+    fn check(_: &str) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Why an UPDATE_*_CONFIG entry `key=value` is refused before its option
+/// is even looked at: a control character in the key or the value (a line
+/// break would otherwise reach the text served by GET_*_CONFIG as an extra
+/// line), or a port outside 0–65535.
+pub fn check_update_text(key: &str, value: &str) -> Result<(), String> {
+    if key.trim().is_empty() {
+        return Err("an empty key".to_owned());
+    }
+    for (what, text) in [("key", key), ("value", value)] {
+        if let Some(c) = text.chars().find(|c| c.is_control()) {
+            return Err(format!(
+                "invalid {what} for {}: it contains the control character U+{:04X}",
+                printable(key),
+                c as u32
+            ));
+        }
+    }
+    if key.ends_with("Port") {
+        let in_range = value
+            .trim()
+            .parse::<i64>()
+            .is_ok_and(|port| (0..=65535).contains(&port));
+        if !in_range {
+            return Err(format!(
+                "invalid value for {key}: a port must be from 0 to 65535"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `key` for an error message, its control characters shown as `\u{..}`.
+fn printable(key: &str) -> String {
+    key.chars()
+        .map(|c| {
+            if c.is_control() {
+                format!("\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Declares an option struct: `rust_name: Type = "javaKey", |home, rocketmq_home| default;`
@@ -65,7 +135,8 @@ impl OptionValue for Option<String> {
 /// (`home` is Java's `user.home`, `rocketmq_home` the `ROCKETMQ_HOME`
 /// value) and `from_env()`, `set(key, text) -> bool` (false for an unknown
 /// key), `apply_file`, `apply_update`, `to_properties()` and `to_text()`
-/// (every option plus the extra keys, sorted), `black_list_of` and `KEYS`.
+/// (every option plus the extra keys, sorted), `to_file_text()` (the same,
+/// escaped for a properties file), `check_update`, `black_list_of` and `KEYS`.
 /// Keys no option knows are kept in `extra`, as Java echoes them.
 #[macro_export]
 macro_rules! java_options {
@@ -155,13 +226,35 @@ macro_rules! java_options {
                 }
             }
 
-            /// The GET_*_CONFIG text and the persisted form: sorted
-            /// `key=value\n` lines.
+            /// The GET_*_CONFIG text: sorted `key=value\n` lines, as Java
+            /// prints them (unescaped).
             pub fn to_text(&self) -> String {
                 self.to_properties()
                     .iter()
                     .map(|(k, v)| format!("{k}={v}\n"))
                     .collect()
+            }
+
+            /// The persisted form: the lines of [`Self::to_text`], escaped
+            /// so that reading the file back gives exactly these options, and
+            /// no value can add a line of its own.
+            pub fn to_file_text(&self) -> String {
+                let properties = self.to_properties();
+                $crate::properties::render_for_file(
+                    properties.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                )
+            }
+
+            /// Whether an UPDATE_*_CONFIG may set `key` to `value`, and why
+            /// not (the reason names the key): no control character in
+            /// either, a port in range, a value the option's type takes.
+            pub fn check_update(key: &str, value: &str) -> Result<(), String> {
+                $crate::options::check_update_text(key, value)?;
+                let checked = match key {
+                    $( $key => <$ty as $crate::options::OptionValue>::check(value), )*
+                    _ => Ok(()),
+                };
+                checked.map_err(|why| format!("invalid value for {key}: {why}"))
             }
 
             /// The keys UPDATE_*_CONFIG refuses: `always`, plus the entries of

@@ -188,6 +188,53 @@ pub fn render<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> Stri
     out
 }
 
+/// Renders entries for a properties file that [`parse`] and Java's
+/// `Properties.load` read back to the same map: sorted `key=value` lines
+/// where a backslash, every control character (so every line break) and
+/// every character beyond ASCII are escaped (Java reads a `-c` file as
+/// ISO-8859-1), a key's separators and blanks too, and a value's leading
+/// blanks. Unlike [`render`], no entry can make a line of its own.
+pub fn render_for_file<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut sorted: Vec<(&str, &str)> = entries.into_iter().collect();
+    sorted.sort_unstable();
+    let mut out = String::new();
+    for (key, value) in sorted {
+        escape_into(&mut out, key, true);
+        out.push('=');
+        escape_into(&mut out, value, false);
+        out.push('\n');
+    }
+    out
+}
+
+/// Appends `text` escaped as `Properties.store` would need it read back.
+fn escape_into(out: &mut String, text: &str, is_key: bool) {
+    for (i, c) in text.chars().enumerate() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\u{c}' => out.push_str("\\f"),
+            ' ' if is_key || i == 0 => out.push_str("\\ "),
+            '=' | ':' if is_key => {
+                out.push('\\');
+                out.push(c);
+            }
+            '#' | '!' if is_key && i == 0 => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() || !c.is_ascii() => {
+                for unit in c.encode_utf16(&mut [0; 2]) {
+                    out.push_str(&format!("\\u{unit:04X}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,6 +300,42 @@ mod tests {
             Err(BodyError::Properties { line: 2 })
         ));
         assert!(parse("a=\\u+123").is_err());
+    }
+
+    #[test]
+    fn a_file_rendering_reads_back_to_the_same_entries() {
+        let entries = [
+            ("plain", "value"),
+            ("path", r"C:\rocketmq\store"),
+            (
+                "injected",
+                "false\nkvConfigPath=/tmp/evil\r\nconfigBlackList=",
+            ),
+            ("blanks", "  leading and inner  "),
+            ("tabs", "\ta\u{c}b\u{1}"),
+            ("key with=sep:s", "v"),
+            ("#not a comment", "!"),
+            ("unicode", "zone-é-東"),
+            ("peers", "n0-127.0.0.1:9878;n1-127.0.0.1:9879"),
+            ("empty", ""),
+        ];
+        let text = render_for_file(entries);
+        assert_eq!(
+            text.lines().count(),
+            entries.len(),
+            "one line per entry:\n{text}"
+        );
+        assert!(text.is_ascii());
+        assert!(
+            text.contains("peers=n0-127.0.0.1:9878;n1-127.0.0.1:9879\n"),
+            "values keep ':'"
+        );
+        let back = parse(&text).unwrap();
+        let expected: BTreeMap<String, String> = entries
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        assert_eq!(back, expected);
     }
 
     #[test]

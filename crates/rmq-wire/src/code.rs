@@ -148,6 +148,8 @@ int_code! {
         TopicNotExist = 17 "TOPIC_NOT_EXIST",
         /// QUERY_NOT_FOUND
         QueryNotFound = 22 "QUERY_NOT_FOUND",
+        /// INVALID_PARAMETER
+        InvalidParameter = 29 "INVALID_PARAMETER",
         /// GO_AWAY
         GoAway = 1500 "GO_AWAY",
         /// CONTROLLER_FENCED_MASTER_EPOCH

@@ -119,7 +119,9 @@ async fn malformed_headers_and_bodies_are_system_errors() {
     );
     let bad_kv = request(C::UpdateNamesrvConfig, &[]).with_body(vec![0xff, 0xfe, b'=', 0x00]);
     let response = client.invoke(bad_kv, TIMEOUT).await.unwrap();
-    assert!(response.response_code() == R::Success || response.response_code() == R::SystemError);
+    // Not UTF-8 (read as U+FFFD) and a NUL value: refused, naming the problem.
+    assert_code(&response, R::InvalidParameter);
+    assert!(response.remark.unwrap().contains("control character U+0000"));
 
     assert_code(
         &client

@@ -157,6 +157,70 @@ async fn update_config_black_list_and_persistence() {
     assert_eq!(response.remark.as_deref(), Some("disable"));
 }
 
+/// A line break in an updated value (`\n` is a line break to Java's
+/// `Properties.load`) once became an extra line of the saved file, so a
+/// black-listed key took effect at the next restart. Now the update is
+/// refused, naming the key, and a value with a backslash survives a
+/// restart unchanged.
+#[tokio::test]
+async fn update_config_refuses_line_breaks_and_bad_values() {
+    let dir = TempDir::new();
+    let store = dir.path("namesrv.properties");
+    let server = Server::start(&dir, &[]);
+    let update = |text: &str| request(C::UpdateNamesrvConfig, &[]).with_body(text.to_owned());
+
+    for (text, names) in [
+        (
+            r"enableTopicList=false\nkvConfigPath=/tmp/evil",
+            "enableTopicList",
+        ),
+        (r"productEnvName=x\r\nconfigBlackList=", "productEnvName"),
+        (r"evil\u000AkvConfigPath=/tmp/evil", "evil"),
+        ("listenPort=70000", "listenPort"),
+        ("serverWorkerThreads=many", "serverWorkerThreads"),
+        ("enableTopicList=perhaps", "enableTopicList"),
+    ] {
+        let response = server.call(update(text)).await;
+        assert_code(&response, R::InvalidParameter);
+        let remark = response.remark.clone().unwrap_or_default();
+        assert!(remark.contains(names), "{text}: {remark}");
+    }
+    assert!(!store.exists(), "nothing applied, nothing written");
+    let config = body_text(&server.call(request(C::GetNamesrvConfig, &[])).await);
+    assert!(config.contains("enableTopicList=true\n"), "{config}");
+    assert!(!config.contains("listenPort=70000"), "{config}");
+
+    // A backslash (an escape in a properties file) is kept as written.
+    let response = server.call(update(r"productEnvName=east\\zone")).await;
+    assert_code(&response, R::Success);
+    let persisted = read(&store);
+    assert!(
+        persisted.contains("productEnvName=east\\\\zone\n"),
+        "{persisted}"
+    );
+    server.stop();
+
+    let args = [
+        "--listen",
+        "127.0.0.1:0",
+        "-c",
+        store.to_str().unwrap(),
+        "--set",
+        &format!("kvConfigPath={}", dir.path("kvConfig.json").display()),
+    ]
+    .map(str::to_owned);
+    let again = Server::spawn(&dir, &args, &[]);
+    let config = body_text(&again.call(request(C::GetNamesrvConfig, &[])).await);
+    assert!(config.contains("productEnvName=east\\zone\n"), "{config}");
+    assert!(
+        config.contains(&format!(
+            "kvConfigPath={}\n",
+            dir.path("kvConfig.json").display()
+        )),
+        "{config}"
+    );
+}
+
 #[tokio::test]
 async fn get_namesrv_config_lists_every_option_sorted() {
     let dir = TempDir::new();
