@@ -253,8 +253,32 @@ mod tests {
         assert!(cpus_exist("0"));
         assert!(!cpus_exist("4096"));
         assert!(Machine::probe().cpus >= 1);
-        let before = CpuSnapshot::take(std::process::id()).unwrap();
-        let after = CpuSnapshot::take(std::process::id()).unwrap();
-        assert!(after.others_percent_since(&before) >= 0.0);
+    }
+
+    #[test]
+    fn others_are_the_busy_ticks_the_measured_processes_did_not_use() {
+        let start = std::time::Instant::now();
+        let before = CpuSnapshot {
+            busy: 1_000,
+            server: 400,
+            generator: 200,
+            at: start,
+        };
+        let after = CpuSnapshot {
+            busy: 1_300,
+            server: 500,
+            generator: 250,
+            at: start + std::time::Duration::from_secs(2),
+        };
+        // 300 busy ticks in 2 s, 150 of them the server's and the generator's:
+        // others used 75 ticks a second, 75 % of one CPU.
+        assert_eq!(after.others_percent_since(&before), 75.0);
+        assert_eq!(after.server_seconds_since(&before), 1.0);
+        // Counters read a moment apart can cross: never below zero.
+        let crossed = CpuSnapshot {
+            busy: 1_100,
+            ..after
+        };
+        assert_eq!(crossed.others_percent_since(&before), 0.0);
     }
 }
