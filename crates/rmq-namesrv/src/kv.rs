@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use rmq_protocol::{Dialect, JavaJson, KvConfigSerializeWrapper};
 use serde::Deserialize;
 
-use rmq_transport::durable::replace_file;
+use rmq_transport::durable::{backup_of, replace_file, sibling};
 
 /// One namespace's entries.
 pub type Namespace = BTreeMap<String, String>;
@@ -35,13 +35,26 @@ pub enum KvLoadError {
         /// Why.
         source: io::Error,
     },
-    /// The file is not kvConfig.json.
-    #[error("{path} is not a valid kvConfig.json: {source}")]
+    /// The file is not kvConfig.json (an empty file neither), and its backup
+    /// cannot stand in for it.
+    #[error("{path} is not a valid kvConfig.json ({source}), and its backup {backup} {backup_state}; refusing to start with an empty KV store")]
     Format {
         /// The file.
         path: PathBuf,
         /// Why.
         source: serde_json::Error,
+        /// `<file>.bak`, the previous content every write keeps.
+        backup: PathBuf,
+        /// What is wrong with the backup.
+        backup_state: String,
+    },
+    /// The backup was good, but putting it in place of the damaged file failed.
+    #[error("cannot restore {path} from its backup: {source}")]
+    Restore {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
     },
 }
 
@@ -55,32 +68,60 @@ pub struct KvStore {
 
 impl KvStore {
     /// Loads `path`; a missing file is an empty store.
+    ///
+    /// A file that is not kvConfig.json (an empty one included: a disk that
+    /// filled up, an editor's mistake) never becomes an empty store. If its
+    /// backup (`<file>.bak`, the content before the last write) decodes, the
+    /// damaged file is kept as `<file>.corrupt` and the backup restored in
+    /// its place, with a warning naming both; otherwise loading fails,
+    /// naming the file.
     pub fn load(path: impl Into<PathBuf>) -> Result<KvStore, KvLoadError> {
         let path = path.into();
-        let tables = match std::fs::read(&path) {
-            Err(err) if err.kind() == io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(source) => return Err(KvLoadError::Io { path, source }),
-            Ok(bytes) => {
-                let file: KvFile =
-                    serde_json::from_slice(&bytes).map_err(|source| KvLoadError::Format {
-                        path: path.clone(),
-                        source,
-                    })?;
-                file.config_table
-                    .into_iter()
-                    .map(|(ns, entries)| {
-                        (
-                            ns,
-                            entries
-                                .into_iter()
-                                .filter_map(|(k, v)| Some((k, v?)))
-                                .collect(),
-                        )
-                    })
-                    .collect()
+        let bytes = match std::fs::read(&path) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                return Ok(KvStore {
+                    tables: BTreeMap::new(),
+                    path,
+                })
             }
+            Err(source) => return Err(KvLoadError::Io { path, source }),
+            Ok(bytes) => bytes,
         };
-        Ok(KvStore { tables, path })
+        let source = match decode(&bytes) {
+            Ok(tables) => return Ok(KvStore { tables, path }),
+            Err(source) => source,
+        };
+        let backup = backup_of(&path);
+        let backup_state = match std::fs::read(&backup) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => "does not exist".to_owned(),
+            Err(err) => format!("cannot be read ({err})"),
+            Ok(saved) => match decode(&saved) {
+                Err(err) => format!("is not valid either ({err})"),
+                Ok(tables) => {
+                    let corrupt = sibling(&path, ".corrupt");
+                    std::fs::rename(&path, &corrupt)
+                        .and_then(|()| replace_file(&path, &saved))
+                        .map_err(|source| KvLoadError::Restore {
+                            path: path.clone(),
+                            source,
+                        })?;
+                    tracing::warn!(
+                        file = %path.display(),
+                        kept_as = %corrupt.display(),
+                        restored_from = %backup.display(),
+                        error = %source,
+                        "kvConfig.json was damaged; restored from its backup, which lacks at most the last KV write"
+                    );
+                    return Ok(KvStore { tables, path });
+                }
+            },
+        };
+        Err(KvLoadError::Format {
+            path,
+            source,
+            backup,
+            backup_state,
+        })
     }
 
     /// The file this store persists to.
@@ -128,6 +169,19 @@ impl KvStore {
         self.tables = next;
         Ok(())
     }
+}
+
+/// The tables of a kvConfig.json (`null` values read as absent, as Java).
+fn decode(bytes: &[u8]) -> Result<BTreeMap<String, Namespace>, serde_json::Error> {
+    let file: KvFile = serde_json::from_slice(bytes)?;
+    Ok(file
+        .config_table
+        .into_iter()
+        .map(|(ns, entries)| {
+            let present = entries.into_iter().filter_map(|(k, v)| Some((k, v?)));
+            (ns, present.collect())
+        })
+        .collect())
 }
 
 /// The file content exactly as Java's fastjson writes it (default dialect:
@@ -242,14 +296,61 @@ mod tests {
     }
 
     #[test]
-    fn a_malformed_file_is_a_load_error() {
+    fn a_malformed_or_empty_file_without_a_good_backup_is_a_load_error() {
         let path = temp_path("bad");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, b"{not json").unwrap();
-        assert!(matches!(
-            KvStore::load(&path),
-            Err(KvLoadError::Format { .. })
-        ));
+        for (content, backup) in [
+            (&b"{not json"[..], None),
+            (b"", None),
+            (b"", Some(&b"[also broken"[..])),
+        ] {
+            std::fs::write(&path, content).unwrap();
+            if let Some(backup) = backup {
+                std::fs::write(backup_of(&path), backup).unwrap();
+            }
+            let error = KvStore::load(&path).unwrap_err();
+            assert!(matches!(error, KvLoadError::Format { .. }), "{error}");
+            let text = error.to_string();
+            assert!(
+                text.contains("kvConfig.json") && text.contains(".bak"),
+                "{text}"
+            );
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                content,
+                "the file is left alone"
+            );
+        }
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_file_is_restored_from_its_backup() {
+        let path = temp_path("restore");
+        let mut store = KvStore::load(&path).unwrap();
+        store.put("ns", "first", Some("1")).unwrap();
+        store.put("ns", "second", Some("2")).unwrap();
+        // A torn or emptied file (not by Waymark, which replaces it whole).
+        std::fs::write(&path, b"").unwrap();
+        let restored = KvStore::load(&path).unwrap();
+        assert_eq!(restored.get("ns", "first"), Some("1"));
+        assert_eq!(
+            restored.get("ns", "second"),
+            None,
+            "the backup predates the last write"
+        );
+        assert_eq!(std::fs::read(sibling(&path, ".corrupt")).unwrap(), b"");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            r#"{"configTable":{"ns":{"first":"1"}}}"#
+        );
+        // The next write backs up the restored file, not the damaged one.
+        let mut restored = restored;
+        restored.put("ns", "third", Some("3")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(backup_of(&path)).unwrap(),
+            r#"{"configTable":{"ns":{"first":"1"}}}"#
+        );
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 }

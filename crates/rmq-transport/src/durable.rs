@@ -19,7 +19,7 @@ pub fn replace_file(path: &Path, contents: &[u8]) -> io::Result<()> {
     };
     fs::create_dir_all(&dir)?;
     if path.exists() {
-        fs::copy(path, sibling(path, ".bak"))?;
+        fs::copy(path, backup_of(path))?;
     }
     let tmp = sibling(path, ".tmp");
     let result = write_synced(&tmp, contents).and_then(|()| fs::rename(&tmp, path));
@@ -44,7 +44,13 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
+/// The backup [`replace_file`] keeps of `path`'s previous content.
+pub fn backup_of(path: &Path) -> PathBuf {
+    sibling(path, ".bak")
+}
+
+/// `path` with `suffix` appended to its file name.
+pub fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path
         .file_name()
         .map(|n| n.to_os_string())

@@ -91,20 +91,48 @@ async fn kv_requests_persist_in_java_format_and_survive_a_restart() {
 }
 
 #[tokio::test]
-async fn a_malformed_kv_file_stops_start_up() {
+async fn a_malformed_kv_file_without_a_backup_stops_start_up() {
     let dir = TempDir::new();
-    std::fs::write(dir.path("kvConfig.json"), "{not json").unwrap();
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_rmq-namesrv"))
-        .args(["--listen", "127.0.0.1:0", "--set"])
-        .arg(format!(
-            "kvConfigPath={}",
-            dir.path("kvConfig.json").display()
-        ))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!status.success());
+    for content in ["{not json", ""] {
+        std::fs::write(dir.path("kvConfig.json"), content).unwrap();
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_rmq-namesrv"))
+            .args(["--listen", "127.0.0.1:0", "--set"])
+            .arg(format!(
+                "kvConfigPath={}",
+                dir.path("kvConfig.json").display()
+            ))
+            .output()
+            .unwrap();
+        assert!(!output.status.success());
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            said.contains(&dir.path("kvConfig.json").display().to_string())
+                && said.contains("refusing to start"),
+            "{said}"
+        );
+    }
+}
+
+/// An emptied kvConfig.json (a full disk, a careless edit) is not taken for
+/// an empty store: the server restores the backup every write keeps.
+#[tokio::test]
+async fn a_damaged_kv_file_is_restored_from_its_backup_at_start_up() {
+    let dir = TempDir::new();
+    let server = Server::start(&dir, &[]);
+    assert_code(&server.call(put("ns", "kept", "1")).await, R::Success);
+    assert_code(&server.call(put("ns", "last", "2")).await, R::Success);
+    server.stop();
+    std::fs::write(dir.path("kvConfig.json"), "").unwrap();
+
+    let server = Server::start(&dir, &[]);
+    let kept = server.call(get("ns", "kept")).await;
+    assert_code(&kept, R::Success);
+    assert_eq!(kept.ext("value"), Some("1"));
+    // The backup predates the last write; that one is lost, and the log says so.
+    assert_code(&server.call(get("ns", "last")).await, R::QueryNotFound);
+    assert!(dir.path("kvConfig.json.corrupt").exists());
+    let log = read(&dir.path("server.log"));
+    assert!(log.contains("restored from its backup"), "{log}");
 }
 
 #[tokio::test]
