@@ -121,7 +121,10 @@ async fn malformed_headers_and_bodies_are_system_errors() {
     let response = client.invoke(bad_kv, TIMEOUT).await.unwrap();
     // Not UTF-8 (read as U+FFFD) and a NUL value: refused, naming the problem.
     assert_code(&response, R::InvalidParameter);
-    assert!(response.remark.unwrap().contains("control character U+0000"));
+    assert!(response
+        .remark
+        .unwrap()
+        .contains("control character U+0000"));
 
     assert_code(
         &client
