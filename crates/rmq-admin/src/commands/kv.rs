@@ -152,7 +152,9 @@ fn select(all: BTreeMap<String, String>, keys: &[String]) -> BTreeMap<String, Op
 /// `config set KEY=VALUE...` and `controller config update -k -v`: one
 /// UPDATE_NAMESRV_CONFIG (UPDATE_CONTROLLER_CONFIG) with all pairs to every
 /// server, as mqadmin updateNamesrvConfig (updateControllerConfig) sends
-/// them (`key=value` lines).
+/// them (`key=value` lines), escaped as a properties file: the server reads
+/// the body with `Properties.load`, so a backslash arrives as typed and a
+/// line break in a value is refused by name instead of starting a line.
 pub async fn config_set(target: Target<'_>, server: Server, pairs: &[(String, String)]) -> Report {
     let (code, name) = match server {
         Server::NameServer => (RequestCode::UpdateNamesrvConfig, "config set"),
@@ -161,7 +163,7 @@ pub async fn config_set(target: Target<'_>, server: Server, pairs: &[(String, St
             "controller config update",
         ),
     };
-    let body = properties::render(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let body = properties::render_for_file(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let command = request(code, None).with_body(body.into_bytes());
     send_all(target, server, name, command).await
 }

@@ -2,6 +2,7 @@ package dev.waymark.interop.ha;
 
 import dev.waymark.interop.harness.BrokerProcess;
 import dev.waymark.interop.harness.BrokerSpec;
+import dev.waymark.interop.harness.Closer;
 import dev.waymark.interop.harness.ControllerClient;
 import dev.waymark.interop.harness.ControllerProcess;
 import dev.waymark.interop.harness.ControllerServer;

@@ -1,5 +1,7 @@
 package dev.waymark.interop.ha;
 
+import dev.waymark.interop.harness.Closer;
+import dev.waymark.interop.harness.LoopbackClients;
 import dev.waymark.interop.harness.Poll;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -8,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.rocketmq.client.ClientConfig;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
@@ -28,22 +29,15 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
  * {@code allAckInSyncStateSet=true} means every member of the sync-state set stored it.
  */
 final class HaTraffic {
-    private static final AtomicLong SEQ = new AtomicLong();
-
     private HaTraffic() {
     }
 
     static String unique(String prefix) {
-        return prefix + "_" + ProcessHandle.current().pid() + "_" + SEQ.incrementAndGet();
+        return LoopbackClients.unique(prefix);
     }
 
     private static <T extends ClientConfig> T configure(T client, String namesrv) {
-        client.setNamesrvAddr(namesrv);
-        client.setInstanceName(unique("inst"));
-        client.setClientIP("127.0.0.1");
-        client.setPollNameServerInterval(1000);
-        client.setHeartbeatBrokerInterval(5000);
-        return client;
+        return LoopbackClients.configure(client, namesrv);
     }
 
     static DefaultMQProducer producer(Closer closer, String namesrv) throws Exception {
@@ -56,11 +50,7 @@ final class HaTraffic {
     }
 
     static DefaultMQAdminExt admin(Closer closer, String namesrv) throws Exception {
-        DefaultMQAdminExt admin = configure(new DefaultMQAdminExt(), namesrv);
-        admin.setAdminExtGroup(unique("admin"));
-        admin.start();
-        closer.add(admin::shutdown);
-        return admin;
+        return LoopbackClients.admin(closer, namesrv);
     }
 
     /**

@@ -1,13 +1,14 @@
 package dev.waymark.interop.scenario;
 
+import dev.waymark.interop.harness.Closer;
+import dev.waymark.interop.harness.LoopbackClients;
+import dev.waymark.interop.harness.Poll;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
-import dev.waymark.interop.harness.Poll;
 import org.apache.rocketmq.client.ClientConfig;
 import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
@@ -24,28 +25,16 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 
 /** The real clients of the profile's release, configured for fast, loopback-only tests. */
 final class Clients {
-    private static final AtomicLong SEQ = new AtomicLong();
-
     private Clients() {
     }
 
     /** A name no other client or topic of this JVM uses. */
     static String unique(String prefix) {
-        return prefix + "_" + ProcessHandle.current().pid() + "_" + SEQ.incrementAndGet();
+        return LoopbackClients.unique(prefix);
     }
 
-    /**
-     * Every client gets its own instance name (4.x clients would otherwise share one
-     * MQClientInstance per JVM, with the first client's NameServer list), a loopback client
-     * IP and a 1 s route poll, so route changes reach it quickly.
-     */
     private static <T extends ClientConfig> T configure(T client, String namesrv) {
-        client.setNamesrvAddr(namesrv);
-        client.setInstanceName(unique("inst"));
-        client.setClientIP("127.0.0.1");
-        client.setPollNameServerInterval(1000);
-        client.setHeartbeatBrokerInterval(5000);
-        return client;
+        return LoopbackClients.configure(client, namesrv);
     }
 
     static DefaultMQProducer producer(Closer closer, String namesrv) throws Exception {
@@ -58,11 +47,7 @@ final class Clients {
     }
 
     static DefaultMQAdminExt admin(Closer closer, String namesrv) throws Exception {
-        DefaultMQAdminExt admin = configure(new DefaultMQAdminExt(), namesrv);
-        admin.setAdminExtGroup(unique("admin"));
-        admin.start();
-        closer.add(admin::shutdown);
-        return admin;
+        return LoopbackClients.admin(closer, namesrv);
     }
 
     /** Sends {@code count} messages (sync, SEND_OK each) and returns their ids in order. */

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import dev.waymark.interop.harness.BrokerSpec;
+import dev.waymark.interop.harness.Closer;
 import dev.waymark.interop.harness.EmbeddedBroker;
 import dev.waymark.interop.harness.NameServer;
 import dev.waymark.interop.harness.NameServers;

@@ -1,15 +1,19 @@
-package dev.waymark.interop.ha;
+package dev.waymark.interop.harness;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
 
 /** Closes what a test started, last first; a failing close is reported, not thrown. */
-final class Closer implements AutoCloseable {
+public final class Closer implements AutoCloseable {
     private final Deque<AutoCloseable> owned = new ArrayDeque<>();
 
-    synchronized <T extends AutoCloseable> T add(T resource) {
+    public synchronized <T extends AutoCloseable> T add(T resource) {
         owned.push(resource);
         return resource;
+    }
+
+    public synchronized void remove(AutoCloseable resource) {
+        owned.remove(resource);
     }
 
     @Override
