@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use rmq_protocol::{Dialect, JavaJson, KvConfigSerializeWrapper};
 use serde::Deserialize;
 
-use rmq_transport::durable::{backup_of, replace_file, sibling};
+use rmq_transport::durable::{backup_of, replace_file, sibling, write_atomically};
 
 /// One namespace's entries.
 pub type Namespace = BTreeMap<String, String>;
@@ -98,9 +98,11 @@ impl KvStore {
             Ok(saved) => match decode(&saved) {
                 Err(err) => format!("is not valid either ({err})"),
                 Ok(tables) => {
+                    // Copy, then replace: a crash in between leaves the damaged
+                    // file and its backup, never no file at all.
                     let corrupt = sibling(&path, ".corrupt");
-                    std::fs::rename(&path, &corrupt)
-                        .and_then(|()| replace_file(&path, &saved))
+                    std::fs::copy(&path, &corrupt)
+                        .and_then(|_| write_atomically(&path, &saved))
                         .map_err(|source| KvLoadError::Restore {
                             path: path.clone(),
                             source,

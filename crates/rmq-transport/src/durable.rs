@@ -13,14 +13,20 @@ use std::path::{Path, PathBuf};
 
 /// Replaces `path` with `contents` durably; see the module doc.
 pub fn replace_file(path: &Path, contents: &[u8]) -> io::Result<()> {
+    if path.exists() {
+        fs::copy(path, backup_of(path))?;
+    }
+    write_atomically(path, contents)
+}
+
+/// Replaces `path` with `contents` durably, as [`replace_file`] but leaving
+/// its backup as it is (for restoring a file from that backup).
+pub fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => PathBuf::from("."),
     };
     fs::create_dir_all(&dir)?;
-    if path.exists() {
-        fs::copy(path, backup_of(path))?;
-    }
     let tmp = sibling(path, ".tmp");
     let result = write_synced(&tmp, contents).and_then(|()| fs::rename(&tmp, path));
     if result.is_err() {
