@@ -309,22 +309,17 @@ fn targets(r: &Results) -> Vec<Target> {
     ]
 }
 
-/// The generated section.
-pub fn render(r: &Results, charts: &charts::Drawn) -> String {
-    let mut out = String::new();
-    let peers_run: Vec<PeerKind> = r.peers.iter().map(|p| p.peer).collect();
+/// The run's time, duration (`duration_note` after "min") and command, and
+/// the machine it ran on: the opening lines of every generated section.
+fn write_run_and_machine(out: &mut String, r: &Results, duration_note: &str) {
+    let quick = if r.quick {
+        "**Quick mode: a harness check, not a measurement.** "
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "## NameServer benchmarks: Waymark, Java, the Rust port and the ceiling\n"
-    );
-    let _ = writeln!(
-        out,
-        "{}Run {} ({:.1} min). Command:\n\n```sh\n{}\n```\n",
-        if r.quick {
-            "**Quick mode: a harness check, not a measurement.** "
-        } else {
-            ""
-        },
+        "{quick}Run {} ({:.1} min{duration_note}). Command:\n\n```sh\n{}\n```\n",
         r.started_at,
         r.duration_s / 60.0,
         r.command
@@ -340,6 +335,17 @@ pub fn render(r: &Results, charts: &charts::Drawn) -> String {
         m.load_at_start,
         m.load_at_end
     );
+}
+
+/// The generated section.
+pub fn render(r: &Results, charts: &charts::Drawn) -> String {
+    let mut out = String::new();
+    let peers_run: Vec<PeerKind> = r.peers.iter().map(|p| p.peer).collect();
+    let _ = writeln!(
+        out,
+        "## NameServer benchmarks: Waymark, Java, the Rust port and the ceiling\n"
+    );
+    write_run_and_machine(&mut out, r, "");
     let p = &r.pinning;
     let _ = writeln!(
         out,
@@ -745,29 +751,7 @@ pub fn render_controller(r: &Results) -> String {
     let mut out = String::new();
     let peers: Vec<PeerKind> = r.controller_peers.iter().map(|p| p.peer).collect();
     out.push_str("## Controller benchmarks: Waymark and the Java controller\n\n");
-    let _ = writeln!(
-        out,
-        "{}Run {} ({:.1} min in all). Command:\n\n```sh\n{}\n```\n",
-        if r.quick {
-            "**Quick mode: a harness check, not a measurement.** "
-        } else {
-            ""
-        },
-        r.started_at,
-        r.duration_s / 60.0,
-        r.command
-    );
-    let m = &r.machine;
-    let _ = writeln!(
-        out,
-        "Machine: {}, {} logical CPUs, {:.1} GiB RAM, Linux {}; load average (1/5/15 min) {} at start, {} at end.\n",
-        m.cpu_model,
-        m.cpus,
-        m.memory_mib as f64 / 1024.0,
-        m.kernel,
-        m.load_at_start,
-        m.load_at_end
-    );
+    write_run_and_machine(&mut out, r, " in all");
     let p = &r.pinning;
     let _ = writeln!(
         out,

@@ -39,15 +39,8 @@ import java.util.function.Predicate;
  */
 public final class BrokerProcess implements AutoCloseable {
     public static final String LAUNCHER = "dev.waymark.interop.harness.BrokerLauncher";
-    /**
-     * JVM options: a small heap; the client compiler and the serial collector (several JVMs
-     * start faster on two cores); the opens RocketMQ's store needs on Java 17 (as broker.sh).
-     */
-    static final List<String> JVM_OPTIONS = List.of("-Xmx384m", "-XX:MaxDirectMemorySize=256m",
-        "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-        "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-        "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
-        "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED");
+    /** A broker's JVM options: a larger heap than a controller's, and the common ones. */
+    static final List<String> JVM_OPTIONS = ControllerProcess.withHeap("-Xmx384m", "-XX:MaxDirectMemorySize=256m");
     /** JVM start, store recovery and (a restart) the old ports' release, on a busy two-core machine. */
     private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
     private static final String STARTED = "BROKER STARTED ";

@@ -40,16 +40,24 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 public final class ControllerProcess implements ControllerServer {
     public static final String LAUNCHER = "dev.waymark.interop.harness.ControllerLauncher";
     /**
-     * JVM options: a small heap; the client compiler and the serial collector, which start
-     * several JVMs at once faster on two cores; and the opens RocketMQ 5.x needs on
-     * Java 17 (the same as interop/java/broker.sh), without which the controller prints Hessian
-     * stack traces.
+     * The options every RocketMQ JVM the harness starts gets: the client compiler and the
+     * serial collector, which start several JVMs at once faster on two cores; and the opens
+     * RocketMQ needs on Java 17 (the same as interop/java/broker.sh), without which the
+     * controller prints Hessian stack traces and 4.x stores fail.
      */
-    static final List<String> JVM_OPTIONS = List.of("-Xmx256m", "-XX:MaxDirectMemorySize=128m",
-        "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+    static final List<String> COMMON_JVM_OPTIONS = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
         "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
         "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
         "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED");
+    /** A controller's JVM options: a small heap and {@link #COMMON_JVM_OPTIONS}. */
+    static final List<String> JVM_OPTIONS = withHeap("-Xmx256m", "-XX:MaxDirectMemorySize=128m");
+
+    /** {@code heap} options followed by {@link #COMMON_JVM_OPTIONS}. */
+    static List<String> withHeap(String... heap) {
+        List<String> options = new ArrayList<>(List.of(heap));
+        options.addAll(COMMON_JVM_OPTIONS);
+        return List.copyOf(options);
+    }
     /** JVM start, DLedger store and (one node) first election, on a busy two-core machine. */
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
     private static final String READY = "CONTROLLER READY ";
