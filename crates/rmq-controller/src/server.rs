@@ -5,7 +5,7 @@ use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
-use rmq_transport::ServerConfig;
+use rmq_transport::{ServerConfig, ServerLimits};
 use rmq_wire::SerializeType;
 use tokio::net::TcpListener;
 
@@ -28,10 +28,12 @@ pub async fn run(
     listener: TcpListener,
     node: Arc<ControllerNode>,
     serialize_type: SerializeType,
+    limits: &ServerLimits,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let idle_seconds = node.config().server_channel_max_idle_time_seconds;
-    let config = ServerConfig::with_idle_seconds(idle_seconds, serialize_type);
+    let mut config = ServerConfig::with_idle_seconds(idle_seconds, serialize_type);
+    limits.apply_to(&mut config);
     let background = [
         tokio::spawn(tasks::expiry_scan(node.clone())),
         tokio::spawn(tasks::inactive_master_scan(node.clone())),

@@ -2,7 +2,14 @@
 //! every NamesrvConfig and NettyServerConfig key, the `-c` properties file,
 //! UPDATE_NAMESRV_CONFIG and the GET_NAMESRV_CONFIG text.
 //!
-//! Values follow Java's setter conversion (`rmq_protocol::options`).
+//! Values follow Java's setter conversion (`rmq_protocol::options`), except
+//! at start-up: a value of the `-c` file or the command line that Java would
+//! silently drop stops the start instead ([`NamesrvConfig::check_startup`]).
+//! What Waymark does with each key is in `effects`.
+
+mod effects;
+
+pub use effects::{effect_of, Effect, IgnoredSetting, KeyEffect, KEY_EFFECTS};
 
 /// Keys UPDATE_NAMESRV_CONFIG may never touch, whatever `configBlackList` says
 /// (writing them once allowed arbitrary file writes, CVE-2023-37582).
@@ -59,6 +66,17 @@ rmq_protocol::java_options! {
     }
 }
 
+/// Lowest values the NameServer starts with, for keys whose lower values
+/// Java refuses by failing at start-up (a thread pool, queue or scan period
+/// of zero throws there, a negative backlog too) and Waymark would otherwise
+/// round silently.
+const STARTUP_MINIMUMS: [(&str, i64); 4] = [
+    ("defaultThreadPoolNums", 1),
+    ("scanNotActiveBrokerInterval", 1),
+    ("serverSocketBacklog", 0),
+    ("unRegisterBrokerQueueCapacity", 1),
+];
+
 fn path_in(home: &std::path::Path, rest: &str) -> String {
     home.join(rest).to_string_lossy().into_owned()
 }
@@ -69,6 +87,56 @@ impl NamesrvConfig {
     pub fn black_list(&self) -> Vec<String> {
         NamesrvConfig::black_list_of(&ALWAYS_BLACK_LISTED, &self.config_black_list)
     }
+
+    /// Whether the NameServer may start with `key=value` from its `-c` file
+    /// or command line, and why not (naming the key and what it takes):
+    /// UPDATE_NAMESRV_CONFIG's check ([`NamesrvConfig::check_update`]), so
+    /// that a value Java's setters would silently drop (`listenPort=abc`,
+    /// `enableTopicList=yes`) is an error rather than a default, plus the
+    /// minimums Java enforces by failing at start-up. Keys no option has pass
+    /// (they are kept and warned about).
+    pub fn check_startup(key: &str, value: &str) -> Result<(), String> {
+        NamesrvConfig::check_update(key, value)?;
+        let minimum = STARTUP_MINIMUMS.iter().find(|(k, _)| *k == key);
+        match minimum {
+            Some((_, min)) if value.trim().parse::<i64>().is_ok_and(|v| v < *min) => {
+                Err(format!("invalid value for {key}: must be at least {min}"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// How the listener is bound: `serverSocketBacklog`, and the socket
+    /// buffer sizes when above 0 (0, the default, leaves the kernel's, as
+    /// Java does).
+    pub fn listen_options(&self) -> rmq_transport::server::ListenOptions {
+        let positive = |size: i32| u32::try_from(size).ok().filter(|size| *size > 0);
+        let defaults = rmq_transport::server::ListenOptions::default();
+        rmq_transport::server::ListenOptions {
+            // A negative backlog never gets here: check_startup refuses it.
+            backlog: u32::try_from(self.server_socket_backlog).unwrap_or(defaults.backlog),
+            send_buffer: positive(self.server_socket_snd_buf_size),
+            recv_buffer: positive(self.server_socket_rcv_buf_size),
+        }
+    }
+}
+
+/// Every entry of `properties` (read from `origin`: the `-c` file, or
+/// `--set`) that `check` refuses, as one message each naming the origin, the
+/// key, the value and what the key takes.
+pub fn startup_refusals(
+    origin: &str,
+    properties: &std::collections::BTreeMap<String, String>,
+    check: impl Fn(&str, &str) -> Result<(), String>,
+) -> Vec<String> {
+    properties
+        .iter()
+        .filter_map(|(key, value)| {
+            check(key, value)
+                .err()
+                .map(|why| format!("{origin}: {why} (got {value:?})"))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -90,6 +158,73 @@ mod tests {
         assert_eq!(java_like().to_text(), JAVA_DEFAULTS);
     }
 
+    #[test]
+    fn start_up_refuses_what_java_would_silently_drop_naming_the_key() {
+        let refused = [
+            ("listenPort", "abc", "a port must be from 0 to 65535"),
+            ("listenPort", "70000", "a port must be from 0 to 65535"),
+            ("enableTopicList", "yes", "must be true or false"),
+            ("serverWorkerThreads", "8 threads", "must be a whole number"),
+            ("defaultThreadPoolNums", "0", "must be at least 1"),
+            ("unRegisterBrokerQueueCapacity", "-1", "must be at least 1"),
+            ("scanNotActiveBrokerInterval", "0", "must be at least 1"),
+            ("serverSocketBacklog", "-1", "must be at least 0"),
+        ];
+        for (key, value, why) in refused {
+            let error = NamesrvConfig::check_startup(key, value).unwrap_err();
+            assert!(error.contains(why), "{key}={value}: {error}");
+            assert!(error.contains(key), "names the key: {error}");
+        }
+        let accepted = [
+            ("listenPort", " 9877 "),
+            ("enableTopicList", "FALSE"),
+            ("serverSocketBacklog", "0"),
+            ("serverSocketSndBufSize", "-1"),
+            ("defaultThreadPoolNums", "1"),
+            ("noSuchOption", "anything"),
+        ];
+        for (key, value) in accepted {
+            assert_eq!(NamesrvConfig::check_startup(key, value), Ok(()), "{key}");
+        }
+    }
+
+    #[test]
+    fn start_up_refusals_name_origin_key_and_value() {
+        let properties = [("listenPort", "abc"), ("enableTopicList", "true")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let refusals = startup_refusals("--set", &properties, NamesrvConfig::check_startup);
+        assert_eq!(
+            refusals,
+            vec![
+                "--set: invalid value for listenPort: a port must be from 0 to 65535 (got \"abc\")"
+                    .to_owned()
+            ]
+        );
+    }
+
+    #[test]
+    fn listen_options_follow_the_socket_keys() {
+        let mut config = java_like();
+        let defaults = config.listen_options();
+        assert_eq!(
+            (defaults.backlog, defaults.send_buffer, defaults.recv_buffer),
+            (1024, None, None)
+        );
+        config.server_socket_backlog = 64;
+        config.server_socket_snd_buf_size = 65_536;
+        config.server_socket_rcv_buf_size = -1;
+        let options = config.listen_options();
+        assert_eq!(
+            (options.backlog, options.send_buffer, options.recv_buffer),
+            (64, Some(65_536), None)
+        );
+    }
+
+    // What `set` does for UPDATE_NAMESRV_CONFIG after its check and for the
+    // file after start-up's check: Java's conversion, kept for the values
+    // those checks let through.
     #[test]
     fn values_convert_like_java_setters() {
         let mut config = java_like();

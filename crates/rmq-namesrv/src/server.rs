@@ -5,7 +5,7 @@ use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
-use rmq_transport::ServerConfig;
+use rmq_transport::{ServerConfig, ServerLimits};
 use rmq_wire::SerializeType;
 use tokio::net::TcpListener;
 
@@ -20,10 +20,12 @@ pub async fn run(
     state: Arc<Namesrv>,
     queues: Queues,
     serialize_type: SerializeType,
+    limits: &ServerLimits,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let idle_seconds = state.config.read().server_channel_max_idle_time_seconds;
-    let config = ServerConfig::with_idle_seconds(idle_seconds, serialize_type);
+    let mut config = ServerConfig::with_idle_seconds(idle_seconds, serialize_type);
+    limits.apply_to(&mut config);
     let tasks = [
         tokio::spawn(housekeeping::unregistration_worker(
             state.clone(),

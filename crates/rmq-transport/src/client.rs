@@ -222,6 +222,7 @@ impl RpcClient {
             .send(Outbound {
                 command: request,
                 permit: None,
+                charge: None,
             })
             .is_err()
         {
@@ -268,6 +269,7 @@ impl RpcClient {
             .send(Outbound {
                 command,
                 permit: None,
+                charge: None,
             })
             .map_err(|_| self.closed())
     }

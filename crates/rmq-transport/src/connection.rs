@@ -9,6 +9,7 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bytes::BytesMut;
 use rmq_wire::{RemotingCommand, SerializeType};
@@ -18,6 +19,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::codec::Encoder;
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::{Charge, ResponseQueue};
 use crate::codec::RemotingCodec;
 use crate::error::{CodecError, ConnectionClosed};
 
@@ -81,6 +83,7 @@ impl ConnectionInfo {
             tx,
             serialize_type,
             closer: CancellationToken::new(),
+            queue: None,
         };
         (
             ConnectionInfo {
@@ -122,6 +125,8 @@ pub struct ConnectionHandle {
     pub(crate) tx: UnboundedSender<Outbound>,
     pub(crate) serialize_type: SerializeType,
     pub(crate) closer: CancellationToken,
+    /// The connection's queued-response accounting (server connections only).
+    pub(crate) queue: Option<Arc<ResponseQueue>>,
 }
 
 impl ConnectionHandle {
@@ -138,10 +143,12 @@ impl ConnectionHandle {
     /// [`ConnectionClosed`] once the connection has closed.
     pub fn send(&self, mut command: RemotingCommand) -> Result<(), ConnectionClosed> {
         command.serialize_type = self.serialize_type;
+        let charge = self.queue.as_ref().map(|queue| queue.charge(&command));
         self.tx
             .send(Outbound {
                 command,
                 permit: None,
+                charge,
             })
             .map_err(|_| ConnectionClosed(self.id))
     }
@@ -186,11 +193,13 @@ impl Outbox {
 }
 
 /// A command queued for a writer. A response holds its request's in-flight
-/// permit until it has been encoded, so queued responses count as in flight.
+/// permit until it has been encoded, so queued responses count as in flight;
+/// its bytes count against the connection's response budget until written.
 #[derive(Debug)]
 pub(crate) struct Outbound {
     pub(crate) command: RemotingCommand,
     pub(crate) permit: Option<OwnedSemaphorePermit>,
+    pub(crate) charge: Option<Charge>,
 }
 
 /// Writer buffers that grew past this (a huge body) are not kept.
@@ -210,6 +219,8 @@ pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
     // Allocated on the first write: many connections (one-way heartbeats,
     // notices) never write anything.
     let mut buf = BytesMut::new();
+    // The charges of the commands in `buf`: given back once written.
+    let mut charges = Vec::new();
     loop {
         let first = tokio::select! {
             biased;
@@ -219,12 +230,13 @@ pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
                 None => break,
             },
         };
-        encode_releasing(&mut codec, first, &mut buf)?;
+        encode_releasing(&mut codec, first, &mut buf, &mut charges)?;
         while buf.len() < high_water {
             let Ok(next) = rx.try_recv() else { break };
-            encode_releasing(&mut codec, next, &mut buf)?;
+            encode_releasing(&mut codec, next, &mut buf, &mut charges)?;
         }
         io.write_all(&buf).await?;
+        charges.clear();
         on_write();
         if buf.capacity() > SHRINK_ABOVE {
             buf = BytesMut::new();
@@ -240,10 +252,16 @@ fn encode_releasing(
     codec: &mut RemotingCodec,
     item: Outbound,
     buf: &mut BytesMut,
+    charges: &mut Vec<Charge>,
 ) -> io::Result<()> {
-    let Outbound { command, permit } = item;
+    let Outbound {
+        command,
+        permit,
+        charge,
+    } = item;
     let encoded = codec.encode(&command, buf);
     drop(permit);
+    charges.extend(charge);
     encoded.map_err(|error| match error {
         CodecError::Io(error) => error,
         CodecError::Frame(error) => io::Error::new(io::ErrorKind::InvalidData, error),

@@ -7,11 +7,14 @@
 //! acknowledged write is on disk. It knows no NameServer semantics: what a request
 //! means is the service's business, typed headers are `rmq-protocol`'s.
 
+mod budget;
 pub mod client;
 pub mod codec;
 pub mod connection;
 pub mod durable;
 pub mod error;
+mod frames;
+pub mod limits;
 pub mod server;
 mod session;
 pub mod shutdown;
@@ -20,4 +23,5 @@ pub use client::{ClientConfig, RpcClient};
 pub use codec::RemotingCodec;
 pub use connection::{ConnId, ConnectionHandle, ConnectionInfo, DisconnectReason, Outbox};
 pub use error::{ClientError, CodecError, ConnectionClosed};
+pub use limits::ServerLimits;
 pub use server::{run, Reply, ServerConfig, Service};

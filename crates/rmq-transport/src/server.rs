@@ -1,23 +1,28 @@
-//! The server loop: accept, enforce the connection limit, run each connection
-//! against a [`Service`], and shut down gracefully.
+//! The server loop: bind with Java's socket options ([`bind`]), accept,
+//! enforce the connection limit, run each connection against a [`Service`],
+//! and shut down gracefully.
 //!
 //! What a request means is the service's business; this module only decides
 //! when requests are read (backpressure), that one-way requests are never
 //! answered, and how the server stops. The per-connection machinery is in
 //! `connection`.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::io;
-use std::sync::Arc;
+use std::net::IpAddr;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use rmq_wire::{RemotingCommand, SerializeType};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::budget::FrameBudget;
 use crate::connection::{ConnectionInfo, DisconnectReason};
 use crate::session::{self, Lifecycle};
 
@@ -132,6 +137,31 @@ pub struct ServerConfig {
     /// How long shutdown waits for in-flight requests and their responses.
     /// Default 10 s.
     pub drain_timeout: Duration,
+    /// Connections served at once from one IP address; more are accepted
+    /// and closed at once. Default 4096.
+    pub max_connections_per_ip: usize,
+    /// Bytes of partially received frames on all connections together.
+    /// Frames up to 4 KiB need none of it; a larger one is read only once its
+    /// whole length is granted, and otherwise waits (that connection is not
+    /// read). Default 128 MiB.
+    pub frame_budget: usize,
+    /// How long a frame larger than 4 KiB may take to arrive whole, the wait
+    /// for the frame budget included; then its connection is closed, so that
+    /// slow senders cannot hold the budget. Default 60 s.
+    pub frame_timeout: Duration,
+    /// Largest request header, in bytes; a larger one closes its connection
+    /// before it is decoded. Default 64 KiB.
+    pub max_header_bytes: usize,
+    /// Longest header field (key or value), in bytes; a request with a longer
+    /// one is answered INVALID_PARAMETER without reaching the service.
+    /// Default 32 KiB.
+    pub max_header_field_bytes: usize,
+    /// Bytes of responses queued on one connection above which it is not
+    /// read until the peer has read them. Default 32 MiB.
+    pub response_budget_per_connection: usize,
+    /// Bytes of responses queued on all connections above which the
+    /// connections with answers waiting are not read. Default 256 MiB.
+    pub response_budget: usize,
 }
 
 impl ServerConfig {
@@ -158,8 +188,89 @@ impl Default for ServerConfig {
             idle_timeout: Some(Duration::from_secs(120)),
             serialize_type: SerializeType::Json,
             drain_timeout: Duration::from_secs(10),
+            max_connections_per_ip: 4096,
+            frame_budget: 128 << 20,
+            frame_timeout: Duration::from_secs(60),
+            max_header_bytes: 64 * 1024,
+            max_header_field_bytes: 32 * 1024,
+            response_budget_per_connection: 32 << 20,
+            response_budget: 256 << 20,
         }
     }
+}
+
+/// How [`bind`] sets up a listening socket: Java's `serverSocketBacklog`,
+/// `serverSocketSndBufSize` and `serverSocketRcvBufSize`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListenOptions {
+    /// How many connections the kernel completes before the server accepts
+    /// them (listen(2)'s backlog; the kernel caps it, Linux at
+    /// `net.core.somaxconn`). Default 1024, as Java's.
+    pub backlog: u32,
+    /// SO_SNDBUF of every accepted connection, in bytes; `None` keeps the
+    /// kernel's default and its auto-tuning.
+    pub send_buffer: Option<u32>,
+    /// SO_RCVBUF of every accepted connection, in bytes; `None` keeps the
+    /// kernel's default and its auto-tuning.
+    pub recv_buffer: Option<u32>,
+}
+
+impl Default for ListenOptions {
+    fn default() -> ListenOptions {
+        ListenOptions {
+            backlog: 1024,
+            send_buffer: None,
+            recv_buffer: None,
+        }
+    }
+}
+
+/// Binds a listener on `address` (`host:port`, resolved as
+/// [`TcpListener::bind`] does, trying each address in turn) with `options`.
+///
+/// The buffer sizes are set on the listening socket, before listen(2):
+/// accepted connections inherit them (Linux, the BSDs and Windows all copy
+/// them), and a receive buffer above 64 KiB only widens the TCP window if it
+/// is in place before the handshake, which for an accepted connection is
+/// only possible this way. SO_REUSEADDR is set except on Windows, as
+/// [`TcpListener::bind`] does, so that a restarted server can bind while its
+/// old connections linger in TIME_WAIT.
+///
+/// # Errors
+/// The last address's error if none could be bound, or `InvalidInput` if
+/// `address` resolves to nothing.
+pub async fn bind(address: &str, options: ListenOptions) -> io::Result<TcpListener> {
+    let mut last_error = None;
+    for addr in tokio::net::lookup_host(address).await? {
+        match bind_one(addr, options) {
+            Ok(listener) => return Ok(listener),
+            Err(error) => last_error = Some(error),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{address} resolves to no address"),
+        )
+    }))
+}
+
+fn bind_one(addr: std::net::SocketAddr, options: ListenOptions) -> io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    #[cfg(not(windows))]
+    socket.set_reuseaddr(true)?;
+    if let Some(size) = options.send_buffer {
+        socket.set_send_buffer_size(size)?;
+    }
+    if let Some(size) = options.recv_buffer {
+        socket.set_recv_buffer_size(size)?;
+    }
+    socket.bind(addr)?;
+    socket.listen(options.backlog)
 }
 
 /// Serves `listener` with `service` until `shutdown` resolves.
@@ -186,7 +297,10 @@ pub async fn run<S: Service>(
     let life = Lifecycle {
         stop: CancellationToken::new(),
         force: CancellationToken::new(),
+        frame_budget: FrameBudget::new(config.frame_budget),
+        queued_responses: Arc::new(AtomicUsize::new(0)),
     };
+    let per_ip = Arc::new(PerIpCount::default());
     let connections = Arc::new(Semaphore::new(
         config.max_connections.min(Semaphore::MAX_PERMITS),
     ));
@@ -217,10 +331,16 @@ pub async fn run<S: Service>(
             drop(stream);
             continue;
         };
+        let Some(ip_slot) = per_ip.try_add(peer.ip(), config.max_connections_per_ip) else {
+            tracing::warn!(%peer, max = config.max_connections_per_ip,
+                "connection limit per IP address reached, closing new connection");
+            drop(stream);
+            continue;
+        };
         let (service, config, life) = (service.clone(), config.clone(), life.clone());
         tracker.spawn(async move {
             session::serve(stream, peer, service, config, life).await;
-            drop(slot);
+            drop((slot, ip_slot));
         });
     }
 
@@ -244,6 +364,50 @@ pub async fn run<S: Service>(
     Ok(())
 }
 
+/// Open connections per source address.
+#[derive(Debug, Default)]
+struct PerIpCount {
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+impl PerIpCount {
+    /// Counts a connection from `ip` unless `max` are open already.
+    fn try_add(self: &Arc<Self>, ip: IpAddr, max: usize) -> Option<IpSlot> {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = open.entry(ip).or_insert(0);
+        if *count >= max {
+            return None;
+        }
+        *count += 1;
+        Some(IpSlot {
+            counts: self.clone(),
+            ip,
+        })
+    }
+}
+
+/// One open connection's place in [`PerIpCount`].
+struct IpSlot {
+    counts: Arc<PerIpCount>,
+    ip: IpAddr,
+}
+
+impl Drop for IpSlot {
+    fn drop(&mut self) {
+        let mut open = self
+            .counts
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = open.get_mut(&self.ip) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
 /// Accept errors that concern one connection only, not the listener.
 fn is_per_connection(error: &io::Error) -> bool {
     matches!(
@@ -252,4 +416,71 @@ fn is_per_connection(error: &io::Error) -> bool {
             | io::ErrorKind::ConnectionReset
             | io::ErrorKind::Interrupted
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::net::TcpStream;
+
+    /// How many of `attempts` connections to `listener` complete their
+    /// handshake within a moment, while nothing accepts them.
+    async fn handshakes_without_accept(listener: &TcpListener, attempts: usize) -> usize {
+        let addr = listener.local_addr().unwrap();
+        let mut open = Vec::new();
+        for _ in 0..attempts {
+            let connect = TcpStream::connect(addr);
+            if let Ok(Ok(stream)) = tokio::time::timeout(Duration::from_millis(300), connect).await
+            {
+                open.push(stream);
+            }
+        }
+        open.len()
+    }
+
+    // Linux completes at most backlog + 1 handshakes that the server has not
+    // accepted and drops further SYNs, so those connects hang; other systems
+    // count differently.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_backlog_bounds_connections_waiting_to_be_accepted() {
+        let small = ListenOptions {
+            backlog: 1,
+            ..ListenOptions::default()
+        };
+        let listener = bind("127.0.0.1:0", small).await.unwrap();
+        assert_eq!(handshakes_without_accept(&listener, 4).await, 2);
+        let listener = bind("127.0.0.1:0", ListenOptions::default()).await.unwrap();
+        assert_eq!(handshakes_without_accept(&listener, 4).await, 4);
+    }
+
+    #[tokio::test]
+    async fn accepted_connections_get_the_configured_buffer_sizes() {
+        let options = ListenOptions {
+            backlog: 8,
+            send_buffer: Some(100_000),
+            recv_buffer: Some(180_000),
+        };
+        // The kernel adjusts what is set (Linux doubles it, within its
+        // maxima); a socket given the same sizes shows what to expect.
+        // Without the options an accepted connection has the auto-tuned
+        // sizes instead.
+        let reference = TcpSocket::new_v4().unwrap();
+        reference.set_send_buffer_size(100_000).unwrap();
+        reference.set_recv_buffer_size(180_000).unwrap();
+        let listener = bind("127.0.0.1:0", options).await.unwrap();
+        let _client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (accepted, _) = listener.accept().await.unwrap();
+        let accepted = TcpSocket::from_std_stream(accepted.into_std().unwrap());
+        assert_eq!(
+            accepted.send_buffer_size().unwrap(),
+            reference.send_buffer_size().unwrap()
+        );
+        assert_eq!(
+            accepted.recv_buffer_size().unwrap(),
+            reference.recv_buffer_size().unwrap()
+        );
+    }
 }

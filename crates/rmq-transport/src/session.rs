@@ -13,24 +13,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt};
+use futures::FutureExt;
 use rmq_wire::{RemotingCommand, ResponseCode, FLAG_RESPONSE};
-use tokio::net::tcp::OwnedReadHalf;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
-use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
 
-use crate::codec::RemotingCodec;
+use crate::budget::{FrameBudget, ResponseQueue};
 use crate::connection::{
     write_loop, ConnId, ConnectionHandle, ConnectionInfo, DisconnectReason, Outbound,
 };
-use crate::error::CodecError;
+use crate::frames::{FrameLimits, FrameReader, ReadError, Received};
 use crate::server::{Reply, ServerConfig, Service};
-
-/// The read buffer a connection starts with.
-const READ_BUFFER_START: usize = 1024;
 
 /// Last read or write of a connection, as milliseconds since it opened.
 struct Activity {
@@ -57,11 +52,15 @@ impl Activity {
 }
 
 /// Server-wide signals a connection obeys: `stop` (stop reading, drain) and
-/// `force` (drain time is up: abandon in-flight work and close).
+/// `force` (drain time is up: abandon in-flight work and close); and the
+/// server-wide memory budgets it draws on.
 #[derive(Clone)]
 pub(crate) struct Lifecycle {
     pub(crate) stop: CancellationToken,
     pub(crate) force: CancellationToken,
+    pub(crate) frame_budget: FrameBudget,
+    /// Bytes of responses queued on all connections.
+    pub(crate) queued_responses: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// Runs one accepted connection to its end, `on_connect` to `on_disconnect`.
@@ -91,11 +90,17 @@ pub(crate) async fn serve<S: Service>(
     // lock, and the server-wide stop token's lock was shared by every
     // connection's reader.
     let attention = life.stop.child_token();
+    let queue = Arc::new(ResponseQueue::new(
+        life.queued_responses.clone(),
+        config.response_budget_per_connection,
+        config.response_budget,
+    ));
     let handle = ConnectionHandle {
         id,
         tx,
         serialize_type: config.serialize_type,
         closer: attention.clone(),
+        queue: Some(queue.clone()),
     };
     let info = ConnectionInfo {
         id,
@@ -132,10 +137,17 @@ pub(crate) async fn serve<S: Service>(
         service: service.clone(),
         in_flight: Arc::new(Semaphore::new(max_in_flight)),
         force: life.force.clone(),
+        queue,
+        max_field_bytes: config.max_header_field_bytes,
     };
-    // Small to start: most frames are a few hundred bytes, and the buffer
-    // grows for a larger one.
-    let frames = FramedRead::with_capacity(read_half, RemotingCodec, READ_BUFFER_START);
+    let frames = FrameReader::new(
+        read_half,
+        FrameLimits {
+            budget: life.frame_budget.clone(),
+            frame_timeout: config.frame_timeout,
+            max_header_bytes: config.max_header_bytes,
+        },
+    );
     let reason = reader
         .run(
             frames,
@@ -203,12 +215,16 @@ struct Reader<S> {
     service: Arc<S>,
     in_flight: Arc<Semaphore>,
     force: CancellationToken,
+    /// This connection's queued responses: over budget, it is not read.
+    queue: Arc<ResponseQueue>,
+    /// Longest header field value a request may carry.
+    max_field_bytes: usize,
 }
 
 impl<S: Service> Reader<S> {
     async fn run(
         &self,
-        mut frames: FramedRead<OwnedReadHalf, RemotingCodec>,
+        mut frames: FrameReader,
         activity: &Activity,
         ends: Ends<'_>,
         idle_timeout: Option<Duration>,
@@ -219,9 +235,18 @@ impl<S: Service> Reader<S> {
         let ended = ends.attention.cancelled();
         tokio::pin!(ended);
         let mut permit: Option<OwnedSemaphorePermit> = None;
+        let mut full_since: Option<Instant> = None;
         loop {
             if permit.is_none() {
                 permit = self.in_flight.clone().try_acquire_owned().ok();
+            }
+            let full = self.queue.is_full();
+            if full && full_since.is_none() {
+                full_since = Some(Instant::now());
+                tracing::debug!(conn = %self.info.id, peer = %self.info.peer, queued = self.queue.queued(),
+                    "responses queued over budget, not reading until the peer reads them");
+            } else if !full {
+                full_since = None;
             }
             tokio::select! {
                 biased;
@@ -236,36 +261,50 @@ impl<S: Service> Reader<S> {
                 acquired = self.in_flight.clone().acquire_owned(), if permit.is_none() => {
                     permit = acquired.ok();
                 }
-                frame = frames.next(), if permit.is_some() => match frame {
-                    None => return DisconnectReason::Closed,
-                    Some(Ok(command)) => {
+                () = self.queue.drained(), if full => {}
+                frame = frames.next(), if permit.is_some() && !full => match frame {
+                    Ok(None) => return DisconnectReason::Closed,
+                    Ok(Some(received)) => {
                         activity.touch();
-                        self.dispatch(command, permit.take());
+                        self.dispatch(received, permit.take());
                     }
-                    Some(Err(CodecError::Frame(error))) => {
+                    Err(ReadError::Io(error)) => return DisconnectReason::Error(error.to_string()),
+                    Err(error) => {
                         tracing::warn!(conn = %self.info.id, peer = %self.info.peer, %error,
-                            "malformed frame, closing connection");
+                            "closing connection");
                         return DisconnectReason::Error(error.to_string());
                     }
-                    Some(Err(CodecError::Io(error))) => return DisconnectReason::Error(error.to_string()),
                 },
             }
         }
     }
 
-    fn dispatch(&self, request: RemotingCommand, permit: Option<OwnedSemaphorePermit>) {
+    fn dispatch(&self, received: Received, permit: Option<OwnedSemaphorePermit>) {
+        // The frame's budget is given back once the request is handled: its
+        // body shares the frame's memory until then.
+        let Received {
+            command: request,
+            budget: frame_budget,
+        } = received;
         if request.is_response() {
             tracing::debug!(conn = %self.info.id, peer = %self.info.peer, opaque = request.opaque,
                 code = request.code, "response matches no outstanding request, dropped");
             return;
         }
         let (opaque, oneway) = (request.opaque, request.is_oneway());
+        if let Some(refusal) = self.oversized_field(&request) {
+            respond(&self.info.handle, Some(refusal), opaque, oneway, permit);
+            return;
+        }
         let reply = catch_unwind(AssertUnwindSafe(|| self.service.call(&self.info, request)))
             .unwrap_or_else(|panic| {
                 Reply::Ready(Some(self.panic_response(panic.as_ref(), opaque)))
             });
         match reply {
-            Reply::Ready(response) => respond(&self.info.handle, response, opaque, oneway, permit),
+            Reply::Ready(response) => {
+                drop(frame_budget);
+                respond(&self.info.handle, response, opaque, oneway, permit)
+            }
             Reply::Pending(future) => {
                 let handle = self.info.handle.clone();
                 let force = self.force.clone();
@@ -274,6 +313,7 @@ impl<S: Service> Reader<S> {
                     let outcome = force
                         .run_until_cancelled(AssertUnwindSafe(future).catch_unwind())
                         .await;
+                    drop(frame_budget);
                     let response = match outcome {
                         None => return,
                         Some(Ok(response)) => response,
@@ -287,6 +327,30 @@ impl<S: Service> Reader<S> {
 
     fn panic_response(&self, panic: &(dyn Any + Send), opaque: i32) -> RemotingCommand {
         panic_response(self.info.id, self.info.peer, panic, opaque)
+    }
+
+    /// The refusal of a request with a header field over the limit; the
+    /// service never sees it (a 1 MiB broker name would be copied into every
+    /// table entry that names the broker).
+    fn oversized_field(&self, request: &RemotingCommand) -> Option<RemotingCommand> {
+        let longest = request
+            .ext_fields
+            .as_ref()?
+            .iter()
+            .map(|(key, value)| (key, key.len().max(value.len())))
+            .find(|(_, len)| *len > self.max_field_bytes);
+        let (key, longest) = longest?;
+        let shown: String = key.chars().take(64).collect();
+        tracing::warn!(conn = %self.info.id, peer = %self.info.peer, code = request.code, field = %shown,
+            bytes = longest, limit = self.max_field_bytes, "header field over the limit, request refused");
+        Some(
+            RemotingCommand::request(ResponseCode::InvalidParameter, request.opaque).with_remark(
+                format!(
+                    "header field {shown:?} is {longest} bytes long, over the limit of {} bytes (maxHeaderFieldBytes)",
+                    self.max_field_bytes
+                ),
+            ),
+        )
     }
 }
 
@@ -306,8 +370,13 @@ fn respond(
     command.opaque = opaque;
     command.flag |= FLAG_RESPONSE;
     command.serialize_type = handle.serialize_type;
+    let charge = handle.queue.as_ref().map(|queue| queue.charge(&command));
     // A closed connection drops the response, as the peer can no longer read it.
-    let _ = handle.tx.send(Outbound { command, permit });
+    let _ = handle.tx.send(Outbound {
+        command,
+        permit,
+        charge,
+    });
 }
 
 /// SYSTEM_ERROR for a request whose handler panicked; the connection lives on.

@@ -1,11 +1,13 @@
 //! `rmq-controller`: parse flags, load configuration, bind, serve.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
 use rmq_controller::{ControllerConfig, ControllerNode};
+use rmq_transport::ServerLimits;
 use rmq_wire::SerializeType;
 
 /// A drop-in Apache RocketMQ AutoSwitch-HA controller.
@@ -44,10 +46,17 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
 
-    let config = load_config(&args)?;
+    let (config, limits) = load_config(&args)?;
     if args.print_config {
         let mut out = std::io::stdout().lock();
         for (key, value) in config.to_properties() {
+            writeln!(out, "{key}={value}")?;
+        }
+        writeln!(
+            out,
+            "# connection and memory limits (Waymark's own keys, docs/configuration.md)"
+        )?;
+        for (key, value) in limits.to_properties() {
             writeln!(out, "{key}={value}")?;
         }
         return Ok(());
@@ -94,6 +103,7 @@ fn main() -> anyhow::Result<()> {
             listener,
             node,
             serialize_type,
+            &limits,
             rmq_transport::shutdown::terminated(),
         )
         .await?;
@@ -102,19 +112,53 @@ fn main() -> anyhow::Result<()> {
     })
 }
 
-fn load_config(args: &Args) -> anyhow::Result<ControllerConfig> {
+/// Loads the file, then `--set`; refuses to start on a value a key cannot
+/// take (naming where it came from), as Java's setters would silently keep
+/// the default instead.
+fn load_config(args: &Args) -> anyhow::Result<(ControllerConfig, ServerLimits)> {
     let mut config = ControllerConfig::from_env();
+    let mut limits = ServerLimits::new();
+    let mut refusals = Vec::new();
+    let mut apply = |origin: &str, properties: &BTreeMap<String, String>| {
+        for (key, value) in properties {
+            let checked = if ServerLimits::KEYS.contains(&key.as_str()) {
+                ServerLimits::check(key, value)
+            } else {
+                ControllerConfig::check_update(key, value)
+            };
+            if let Err(why) = checked {
+                refusals.push(format!("{origin}: {why} (got {value:?})"));
+            }
+            limits.set(key, value);
+        }
+        config.apply_file(properties);
+    };
+    let mut store_path = None;
     if let Some(path) = &args.config_file {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read config file {}", path.display()))?;
         let properties = rmq_protocol::properties::parse(&text)
             .with_context(|| format!("{} is not a properties file", path.display()))?;
-        config.apply_file(&properties);
-        config.config_store_path = path.to_string_lossy().into_owned();
+        apply(&path.display().to_string(), &properties);
+        store_path = Some(path.to_string_lossy().into_owned());
         eprintln!("load config properties file OK, {}", path.display());
     }
     let overrides = rmq_protocol::properties::parse_assignments(&args.set)
         .map_err(|e| anyhow::anyhow!("--set {e}"))?;
-    config.apply_file(&overrides);
-    Ok(config)
+    apply("--set", &overrides);
+    if !refusals.is_empty() {
+        anyhow::bail!(
+            "invalid configuration, not starting:\n  {}",
+            refusals.join("\n  ")
+        );
+    }
+    if let Some(path) = store_path {
+        config.config_store_path = path;
+    }
+    // The limit keys are not the controller's options: not kept as unknown
+    // ones (GET_CONTROLLER_CONFIG, the persisted file) either.
+    config
+        .extra
+        .retain(|key, _| !ServerLimits::KEYS.contains(&key.as_str()));
+    Ok((config, limits))
 }

@@ -111,9 +111,15 @@ async fn launch(
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = node.clone();
     let task = tokio::spawn(async move {
-        let _ = rmq_controller::server::run(listener, server, SerializeType::Json, async {
-            let _ = stopped.await;
-        })
+        let _ = rmq_controller::server::run(
+            listener,
+            server,
+            SerializeType::Json,
+            &Default::default(),
+            async {
+                let _ = stopped.await;
+            },
+        )
         .await;
     });
     (node, task, stop)

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use rmq_controller::{ControllerConfig, ControllerNode};
+use rmq_namesrv::config::startup_refusals;
 use rmq_namesrv::{KvStore, Namesrv, NamesrvConfig};
+use rmq_transport::ServerLimits;
 use rmq_wire::SerializeType;
 
 /// A drop-in Apache RocketMQ NameServer.
@@ -30,7 +32,8 @@ struct Args {
     /// also where UPDATE_NAMESRV_CONFIG persists.
     #[arg(short = 'c', long = "configFile", value_name = "FILE")]
     config_file: Option<PathBuf>,
-    /// Print every option as name=value and exit.
+    /// Print every option as name=value and exit; comment lines mark the keys
+    /// Waymark accepts but ignores.
     #[arg(short = 'p', long = "printConfigItem")]
     print_config: bool,
     /// Accepted for compatibility with mqnamesrv; has no effect.
@@ -54,13 +57,17 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
 
-    let (config, properties) = load_config(&args)?;
+    let loaded = load_config(&args)?;
+    let (config, properties) = (loaded.config, loaded.properties);
     // Embedded mode: the controller reads its keys from the same properties.
     let controller = config
         .enable_controller_in_namesrv
         .then(|| embedded_controller_config(&config, &properties));
+    refuse_invalid_values(&loaded.sources, controller.is_some())?;
+    let limits = ServerLimits::from_properties(&properties);
     let known = |key: &str| {
         NamesrvConfig::KEYS.contains(&key)
+            || ServerLimits::KEYS.contains(&key)
             || (controller.is_some() && ControllerConfig::KEYS.contains(&key))
     };
     for key in properties.keys().filter(|key| !known(key)) {
@@ -68,15 +75,32 @@ fn main() -> anyhow::Result<()> {
     }
     if args.print_config {
         let mut out = std::io::stdout().lock();
-        for (key, value) in config.to_properties() {
+        out.write_all(config.to_annotated_text().as_bytes())?;
+        writeln!(
+            out,
+            "# connection and memory limits (Waymark's own keys, docs/configuration.md)"
+        )?;
+        for (key, value) in limits.to_properties() {
             writeln!(out, "{key}={value}")?;
         }
         if let Some(controller) = &controller {
+            // Keys both option sets have were printed above; printing them
+            // again (the controller's listenPort is 19876) would make the
+            // later line win for anyone reading the output as properties.
+            writeln!(
+                out,
+                "# embedded controller (enableControllerInNamesrv=true)"
+            )?;
             for (key, value) in controller.to_properties() {
-                writeln!(out, "{key}={value}")?;
+                if !NamesrvConfig::KEYS.contains(&key.as_str()) {
+                    writeln!(out, "{key}={value}")?;
+                }
             }
         }
         return Ok(());
+    }
+    if let Some(warning) = config.ignored_warning(&NamesrvConfig::from_env()) {
+        tracing::warn!("{warning}");
     }
     if let Some(controller) = &controller {
         for warning in controller.warnings(&ControllerConfig::from_env()) {
@@ -102,7 +126,7 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     runtime.block_on(async move {
         let mut config = config;
-        let listener = tokio::net::TcpListener::bind(&address)
+        let listener = rmq_transport::server::bind(&address, config.listen_options())
             .await
             .with_context(|| format!("cannot listen on {address}"))?;
         let local = listener.local_addr()?;
@@ -158,6 +182,7 @@ fn main() -> anyhow::Result<()> {
             Arc::new(state),
             queues,
             serialize_type,
+            &limits,
             stop.clone().cancelled_owned(),
         );
         match embedded {
@@ -166,6 +191,7 @@ fn main() -> anyhow::Result<()> {
                     listener,
                     node,
                     serialize_type,
+                    &limits,
                     stop.clone().cancelled_owned(),
                 );
                 let (namesrv, controller) = tokio::join!(namesrv, controller);
@@ -197,25 +223,38 @@ fn embedded_controller_config(
     controller
 }
 
-/// The NameServer's configuration, and every property it was made from (the
-/// file's, then `--set`'s), for the embedded controller.
-fn load_config(args: &Args) -> anyhow::Result<(NamesrvConfig, BTreeMap<String, String>)> {
+/// The configuration as loaded, before anything checks it.
+struct Loaded {
+    /// The NameServer's configuration.
+    config: NamesrvConfig,
+    /// Every property it was made from (the file's, then `--set`'s), for the
+    /// embedded controller.
+    properties: BTreeMap<String, String>,
+    /// The same properties by origin (the file's path, `--set`), so that an
+    /// error says where a bad value came from.
+    sources: Vec<(String, BTreeMap<String, String>)>,
+}
+
+fn load_config(args: &Args) -> anyhow::Result<Loaded> {
     let mut config = NamesrvConfig::from_env();
     let mut all = BTreeMap::new();
+    let mut sources = Vec::new();
     if let Some(path) = &args.config_file {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read config file {}", path.display()))?;
         let properties = rmq_protocol::properties::parse(&text)
             .with_context(|| format!("{} is not a properties file", path.display()))?;
         config.apply_file(&properties);
-        all.extend(properties);
+        all.extend(properties.clone());
+        sources.push((path.display().to_string(), properties));
         config.config_store_path = path.to_string_lossy().into_owned();
         eprintln!("load config properties file OK, {}", path.display());
     }
     let overrides = rmq_protocol::properties::parse_assignments(&args.set)
         .map_err(|e| anyhow::anyhow!("--set {e}"))?;
     config.apply_file(&overrides);
-    all.extend(overrides);
+    all.extend(overrides.clone());
+    sources.push(("--set".to_owned(), overrides));
     if let Some(listen) = &args.listen {
         let (host, port) = match listen.rsplit_once(':') {
             Some((host, port)) => (Some(host), port),
@@ -229,5 +268,43 @@ fn load_config(args: &Args) -> anyhow::Result<(NamesrvConfig, BTreeMap<String, S
             config.bind_address = host.to_owned();
         }
     }
-    Ok((config, all))
+    Ok(Loaded {
+        config,
+        properties: all,
+        sources,
+    })
+}
+
+/// Refuses to start (or print) with a value Java's setters would silently
+/// replace by the default: every bad entry is named at once, with where it
+/// came from, so one edit fixes them all. The runtime UPDATE_NAMESRV_CONFIG
+/// checks the same way, entry by entry. With the embedded controller, its
+/// keys are checked with its own option types.
+fn refuse_invalid_values(
+    sources: &[(String, BTreeMap<String, String>)],
+    embedded_controller: bool,
+) -> anyhow::Result<()> {
+    let check = |key: &str, value: &str| {
+        if ServerLimits::KEYS.contains(&key) {
+            ServerLimits::check(key, value)
+        } else if embedded_controller
+            && !NamesrvConfig::KEYS.contains(&key)
+            && ControllerConfig::KEYS.contains(&key)
+        {
+            ControllerConfig::check_update(key, value)
+        } else {
+            NamesrvConfig::check_startup(key, value)
+        }
+    };
+    let refusals: Vec<String> = sources
+        .iter()
+        .flat_map(|(origin, properties)| startup_refusals(origin, properties, check))
+        .collect();
+    if refusals.is_empty() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "invalid configuration, not starting:\n  {}",
+        refusals.join("\n  ")
+    )
 }

@@ -1,0 +1,183 @@
+//! Reading request frames off one server connection within the server's
+//! limits: a frame larger than [`FREE_FRAME_BYTES`] is received only with
+//! budget from the server-wide [`FrameBudget`], must arrive whole within the
+//! frame timeout, and a header larger than the limit ends the connection
+//! before it is decoded.
+//!
+//! A hand-written loop rather than tokio-util's `FramedRead`: the budget has
+//! to be awaited between reading a frame's length and reserving memory for
+//! it, which a synchronous `Decoder` cannot do.
+
+use std::fmt;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use rmq_wire::frame::{self, FrameStatus};
+use rmq_wire::{FrameError, RemotingCommand};
+use tokio::io::AsyncReadExt;
+use tokio::net::tcp::OwnedReadHalf;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Instant;
+
+use crate::budget::FrameBudget;
+
+/// Frames up to this size are received without asking for budget: most
+/// requests (route queries, heartbeats) are a few hundred bytes, and what
+/// all connections can hold this way is bounded by the connection limits.
+pub(crate) const FREE_FRAME_BYTES: usize = 4 * 1024;
+
+/// The read buffer a connection starts with.
+const READ_BUFFER_START: usize = 1024;
+
+/// Read buffers that grew past this for one large frame are not kept.
+const SHRINK_ABOVE: usize = 64 * 1024;
+
+/// A connection's frame limits.
+#[derive(Debug, Clone)]
+pub(crate) struct FrameLimits {
+    pub(crate) budget: FrameBudget,
+    /// How long a frame that needed budget may take to arrive whole,
+    /// waiting for the budget included.
+    pub(crate) frame_timeout: Duration,
+    /// Largest header accepted, in bytes.
+    pub(crate) max_header_bytes: usize,
+}
+
+/// Why reading stopped.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// The bytes are not a frame.
+    Frame(FrameError),
+    /// A header over the limit.
+    HeaderTooLarge { header: usize, limit: usize },
+    /// A large frame did not arrive whole (budget wait included) in time.
+    FrameTimeout { frame: usize, timeout: Duration },
+    /// The socket failed.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Frame(error) => write!(f, "{error}"),
+            ReadError::HeaderTooLarge { header, limit } => write!(
+                f,
+                "header of {header} bytes exceeds the limit of {limit} bytes (maxHeaderBytes)"
+            ),
+            ReadError::FrameTimeout { frame, timeout } => write!(
+                f,
+                "a frame of {frame} bytes did not arrive whole within {} s, waiting for the server's partial-frame budget included (frameReadTimeoutSeconds)",
+                timeout.as_secs()
+            ),
+            ReadError::Io(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+/// One request frame and the budget its bytes were received under (held
+/// until the request has been handled: its body shares the frame's memory).
+pub(crate) struct Received {
+    pub(crate) command: RemotingCommand,
+    pub(crate) budget: Option<OwnedSemaphorePermit>,
+}
+
+/// The reading half of a server connection.
+pub(crate) struct FrameReader {
+    io: OwnedReadHalf,
+    buf: BytesMut,
+    limits: FrameLimits,
+    /// Budget and deadline of the large frame being received.
+    large: Option<(OwnedSemaphorePermit, Instant)>,
+}
+
+impl FrameReader {
+    pub(crate) fn new(io: OwnedReadHalf, limits: FrameLimits) -> FrameReader {
+        FrameReader {
+            io,
+            buf: BytesMut::with_capacity(READ_BUFFER_START),
+            limits,
+            large: None,
+        }
+    }
+
+    /// The next frame; `None` when the peer closed the connection between
+    /// frames. Cancel-safe: what was read and the budget held stay with the
+    /// reader.
+    pub(crate) async fn next(&mut self) -> Result<Option<Received>, ReadError> {
+        loop {
+            match frame::check(&self.buf).map_err(ReadError::Frame)? {
+                FrameStatus::Complete { len } => return self.split(len).map(Some),
+                FrameStatus::Incomplete { needed } => {
+                    if needed > FREE_FRAME_BYTES && self.large.is_none() {
+                        self.take_budget(needed).await?;
+                    }
+                    self.buf.reserve(needed.saturating_sub(self.buf.len()));
+                    let read = match &self.large {
+                        Some((_, deadline)) => {
+                            tokio::time::timeout_at(*deadline, self.io.read_buf(&mut self.buf))
+                                .await
+                                .map_err(|_| ReadError::FrameTimeout {
+                                    frame: needed,
+                                    timeout: self.limits.frame_timeout,
+                                })?
+                        }
+                        None => self.io.read_buf(&mut self.buf).await,
+                    };
+                    if read.map_err(ReadError::Io)? == 0 {
+                        return if self.buf.is_empty() {
+                            Ok(None)
+                        } else {
+                            Err(ReadError::Io(std::io::ErrorKind::UnexpectedEof.into()))
+                        };
+                    }
+                }
+            }
+        }
+    }
+
+    async fn take_budget(&mut self, needed: usize) -> Result<(), ReadError> {
+        let deadline = Instant::now() + self.limits.frame_timeout;
+        let permit = match self.limits.budget.try_acquire(needed) {
+            Some(permit) => permit,
+            None => {
+                tracing::debug!(frame = needed, "waiting for partial-frame budget");
+                tokio::time::timeout_at(deadline, self.limits.budget.acquire(needed))
+                    .await
+                    .map_err(|_| ReadError::FrameTimeout {
+                        frame: needed,
+                        timeout: self.limits.frame_timeout,
+                    })?
+            }
+        };
+        self.large = Some((permit, deadline));
+        Ok(())
+    }
+
+    fn split(&mut self, len: usize) -> Result<Received, ReadError> {
+        // The header length is checked before the header is decoded, so an
+        // oversized one costs no parsing.
+        let header = header_len(&self.buf);
+        if header > self.limits.max_header_bytes {
+            return Err(ReadError::HeaderTooLarge {
+                header,
+                limit: self.limits.max_header_bytes,
+            });
+        }
+        let whole = self.buf.split_to(len).freeze();
+        let budget = self.large.take().map(|(permit, _)| permit);
+        if budget.is_some() && self.buf.capacity() > SHRINK_ABOVE {
+            let rest = std::mem::replace(&mut self.buf, BytesMut::with_capacity(READ_BUFFER_START));
+            self.buf.extend_from_slice(&rest);
+        }
+        let command = frame::decode(whole).map_err(ReadError::Frame)?;
+        Ok(Received { command, budget })
+    }
+}
+
+/// The header-length field of the complete frame at the start of `buf`.
+fn header_len(buf: &[u8]) -> usize {
+    match buf.get(5..8) {
+        Some(&[a, b, c]) => u32::from_be_bytes([0, a, b, c]) as usize,
+        _ => 0,
+    }
+}

@@ -1,0 +1,144 @@
+//! The keys that set a server's connection and memory limits
+//! ([`ServerConfig`]'s budgets), read from the same properties file and
+//! `--set` options as the Java keys. Java has no such limits, so these keys
+//! are Waymark's own; a Java server given the same file ignores them.
+
+use std::time::Duration;
+
+use crate::server::ServerConfig;
+
+rmq_protocol::java_options! {
+    /// Connection and memory limits of a server, by key.
+    pub struct ServerLimits {
+        max_connections: i32 = "maxConnections", |_, _| 65_536;
+        max_connections_per_ip: i32 = "maxConnectionsPerIp", |_, _| 4_096;
+        partial_frame_budget_bytes: i64 = "partialFrameBudgetBytes", |_, _| 128 << 20;
+        frame_read_timeout_seconds: i32 = "frameReadTimeoutSeconds", |_, _| 60;
+        max_header_bytes: i32 = "maxHeaderBytes", |_, _| 64 * 1024;
+        max_header_field_bytes: i32 = "maxHeaderFieldBytes", |_, _| 32 * 1024;
+        response_budget_bytes_per_connection: i64 = "responseBudgetBytesPerConnection", |_, _| 32 << 20;
+        response_budget_bytes: i64 = "responseBudgetBytes", |_, _| 256 << 20;
+    }
+}
+
+impl ServerLimits {
+    /// The defaults (no key depends on the home directory).
+    pub fn new() -> ServerLimits {
+        ServerLimits::defaults(std::path::Path::new("."), None)
+    }
+
+    /// Reads the limit keys of `properties` (others are not this struct's
+    /// business and are left out).
+    pub fn from_properties(
+        properties: &std::collections::BTreeMap<String, String>,
+    ) -> ServerLimits {
+        let mut limits = ServerLimits::new();
+        for (key, value) in properties {
+            limits.set(key, value);
+        }
+        limits
+    }
+
+    /// Why `key` may not be `value` at start-up: the type check of
+    /// [`ServerLimits::check_update`], and every limit at least 1 (a limit
+    /// of zero would refuse everything). `Ok` for keys that are not limits.
+    pub fn check(key: &str, value: &str) -> Result<(), String> {
+        if !ServerLimits::KEYS.contains(&key) {
+            return Ok(());
+        }
+        ServerLimits::check_update(key, value)?;
+        match value.trim().parse::<i64>() {
+            Ok(n) if n >= 1 => Ok(()),
+            _ => Err(format!("invalid value for {key}: must be at least 1")),
+        }
+    }
+
+    /// Sets these limits on `config`.
+    pub fn apply_to(&self, config: &mut ServerConfig) {
+        let size = |n: i64| usize::try_from(n.max(1)).unwrap_or(usize::MAX);
+        config.max_connections = size(self.max_connections.into());
+        config.max_connections_per_ip = size(self.max_connections_per_ip.into());
+        config.frame_budget = size(self.partial_frame_budget_bytes);
+        config.frame_timeout =
+            Duration::from_secs(u64::try_from(self.frame_read_timeout_seconds.max(1)).unwrap_or(1));
+        config.max_header_bytes = size(self.max_header_bytes.into());
+        config.max_header_field_bytes = size(self.max_header_field_bytes.into());
+        config.response_budget_per_connection = size(self.response_budget_bytes_per_connection);
+        config.response_budget = size(self.response_budget_bytes);
+    }
+}
+
+impl Default for ServerLimits {
+    fn default() -> ServerLimits {
+        ServerLimits::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_the_server_configs() {
+        let mut config = ServerConfig {
+            max_connections: 1,
+            max_connections_per_ip: 1,
+            frame_budget: 1,
+            frame_timeout: Duration::from_secs(1),
+            max_header_bytes: 1,
+            max_header_field_bytes: 1,
+            response_budget_per_connection: 1,
+            response_budget: 1,
+            ..ServerConfig::default()
+        };
+        ServerLimits::new().apply_to(&mut config);
+        let defaults = ServerConfig::default();
+        assert_eq!(config.max_connections, defaults.max_connections);
+        assert_eq!(
+            config.max_connections_per_ip,
+            defaults.max_connections_per_ip
+        );
+        assert_eq!(config.frame_budget, defaults.frame_budget);
+        assert_eq!(config.frame_timeout, defaults.frame_timeout);
+        assert_eq!(config.max_header_bytes, defaults.max_header_bytes);
+        assert_eq!(
+            config.max_header_field_bytes,
+            defaults.max_header_field_bytes
+        );
+        assert_eq!(
+            config.response_budget_per_connection,
+            defaults.response_budget_per_connection
+        );
+        assert_eq!(config.response_budget, defaults.response_budget);
+    }
+
+    #[test]
+    fn keys_set_the_limits() {
+        let properties = [
+            ("maxConnectionsPerIp", "16"),
+            ("frameReadTimeoutSeconds", "5"),
+            ("listenPort", "1"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let mut config = ServerConfig::default();
+        ServerLimits::from_properties(&properties).apply_to(&mut config);
+        assert_eq!(config.max_connections_per_ip, 16);
+        assert_eq!(config.frame_timeout, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn limits_must_be_whole_numbers_of_at_least_one() {
+        assert_eq!(ServerLimits::check("maxHeaderBytes", "1024"), Ok(()));
+        assert_eq!(
+            ServerLimits::check("listenPort", "0"),
+            Ok(()),
+            "not a limit"
+        );
+        for bad in ["0", "-5", "lots", "1\n"] {
+            let error = ServerLimits::check("maxHeaderBytes", bad).unwrap_err();
+            assert!(error.contains("maxHeaderBytes"), "{error}");
+        }
+    }
+}
