@@ -4,6 +4,10 @@
 //! A PUT or DELETE is acknowledged only once the whole new file is durably
 //! on disk; if that fails the error is returned and memory is left as it was
 //! (Java logs the IOException and answers success).
+//!
+//! Quotas ([`Limits`]: value size, keys per namespace) are checked by
+//! [`KvStore::check_quota`] before a PUT is staged; a store written before
+//! them still loads, with a warning ([`KvStore::warn_over_quota`]).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -13,6 +17,8 @@ use rmq_protocol::{Dialect, JavaJson, KvConfigSerializeWrapper};
 use serde::Deserialize;
 
 use rmq_transport::durable::{backup_of, replace_file, sibling, write_atomically};
+
+use crate::limits::Limits;
 
 /// One namespace's entries.
 pub type Namespace = BTreeMap<String, String>;
@@ -55,6 +61,30 @@ pub enum KvLoadError {
         path: PathBuf,
         /// Why.
         source: io::Error,
+    },
+}
+
+/// A PUT_KV_CONFIG that would take the store past a quota of [`Limits`].
+/// The messages name the limit's configuration key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KvQuotaError {
+    /// The value is larger than `maxKvValueBytes`.
+    #[error("value of {len} bytes exceeds maxKvValueBytes ({limit})")]
+    ValueTooLarge {
+        /// The value's size in UTF-8 bytes.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The namespace already holds `maxKvKeysPerNamespace` keys.
+    #[error("namespace {namespace} already holds {keys} keys, maxKvKeysPerNamespace is {limit}")]
+    TooManyKeys {
+        /// The namespace.
+        namespace: String,
+        /// Keys it holds now.
+        keys: usize,
+        /// The limit.
+        limit: usize,
     },
 }
 
@@ -139,6 +169,64 @@ impl KvStore {
     /// One namespace; an emptied namespace still exists.
     pub fn namespace(&self, namespace: &str) -> Option<&Namespace> {
         self.tables.get(namespace)
+    }
+
+    /// Whether PUT_KV_CONFIG of `value` under `namespace`/`key` stays within
+    /// `limits`. Removing (`None`) and replacing an existing key never add a
+    /// key, so only the value size applies to them.
+    ///
+    /// # Errors
+    /// The first quota the put would break.
+    pub fn check_quota(
+        &self,
+        namespace: &str,
+        key: &str,
+        value: Option<&str>,
+        limits: &Limits,
+    ) -> Result<(), KvQuotaError> {
+        let Some(value) = value else {
+            return Ok(());
+        };
+        if value.len() > limits.max_kv_value_bytes {
+            return Err(KvQuotaError::ValueTooLarge {
+                len: value.len(),
+                limit: limits.max_kv_value_bytes,
+            });
+        }
+        let entries = self.tables.get(namespace);
+        let keys = entries.map_or(0, Namespace::len);
+        let adds_key = entries.is_none_or(|entries| !entries.contains_key(key));
+        if adds_key && keys >= limits.max_kv_keys_per_namespace {
+            return Err(KvQuotaError::TooManyKeys {
+                namespace: namespace.to_owned(),
+                keys,
+                limit: limits.max_kv_keys_per_namespace,
+            });
+        }
+        Ok(())
+    }
+
+    /// Logs a warning for every namespace over a quota of `limits` (a store
+    /// written before the quotas, or under larger ones). Such a store stays
+    /// readable; only further growth is refused.
+    pub fn warn_over_quota(&self, limits: &Limits) {
+        for (namespace, entries) in &self.tables {
+            let large = entries
+                .values()
+                .filter(|v| v.len() > limits.max_kv_value_bytes)
+                .count();
+            if entries.len() > limits.max_kv_keys_per_namespace || large > 0 {
+                tracing::warn!(
+                    file = %self.path.display(),
+                    %namespace,
+                    keys = entries.len(),
+                    max_kv_keys_per_namespace = limits.max_kv_keys_per_namespace,
+                    values_over_limit = large,
+                    max_kv_value_bytes = limits.max_kv_value_bytes,
+                    "KV namespace exceeds a quota; it is kept, but puts that grow it are refused"
+                );
+            }
+        }
     }
 
     /// Stores a value (creating the namespace) and persists. `None` removes
@@ -323,6 +411,64 @@ mod tests {
                 "the file is left alone"
             );
         }
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn quotas_refuse_large_values_and_new_keys_past_the_limit() {
+        let path = temp_path("quota");
+        let mut store = KvStore::load(&path).unwrap();
+        let limits = Limits {
+            max_kv_value_bytes: 8,
+            max_kv_keys_per_namespace: 2,
+            ..Limits::default()
+        };
+        assert_eq!(
+            store.check_quota("ns", "a", Some("12345678"), &limits),
+            Ok(())
+        );
+        let large = store.check_quota("ns", "a", Some("123456789"), &limits);
+        assert_eq!(large, Err(KvQuotaError::ValueTooLarge { len: 9, limit: 8 }));
+        assert!(large.unwrap_err().to_string().contains("maxKvValueBytes"));
+        store.put("ns", "a", Some("1")).unwrap();
+        store.put("ns", "b", Some("2")).unwrap();
+        let full = store
+            .check_quota("ns", "c", Some("3"), &limits)
+            .unwrap_err();
+        assert!(
+            matches!(
+                &full,
+                KvQuotaError::TooManyKeys {
+                    keys: 2,
+                    limit: 2,
+                    ..
+                }
+            ),
+            "{full}"
+        );
+        assert!(full.to_string().contains("maxKvKeysPerNamespace"));
+        // Replacing or removing a key, and other namespaces, stay allowed.
+        assert_eq!(store.check_quota("ns", "a", Some("x"), &limits), Ok(()));
+        assert_eq!(store.check_quota("ns", "c", None, &limits), Ok(()));
+        assert_eq!(store.check_quota("other", "c", Some("3"), &limits), Ok(()));
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_store_over_quota_still_loads() {
+        let path = temp_path("over-quota");
+        let mut store = KvStore::load(&path).unwrap();
+        for key in ["a", "b", "c"] {
+            store.put("ns", key, Some("a long value")).unwrap();
+        }
+        let limits = Limits {
+            max_kv_value_bytes: 4,
+            max_kv_keys_per_namespace: 2,
+            ..Limits::default()
+        };
+        let reloaded = KvStore::load(&path).unwrap();
+        reloaded.warn_over_quota(&limits);
+        assert_eq!(reloaded.namespace("ns").map(Namespace::len), Some(3));
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 

@@ -14,10 +14,12 @@ pub mod error;
 pub mod handlers;
 pub mod housekeeping;
 pub mod kv;
+pub mod limits;
 pub mod route;
 pub mod server;
 pub mod state;
 
 pub use config::NamesrvConfig;
 pub use kv::KvStore;
+pub use limits::Limits;
 pub use state::{Namesrv, Queues};

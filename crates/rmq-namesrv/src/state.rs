@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use crate::clock::Clock;
 use crate::config::NamesrvConfig;
 use crate::kv::KvStore;
+use crate::limits::Limits;
 use crate::route::{ConnId, MinIdNotification, SharedRoutes, Unregistration};
 
 /// Everything the request handlers share.
@@ -38,6 +39,9 @@ pub struct Namesrv {
     pub notifications: mpsc::UnboundedSender<MinIdNotification>,
     /// Open connections, so an expired broker's connection can be closed.
     pub connections: Mutex<HashMap<ConnId, ConnectionHandle>>,
+    /// Bounds on request contents (topics per registration, KV quotas),
+    /// fixed at start-up.
+    pub limits: Limits,
 }
 
 /// The receiving ends of the state's queues, for the background tasks.
@@ -50,8 +54,15 @@ pub struct Queues {
 }
 
 impl Namesrv {
-    /// State over a loaded KV store and a configuration.
+    /// State over a loaded KV store and a configuration, with the default
+    /// [`Limits`].
     pub fn new(config: NamesrvConfig, kv: KvStore) -> (Namesrv, Queues) {
+        Namesrv::with_limits(config, kv, Limits::default())
+    }
+
+    /// State over a loaded KV store and a configuration, with `limits`.
+    pub fn with_limits(config: NamesrvConfig, kv: KvStore, limits: Limits) -> (Namesrv, Queues) {
+        kv.warn_over_quota(&limits);
         let capacity = usize::try_from(config.unregister_broker_queue_capacity)
             .unwrap_or(1)
             .max(1);
@@ -68,6 +79,7 @@ impl Namesrv {
             unregistrations: unregister_tx,
             notifications: notify_tx,
             connections: Mutex::new(HashMap::new()),
+            limits,
         };
         (
             state,

@@ -17,6 +17,7 @@ use anyhow::Context;
 use clap::Parser;
 use rmq_controller::{ControllerConfig, ControllerNode};
 use rmq_namesrv::config::startup_refusals;
+use rmq_namesrv::limits::LimitKeys;
 use rmq_namesrv::{KvStore, Namesrv, NamesrvConfig};
 use rmq_transport::ServerLimits;
 use rmq_wire::SerializeType;
@@ -73,9 +74,11 @@ fn main() -> anyhow::Result<()> {
         .then(|| embedded_controller_config(&config, &properties));
     refuse_invalid_values(&loaded.sources, controller.is_some())?;
     let limits = ServerLimits::from_properties(&properties);
+    let request_limits = LimitKeys::from_properties(&properties);
     let known = |key: &str| {
         NamesrvConfig::KEYS.contains(&key)
             || ServerLimits::KEYS.contains(&key)
+            || LimitKeys::KEYS.contains(&key)
             || (controller.is_some() && ControllerConfig::KEYS.contains(&key))
     };
     for key in properties.keys().filter(|key| !known(key)) {
@@ -88,7 +91,11 @@ fn main() -> anyhow::Result<()> {
             out,
             "# connection and memory limits (Waymark's own keys, docs/configuration.md)"
         )?;
-        for (key, value) in limits.to_properties() {
+        let all_limits = limits
+            .to_properties()
+            .into_iter()
+            .chain(request_limits.to_properties());
+        for (key, value) in all_limits.collect::<BTreeMap<_, _>>() {
             writeln!(out, "{key}={value}")?;
         }
         if let Some(controller) = &controller {
@@ -140,7 +147,7 @@ fn main() -> anyhow::Result<()> {
         let local = listener.local_addr()?;
         // With port 0 the OS picks one; report that one (GET_NAMESRV_CONFIG).
         config.listen_port = i32::from(local.port());
-        let (state, queues) = Namesrv::new(config, kv);
+        let (state, queues) = Namesrv::with_limits(config, kv, request_limits.limits());
         // The controller starts after the NameServer, on its own port, as
         // Java's NamesrvStartup does.
         let embedded = match (controller, controller_address) {
@@ -295,6 +302,8 @@ fn refuse_invalid_values(
     let check = |key: &str, value: &str| {
         if ServerLimits::KEYS.contains(&key) {
             ServerLimits::check(key, value)
+        } else if LimitKeys::KEYS.contains(&key) {
+            LimitKeys::check(key, value)
         } else if embedded_controller
             && !NamesrvConfig::KEYS.contains(&key)
             && ControllerConfig::KEYS.contains(&key)

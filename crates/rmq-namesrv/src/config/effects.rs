@@ -57,9 +57,9 @@ const fn ignored(key: &'static str, reason: &'static str) -> KeyEffect {
 }
 
 const NETTY_THREADS: &str = "Netty thread tuning; the async runtime runs one worker per core";
-const NO_SHARED_QUEUE: &str = "there is no shared request queue to fill (Java answers SYSTEM_BUSY when it is full); each connection has at most 256 requests in flight and is not read beyond that";
+const NO_SHARED_QUEUE: &str = "route queries are answered as they are read and never queue (Java answers SYSTEM_BUSY when its client pool is full); each connection has at most 256 requests in flight and is not read beyond that";
 const SERVER_SENT_REQUESTS: &str = "bounds requests the server itself sends over accepted connections; the NameServer sends none (NOTIFY goes over connections of its own)";
-const WRITE_BUFFER: &str = "Netty's write buffer; a connection's unwritten responses are bounded by its 256 requests in flight";
+const WRITE_BUFFER: &str = "Netty's write buffer; a connection's unwritten responses are bounded by `responseBudgetBytesPerConnection` instead";
 const NETTY_ONLY: &str = "Netty internals with no counterpart in the async runtime";
 const SHUTDOWN: &str = "SIGTERM always stops accepting and drains in-flight requests for up to 10 s; there is no GO_AWAY window";
 
@@ -71,8 +71,8 @@ pub const KEY_EFFECTS: &[KeyEffect] = &[
     ignored("clusterTest", "cluster-test mode (routes looked up in another NameServer) is not implemented"),
     at_start("configBlackList", "keys UPDATE_NAMESRV_CONFIG refuses; `configBlackList`, `configStorePath`, `kvConfigPath` and `rocketmqHome` are refused whatever it says"),
     at_start("configStorePath", "where UPDATE_NAMESRV_CONFIG persists (durably); `-c` sets it to that file, as Java"),
-    at_start("defaultThreadPoolNums", "heavy requests (registration, KV and configuration writes) run at once, at most one per core"),
-    ignored("defaultThreadPoolQueueCapacity", NO_SHARED_QUEUE),
+    at_start("defaultThreadPoolNums", "registrations run at once, at most one per core (KV and configuration writes have two slots of their own)"),
+    at_start("defaultThreadPoolQueueCapacity", "requests waiting for a slot in each of the two heavy pools (registrations; KV and configuration writes); beyond it SYSTEM_BUSY, as Java"),
     live("deleteTopicWithBrokerRegistration", "drop topics a master's registration no longer lists"),
     live("enableAllTopicList", "allow GET_ALL_TOPIC_LIST_FROM_NAMESERVER"),
     at_start("enableControllerInNamesrv", "run the controller in this process, on its own port"),
@@ -182,7 +182,11 @@ impl NamesrvConfig {
                 }
                 Some(_) => {}
                 // Printed with the other limits, after the Java keys.
-                None if rmq_transport::ServerLimits::KEYS.contains(&key.as_str()) => continue,
+                None if rmq_transport::ServerLimits::KEYS.contains(&key.as_str())
+                    || crate::limits::LimitKeys::KEYS.contains(&key.as_str()) =>
+                {
+                    continue
+                }
                 None => text.push_str(
                     "# unknown key: kept, shown by GET_NAMESRV_CONFIG and persisted; changes nothing\n",
                 ),

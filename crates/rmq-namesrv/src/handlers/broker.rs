@@ -4,19 +4,30 @@ use rmq_protocol::headers::{
     BrokerHeartbeatRequestHeader, QueryDataVersionRequestHeader, QueryDataVersionResponseHeader,
     RegisterBrokerRequestHeader, RegisterBrokerResponseHeader, UnregisterBrokerRequestHeader,
 };
+use rmq_protocol::register::RegisterDecodeError;
 use rmq_protocol::{body_crc32, DataVersion, Dialect, JavaJson, KvTable, RegisterBrokerBody};
+use rmq_transport::ConnectionInfo;
 use rmq_wire::{RemotingCommand, ResponseCode};
 
 use super::{header_if_complete, success, validate};
 use crate::error::{Error, HandlerResult};
-use crate::route::{BrokerKey, BrokerRegistration, ConnId, Unregistration};
+use crate::route::{BrokerKey, BrokerRegistration, Unregistration};
 use crate::state::Namesrv;
 
 /// KV namespace of order-topic configuration.
 pub const ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
 
 /// REGISTER_BROKER (nameserver.md §2.2).
-pub fn register(state: &Namesrv, request: &RemotingCommand, conn: ConnId) -> HandlerResult {
+///
+/// A body with more topics (or static-topic mappings, or filter servers)
+/// than `maxTopicsPerRegistration` is refused while it is decoded, before it
+/// is built: SYSTEM_ERROR naming the limit and the broker, as other refused
+/// registrations, and a warning naming the peer.
+pub fn register(
+    state: &Namesrv,
+    request: &RemotingCommand,
+    conn: &ConnectionInfo,
+) -> HandlerResult {
     let header: RegisterBrokerRequestHeader = request.header()?;
     let body = request.body.as_deref();
     if header.body_crc32 != 0 {
@@ -26,8 +37,28 @@ pub fn register(state: &Namesrv, request: &RemotingCommand, conn: ConnId) -> Han
             return Err(Error::system("crc32 not match").with_empty_header());
         }
     }
-    let decoded = RegisterBrokerBody::decode_request(body, header.compressed, request.version)
-        .map_err(|e| Error::system(format!("Failed to decode RegisterBrokerBody: {e}")))?;
+    let limit = state.limits.max_topics_per_registration;
+    let decoded =
+        RegisterBrokerBody::decode_request_limited(body, header.compressed, request.version, limit)
+            .map_err(|e| match e {
+                RegisterDecodeError::TooMany { what, limit } => {
+                    tracing::warn!(
+                        peer = %conn.peer(),
+                        broker = %header.broker_addr,
+                        broker_name = %header.broker_name,
+                        what,
+                        max_topics_per_registration = limit,
+                        "registration refused: over maxTopicsPerRegistration"
+                    );
+                    Error::system(format!(
+                        "register broker {} ({}) refused: the body carries more than {limit} {what}, maxTopicsPerRegistration is {limit}",
+                        header.broker_name, header.broker_addr
+                    ))
+                }
+                RegisterDecodeError::Body(e) => {
+                    Error::system(format!("Failed to decode RegisterBrokerBody: {e}"))
+                }
+            })?;
     let wrapper = decoded.topic_config_serialize_wrapper;
     for tc in wrapper.topic_config_table.values() {
         validate::registered_topic(&tc.topic_name, tc.read_queue_nums, tc.write_queue_nums)?;
@@ -55,7 +86,7 @@ pub fn register(state: &Namesrv, request: &RemotingCommand, conn: ConnId) -> Han
         topic_configs: wrapper.topic_config_table.into_values().collect(),
         mappings: wrapper.topic_queue_mapping_info_map,
         filter_servers: decoded.filter_server_list,
-        conn,
+        conn: conn.id().0,
     };
     let (cluster, addr, name, id) = (
         registration.cluster.clone(),
@@ -151,4 +182,40 @@ pub fn query_data_version(state: &Namesrv, request: &RemotingCommand) -> Handler
         response = response.with_body(stored.to_json(Dialect::Default));
     }
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use rmq_wire::{RequestCode, ResponseCode};
+
+    use crate::handlers::tests::{request, Fixture, Reg};
+    use crate::limits::Limits;
+
+    #[test]
+    fn a_registration_over_the_topic_limit_is_refused_by_name() {
+        let mut fixture = Fixture::new();
+        fixture.state.limits = Limits {
+            max_topics_per_registration: 3,
+            ..Limits::default()
+        };
+        let four = ["T1", "T2", "T3", "T4"];
+        let response = fixture.register(&Reg::master("broker-a", "127.0.0.1:10911", &four));
+        assert_eq!(response.response_code(), ResponseCode::SystemError);
+        let remark = response.remark.unwrap();
+        assert!(
+            remark.contains("maxTopicsPerRegistration is 3")
+                && remark.contains("broker-a")
+                && remark.contains("127.0.0.1:10911"),
+            "{remark}"
+        );
+        let route = request(RequestCode::GetRouteInfoByTopic, &[("topic", "T1")]);
+        assert_eq!(
+            fixture.call(&route).response_code(),
+            ResponseCode::TopicNotExist
+        );
+
+        let three = ["T1", "T2", "T3"];
+        let response = fixture.register(&Reg::master("broker-a", "127.0.0.1:10911", &three));
+        assert_eq!(response.response_code(), ResponseCode::Success);
+    }
 }

@@ -1,4 +1,9 @@
 //! PUT/GET/DELETE_KV_CONFIG and GET_KVLIST_BY_NAMESPACE (nameserver.md §2.15–2.18).
+//!
+//! The KV quotas of [`crate::limits::Limits`] are Waymark's: a PUT beyond
+//! them, and a listing larger than a client accepts, are answered with
+//! SYSTEM_ERROR naming the limit (Java answers SYSTEM_ERROR for the PUT it
+//! refuses, a null namespace or key).
 
 use rmq_protocol::headers::{
     DeleteKvConfigRequestHeader, GetKvConfigRequestHeader, GetKvConfigResponseHeader,
@@ -24,6 +29,17 @@ pub fn put(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     })?;
     let (namespace, key) = (header.namespace, header.key);
     let _writer = state.kv_write.lock();
+    if let Err(quota) =
+        state
+            .kv
+            .read()
+            .check_quota(&namespace, &key, header.value.as_deref(), &state.limits)
+    {
+        tracing::warn!(%namespace, %key, %quota, "kv config put refused");
+        return Err(Error::system(format!(
+            "kv config put refused, Namespace: {namespace} Key: {key}: {quota}"
+        )));
+    }
     let mut staged = state.kv.read().clone();
     staged
         .put(&namespace, &key, header.value.as_deref())
@@ -81,10 +97,105 @@ pub fn list(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     let namespace = header.namespace.as_deref();
     let table = namespace.and_then(|namespace| state.kv.read().namespace(namespace).cloned());
     match table {
-        Some(table) => Ok(success(request).with_body(KvTable { table }.to_json(Dialect::Default))),
+        Some(table) => {
+            let body = KvTable { table }.to_json(Dialect::Default);
+            let limit = state.limits.max_kv_list_bytes;
+            if body.len() > limit {
+                // Only a store written before the quotas gets here; a frame
+                // this large would make the client drop the connection.
+                let namespace = namespace.unwrap_or("null");
+                tracing::warn!(%namespace, bytes = body.len(), limit, "kv list too large to send");
+                return Err(Error::system(format!(
+                    "the kv list of Namespace: {namespace} is {} bytes, over maxKvListBytes ({limit})",
+                    body.len()
+                )));
+            }
+            Ok(success(request).with_body(body))
+        }
         None => Err(Error::new(
             ResponseCode::QueryNotFound,
             format!("No config item, Namespace: {}", namespace.unwrap_or("null")),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmq_wire::{RemotingCommand, RequestCode, ResponseCode};
+
+    use crate::handlers::tests::{request, Fixture};
+    use crate::limits::Limits;
+
+    fn put(namespace: &str, key: &str, value: &str) -> RemotingCommand {
+        request(
+            RequestCode::PutKvConfig,
+            &[("namespace", namespace), ("key", key), ("value", value)],
+        )
+    }
+
+    fn small_limits() -> Limits {
+        Limits {
+            max_kv_value_bytes: 16,
+            max_kv_keys_per_namespace: 2,
+            max_kv_list_bytes: 64,
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn puts_beyond_the_quotas_are_refused_and_change_nothing() {
+        let mut fixture = Fixture::new();
+        fixture.state.limits = small_limits();
+        let large = fixture.call(&put("ns", "a", &"v".repeat(17)));
+        assert_eq!(large.response_code(), ResponseCode::SystemError);
+        let remark = large.remark.unwrap();
+        assert!(
+            remark.contains("maxKvValueBytes (16)") && remark.contains("Key: a"),
+            "{remark}"
+        );
+        for key in ["a", "b"] {
+            assert_eq!(
+                fixture.call(&put("ns", key, "v")).response_code(),
+                ResponseCode::Success
+            );
+        }
+        let third = fixture.call(&put("ns", "c", "v"));
+        assert_eq!(third.response_code(), ResponseCode::SystemError);
+        assert!(third.remark.unwrap().contains("maxKvKeysPerNamespace is 2"));
+        assert_eq!(fixture.state.kv.read().get("ns", "c"), None);
+        // Replacing a key of a full namespace is fine.
+        assert_eq!(
+            fixture.call(&put("ns", "a", "w")).response_code(),
+            ResponseCode::Success
+        );
+    }
+
+    #[test]
+    fn a_listing_over_the_limit_is_refused_naming_namespace_and_size() {
+        let mut fixture = Fixture::new();
+        for key in ["key-1", "key-2"] {
+            assert_eq!(
+                fixture.call(&put("ns", key, "0123456789")).response_code(),
+                ResponseCode::Success
+            );
+        }
+        let list = request(RequestCode::GetKvlistByNamespace, &[("namespace", "ns")]);
+        assert_eq!(fixture.call(&list).response_code(), ResponseCode::Success);
+        // The same store under a smaller listing bound (as a store written
+        // before the quotas is under the real one).
+        fixture.state.limits = Limits {
+            max_kv_list_bytes: 40,
+            ..small_limits()
+        };
+        let refused = fixture.call(&list);
+        assert_eq!(refused.response_code(), ResponseCode::SystemError);
+        let remark = refused.remark.unwrap();
+        assert!(
+            remark.contains("Namespace: ns")
+                && remark.contains("bytes")
+                && remark.contains("maxKvListBytes (40)"),
+            "{remark}"
+        );
+        assert!(refused.body.is_none());
     }
 }

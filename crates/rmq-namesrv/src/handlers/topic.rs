@@ -26,14 +26,18 @@ pub fn all(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     if !state.config.read().enable_all_topic_list {
         return Err(disabled());
     }
-    let topics = state.routes.read().all_topics();
-    Ok(topic_list(
-        request,
-        TopicList {
-            broker_addr: None,
-            topic_list: topics,
+    let body = state.routes.all_topics_body(
+        |table| table.all_topics(),
+        |topics| {
+            TopicList {
+                broker_addr: None,
+                topic_list: topics,
+            }
+            .to_json(Dialect::Default)
+            .into()
         },
-    ))
+    );
+    Ok(success(request).with_body(body))
 }
 
 /// GET_TOPICS_BY_CLUSTER, if `enableTopicList` (checked before decoding).

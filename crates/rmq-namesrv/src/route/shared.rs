@@ -28,6 +28,10 @@ pub struct SharedRoutes {
     /// Bumped, under the write lock, by every write that may change a route.
     generation: AtomicU64,
     bodies: RwLock<CachedBodies>,
+    /// The GET_ALL_TOPIC_LIST_FROM_NAMESERVER body and its generation: with
+    /// 100,000 topics it is megabytes of JSON, and a client asking for it in
+    /// a loop would otherwise keep the runtime's workers encoding.
+    all_topics: RwLock<Option<(u64, Bytes)>>,
 }
 
 /// Encoded bodies of one generation of the table.
@@ -91,6 +95,33 @@ impl SharedRoutes {
             return None;
         }
         bodies.by_topic.get(topic)?[variant.slot()].clone()
+    }
+
+    /// The encoded list of every topic: copied out with `find` under the
+    /// table's read lock and encoded with `encode` after it, only when the
+    /// table changed since the last time.
+    pub fn all_topics_body<R>(
+        &self,
+        find: impl FnOnce(&RouteTable) -> R,
+        encode: impl FnOnce(R) -> Bytes,
+    ) -> Bytes {
+        let current = self.generation.load(Ordering::Acquire);
+        if let Some((generation, body)) = &*self.all_topics.read() {
+            if *generation == current {
+                return body.clone();
+            }
+        }
+        let (found, generation) = {
+            let table = self.table.read();
+            let generation = self.generation.load(Ordering::Acquire);
+            (find(&table), generation)
+        };
+        let body = encode(found);
+        let mut cached = self.all_topics.write();
+        if cached.as_ref().is_none_or(|(held, _)| *held < generation) {
+            *cached = Some((generation, body.clone()));
+        }
+        body
     }
 
     /// Encodes `topic`'s route with `encode` (called under the table's read
@@ -178,6 +209,24 @@ mod tests {
             Some(&b"standard"[..])
         );
         assert_eq!(routes.cached_body("u", PLAIN), None);
+    }
+
+    #[test]
+    fn the_topic_list_is_encoded_once_per_table_generation() {
+        let routes = SharedRoutes::new();
+        let encodings = std::cell::Cell::new(0);
+        let encode = |()| {
+            encodings.set(encodings.get() + 1);
+            Bytes::from(format!("v{}", encodings.get()))
+        };
+        let find = |_: &RouteTable| ();
+        assert_eq!(routes.all_topics_body(find, encode), "v1");
+        assert_eq!(routes.all_topics_body(find, encode), "v1");
+        drop(routes.write_liveness());
+        assert_eq!(routes.all_topics_body(find, encode), "v1");
+        drop(routes.write());
+        assert_eq!(routes.all_topics_body(find, encode), "v2");
+        assert_eq!(encodings.get(), 2);
     }
 
     #[test]

@@ -141,7 +141,7 @@ fn print_marks_ignored_keys_and_still_reads_as_properties() {
     let limits = rmq_transport::ServerLimits::KEYS.len();
     assert_eq!(
         properties.len(),
-        41 + limits,
+        41 + limits + rmq_namesrv::limits::LimitKeys::KEYS.len(),
         "40 options, customKey and the limits"
     );
     assert_eq!(properties["serverWorkerThreads"], "8");

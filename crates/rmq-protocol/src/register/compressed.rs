@@ -17,6 +17,7 @@ use flate2::write::ZlibEncoder;
 use flate2::Compression;
 use serde::Deserialize;
 
+use super::limited::{self, Layout, RegisterDecodeError, MAPPINGS, TOPICS};
 use super::{RegisterBrokerBody, TopicConfigSerializeWrapper};
 use crate::java_json::{self, lenient, Dialect, JavaJson};
 use crate::version::V5_0_0;
@@ -84,6 +85,29 @@ impl RegisterBrokerBody {
     /// [`MAX_INFLATED_LEN`] inflated bytes, a malformed DataVersion or mapping
     /// JSON, or a malformed topic entry ([`TopicConfig::decode_text`]).
     pub fn from_compressed(body: &[u8], version: i32) -> Result<RegisterBrokerBody, BodyError> {
+        match RegisterBrokerBody::from_compressed_limited(body, version, usize::MAX) {
+            Ok(decoded) => Ok(decoded),
+            Err(RegisterDecodeError::Body(error)) => Err(error),
+            // Counts are i32s, and a list holds fewer entries than its bytes:
+            // nothing reaches usize::MAX.
+            Err(RegisterDecodeError::TooMany { .. }) => {
+                unreachable!("no collection exceeds usize::MAX entries")
+            }
+        }
+    }
+
+    /// [`Self::from_compressed`], refusing a body with more than `max_entries`
+    /// topics, static-topic mappings or filter servers as soon as the count
+    /// is read, before any entry is built.
+    ///
+    /// # Errors
+    /// [`RegisterDecodeError::TooMany`] for a count over `max_entries`, else
+    /// those of [`Self::from_compressed`].
+    pub fn from_compressed_limited(
+        body: &[u8],
+        version: i32,
+        max_entries: usize,
+    ) -> Result<RegisterBrokerBody, RegisterDecodeError> {
         let mut input = Sections {
             inflater: ZlibDecoder::new(body),
             inflated: 0,
@@ -92,6 +116,7 @@ impl RegisterBrokerBody {
         let data_version: DataVersion = java_json::from_slice(&input.block("data version")?)?;
 
         let topics = input.int("topic count")?;
+        limited::check_count(topics, TOPICS, max_entries)?;
         let mut topic_config_table = BTreeMap::new();
         for _ in 0..topics.max(0) {
             let text = input.block("topic config")?;
@@ -100,6 +125,7 @@ impl RegisterBrokerBody {
         }
 
         let filters = input.block("filter server list")?;
+        limited::check_json(&filters, Layout::List, max_entries)?;
         let filter_server_list = match java_json::from_slice::<FilterList>(&filters) {
             Ok(FilterList(list)) => list,
             Err(_) => Some(Vec::new()),
@@ -108,6 +134,7 @@ impl RegisterBrokerBody {
         let mut topic_queue_mapping_info_map = BTreeMap::new();
         if version >= V5_0_0 {
             let mappings = input.int("mapping count")?;
+            limited::check_count(mappings, MAPPINGS, max_entries)?;
             for _ in 0..mappings.max(0) {
                 let info = TopicQueueMappingInfo::from_json(&input.block("mapping info")?)?;
                 topic_queue_mapping_info_map.insert(info.topic.clone(), info);

@@ -8,9 +8,12 @@
 //! * The pre-3.0.11 body, a bare [`TopicConfigSerializeWrapper`].
 //!
 //! [`RegisterBrokerBody::decode_request`] picks the right one from the request
-//! header and version, as Java's `DefaultRequestProcessor.registerBroker`.
+//! header and version, as Java's `DefaultRequestProcessor.registerBroker`;
+//! [`RegisterBrokerBody::decode_request_limited`] does the same within a bound
+//! on the body's collections (`limited.rs`).
 
 mod compressed;
+mod limited;
 
 use std::collections::BTreeMap;
 
@@ -23,6 +26,7 @@ use crate::version::V3_0_11;
 use crate::{BodyError, BodyFlavor, DataVersion, Dialect, TopicConfig, TopicQueueMappingInfo};
 
 pub use compressed::MAX_INFLATED_LEN;
+pub use limited::RegisterDecodeError;
 
 /// A broker's topic configuration as registered (Java
 /// `TopicConfigSerializeWrapper` and its 5.x subclass
@@ -130,6 +134,38 @@ impl RegisterBrokerBody {
             Some(bytes) if compressed => RegisterBrokerBody::from_compressed(bytes, version),
             Some(bytes) => RegisterBrokerBody::from_json(bytes),
         }
+    }
+
+    /// [`Self::decode_request`] refusing a body with more than `max_entries`
+    /// topics, static-topic mappings or filter servers, before it is built:
+    /// compressed bodies by their declared counts, JSON bodies by a scan that
+    /// allocates nothing and stops at the first entry past the bound. Memory
+    /// never grows with the entries beyond `max_entries`.
+    ///
+    /// # Errors
+    /// [`RegisterDecodeError::TooMany`] naming the collection and the bound,
+    /// or [`RegisterDecodeError::Body`] with what [`Self::decode_request`]
+    /// reports.
+    pub fn decode_request_limited(
+        body: Option<&[u8]>,
+        compressed: bool,
+        version: i32,
+        max_entries: usize,
+    ) -> Result<RegisterBrokerBody, RegisterDecodeError> {
+        let old_format = version < V3_0_11;
+        match body {
+            Some(bytes) if old_format => {
+                limited::check_json(bytes, limited::Layout::Wrapper, max_entries)?;
+            }
+            Some(bytes) if compressed => {
+                return RegisterBrokerBody::from_compressed_limited(bytes, version, max_entries);
+            }
+            Some(bytes) => limited::check_json(bytes, limited::Layout::Body, max_entries)?,
+            None => {}
+        }
+        Ok(RegisterBrokerBody::decode_request(
+            body, compressed, version,
+        )?)
     }
 
     /// The JSON body as a broker of `flavor` writes it (default dialect).

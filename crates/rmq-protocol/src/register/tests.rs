@@ -275,3 +275,113 @@ fn decompression_bomb_is_bounded() {
         Err(BodyError::TooLarge { .. })
     ));
 }
+
+/// Raw (inflated) compressed layout: DataVersion, `topics` entries declared
+/// as `declared`, a filter list, and `mappings` mapping entries.
+fn raw_compressed(declared: i32, topics: &[&str], filters: &str, mappings: i32) -> Vec<u8> {
+    fn block(out: &mut Vec<u8>, bytes: &[u8]) {
+        out.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+        out.extend_from_slice(bytes);
+    }
+    let mut raw = Vec::new();
+    block(&mut raw, b"{}");
+    raw.extend_from_slice(&declared.to_be_bytes());
+    for topic in topics {
+        block(
+            &mut raw,
+            TopicConfig::new(*topic).encode_text(true).as_bytes(),
+        );
+    }
+    block(&mut raw, filters.as_bytes());
+    raw.extend_from_slice(&mappings.to_be_bytes());
+    raw
+}
+
+fn too_many(result: Result<RegisterBrokerBody, RegisterDecodeError>) -> (&'static str, usize) {
+    match result {
+        Err(RegisterDecodeError::TooMany { what, limit }) => (what, limit),
+        other => panic!("expected TooMany, got {other:?}"),
+    }
+}
+
+#[test]
+fn compressed_counts_over_the_bound_are_refused_before_any_entry_is_read() {
+    // Two million topics declared, none present: refused by the count, not
+    // reported as truncated data after reading.
+    let bomb = zlib(&raw_compressed(2_000_000, &[], "[]", 0));
+    let refused = RegisterBrokerBody::from_compressed_limited(&bomb, 479, 200_000);
+    assert_eq!(too_many(refused), ("topics", 200_000));
+    let error = RegisterBrokerBody::decode_request_limited(Some(&bomb), true, 479, 200_000)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(error, "the body carries more than 200000 topics");
+
+    let at_bound = zlib(&raw_compressed(2, &["a", "b"], "[]", 0));
+    let body = RegisterBrokerBody::from_compressed_limited(&at_bound, 479, 2).unwrap();
+    assert_eq!(
+        body.topic_config_serialize_wrapper.topic_config_table.len(),
+        2
+    );
+    let over = RegisterBrokerBody::from_compressed_limited(&at_bound, 479, 1);
+    assert_eq!(too_many(over), ("topics", 1));
+
+    let mappings = zlib(&raw_compressed(0, &[], "[]", 5));
+    let over = RegisterBrokerBody::from_compressed_limited(&mappings, 479, 4);
+    assert_eq!(too_many(over), ("static-topic mappings", 4));
+
+    let filters = zlib(&raw_compressed(0, &[], r#"["a","b","c","d","e"]"#, 0));
+    let over = RegisterBrokerBody::from_compressed_limited(&filters, 479, 2);
+    assert_eq!(too_many(over), ("filter servers", 2));
+    // An unparsable filter list is still Java's empty list, not a refusal.
+    let garbage = zlib(&raw_compressed(0, &[], "[[[[[[[[[[[[[[[[[[[[[[[[", 0));
+    let body = RegisterBrokerBody::from_compressed_limited(&garbage, 479, 2).unwrap();
+    assert_eq!(body.filter_server_list, Some(vec![]));
+}
+
+#[test]
+fn json_bodies_over_the_bound_are_refused_in_both_layouts() {
+    let topics: Vec<String> = (0..50).map(|i| format!("T{i}")).collect();
+    let mut body = body_12_6();
+    body.topic_config_serialize_wrapper.topic_config_table = topics
+        .iter()
+        .map(|t| (t.clone(), TopicConfig::new(t.as_str())))
+        .collect();
+    for (bytes, version) in [
+        (body.to_json(Dialect::Default), 479),
+        (body.to_json_flavor(BodyFlavor::V4), 479),
+        (
+            body.topic_config_serialize_wrapper
+                .to_json_flavor(BodyFlavor::V4),
+            36,
+        ),
+    ] {
+        let ok =
+            RegisterBrokerBody::decode_request_limited(Some(&bytes), false, version, 50).unwrap();
+        assert_eq!(
+            ok,
+            RegisterBrokerBody::decode_request(Some(&bytes), false, version).unwrap()
+        );
+        let over = RegisterBrokerBody::decode_request_limited(Some(&bytes), false, version, 49);
+        assert_eq!(too_many(over), ("topics", 49), "version {version}");
+    }
+
+    // Duplicates and nulls count: the bound is on what the text carries.
+    let dupes =
+        br#"{"topicConfigSerializeWrapper":{"topicConfigTable":{"a":null,"a":null,"a":null}}}"#;
+    let over = RegisterBrokerBody::decode_request_limited(Some(dupes), false, 479, 1);
+    assert_eq!(too_many(over), ("topics", 1));
+    let filters = br#"{"filterServerList":["a","b","c","d"]}"#;
+    let over = RegisterBrokerBody::decode_request_limited(Some(filters), false, 479, 3);
+    assert_eq!(too_many(over), ("filter servers", 3));
+    let mappings =
+        br#"{"topicConfigSerializeWrapper":{"topicQueueMappingInfoMap":{a:{},b:{},c:{}}}}"#;
+    let over = RegisterBrokerBody::decode_request_limited(Some(mappings), false, 479, 2);
+    assert_eq!(too_many(over), ("static-topic mappings", 2));
+    // A malformed body is reported as before, not as over the bound.
+    let broken =
+        RegisterBrokerBody::decode_request_limited(Some(b"{\"x\":[1,2,3,4,5"), false, 479, 1);
+    assert!(
+        matches!(broken, Err(RegisterDecodeError::Body(_))),
+        "{broken:?}"
+    );
+}

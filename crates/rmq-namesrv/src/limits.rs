@@ -1,0 +1,160 @@
+//! Waymark's own bounds on what one request may make the NameServer hold:
+//! topics per registration, KV value sizes and keys, listing sizes. Java's
+//! NameServer has none of them.
+//!
+//! Each field is set by the key it is named after
+//! (`max_topics_per_registration` ↔ `maxTopicsPerRegistration`), in the
+//! properties file or with `--set` ([`LimitKeys`]); a Java NameServer given
+//! the same file ignores them. The defaults sit far above what a real
+//! deployment sends, so they only ever refuse hostile or broken peers. The bounds on heavy-request queueing are
+//! Java's own keys (`defaultThreadPoolQueueCapacity`) and live in the
+//! configuration, not here.
+
+use rmq_wire::frame::MAX_LENGTH_FIELD;
+
+/// Room left in a frame for the header and length words when a body is
+/// sized against [`MAX_LENGTH_FIELD`] (64 KiB, the largest header the
+/// server writes being far smaller).
+pub const FRAME_HEADER_ROOM: usize = 64 * 1024;
+
+/// The bounds on request contents. See each field for its key and default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// `maxTopicsPerRegistration` (default 200 000): the most topics one
+    /// REGISTER_BROKER body may carry; also bounds its static-topic mappings
+    /// and filter-server list. Enforced while the body is decoded, so a body
+    /// declaring more never allocates past the bound. Real brokers with
+    /// 100 000 topics register; a body over the bound is refused with
+    /// SYSTEM_ERROR naming the limit.
+    pub max_topics_per_registration: usize,
+    /// `maxKvValueBytes` (default 64 KiB): the largest value PUT_KV_CONFIG
+    /// accepts, in UTF-8 bytes. Java's users store order-topic configuration
+    /// (`broker-a:8;broker-b:8`), a few hundred bytes at most. The value
+    /// travels in the request header, so under the transport's default
+    /// `maxHeaderFieldBytes` (32 KiB) that limit refuses first; this one
+    /// holds when the header limits are raised.
+    pub max_kv_value_bytes: usize,
+    /// `maxKvKeysPerNamespace` (default 10 000): the most keys one KV
+    /// namespace may hold; a PUT adding a key beyond it is refused (replacing
+    /// an existing key is always allowed).
+    pub max_kv_keys_per_namespace: usize,
+    /// `maxKvListBytes` (default 16 MiB − 64 KiB): the largest
+    /// GET_KVLIST_BY_NAMESPACE body the server sends. Clients refuse frames
+    /// over 16 MiB (`rmq_wire::frame::MAX_LENGTH_FIELD`), so a larger listing
+    /// is answered with an error naming the namespace and its size instead.
+    /// Only stores written before the KV quotas can reach it.
+    pub max_kv_list_bytes: usize,
+}
+
+impl Limits {
+    /// Default of `maxTopicsPerRegistration`.
+    pub const DEFAULT_MAX_TOPICS_PER_REGISTRATION: usize = 200_000;
+    /// Default of `maxKvValueBytes`.
+    pub const DEFAULT_MAX_KV_VALUE_BYTES: usize = 64 * 1024;
+    /// Default of `maxKvKeysPerNamespace`.
+    pub const DEFAULT_MAX_KV_KEYS_PER_NAMESPACE: usize = 10_000;
+    /// Default of `maxKvListBytes`.
+    pub const DEFAULT_MAX_KV_LIST_BYTES: usize = MAX_LENGTH_FIELD - FRAME_HEADER_ROOM;
+}
+
+rmq_protocol::java_options! {
+    /// The keys of [`Limits`], as read from the properties file and `--set`.
+    pub struct LimitKeys {
+        max_topics_per_registration: i64 = "maxTopicsPerRegistration", |_, _| Limits::DEFAULT_MAX_TOPICS_PER_REGISTRATION as i64;
+        max_kv_value_bytes: i64 = "maxKvValueBytes", |_, _| Limits::DEFAULT_MAX_KV_VALUE_BYTES as i64;
+        max_kv_keys_per_namespace: i64 = "maxKvKeysPerNamespace", |_, _| Limits::DEFAULT_MAX_KV_KEYS_PER_NAMESPACE as i64;
+        max_kv_list_bytes: i64 = "maxKvListBytes", |_, _| Limits::DEFAULT_MAX_KV_LIST_BYTES as i64;
+    }
+}
+
+impl LimitKeys {
+    /// The defaults (no key depends on the home directory).
+    pub fn new() -> LimitKeys {
+        LimitKeys::defaults(std::path::Path::new("."), None)
+    }
+
+    /// Reads the limit keys of `properties`; other keys are left out.
+    pub fn from_properties(properties: &std::collections::BTreeMap<String, String>) -> LimitKeys {
+        let mut keys = LimitKeys::new();
+        for (key, value) in properties {
+            keys.set(key, value);
+        }
+        keys
+    }
+
+    /// Why `key` may not be `value` at start-up: a whole number of at least
+    /// 1 (a limit of zero would refuse everything). `Ok` for other keys.
+    pub fn check(key: &str, value: &str) -> Result<(), String> {
+        if !LimitKeys::KEYS.contains(&key) {
+            return Ok(());
+        }
+        LimitKeys::check_update(key, value)?;
+        match value.trim().parse::<i64>() {
+            Ok(n) if n >= 1 => Ok(()),
+            _ => Err(format!("invalid value for {key}: must be at least 1")),
+        }
+    }
+
+    /// The limits these keys set.
+    pub fn limits(&self) -> Limits {
+        let size = |n: i64| usize::try_from(n.max(1)).unwrap_or(usize::MAX);
+        Limits {
+            max_topics_per_registration: size(self.max_topics_per_registration),
+            max_kv_value_bytes: size(self.max_kv_value_bytes),
+            max_kv_keys_per_namespace: size(self.max_kv_keys_per_namespace),
+            max_kv_list_bytes: size(self.max_kv_list_bytes),
+        }
+    }
+}
+
+impl Default for LimitKeys {
+    fn default() -> LimitKeys {
+        LimitKeys::new()
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_topics_per_registration: Limits::DEFAULT_MAX_TOPICS_PER_REGISTRATION,
+            max_kv_value_bytes: Limits::DEFAULT_MAX_KV_VALUE_BYTES,
+            max_kv_keys_per_namespace: Limits::DEFAULT_MAX_KV_KEYS_PER_NAMESPACE,
+            max_kv_list_bytes: Limits::DEFAULT_MAX_KV_LIST_BYTES,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_keys_default_to_the_limits_and_set_them() {
+        assert_eq!(LimitKeys::new().limits(), Limits::default());
+        let properties = [("maxKvKeysPerNamespace", "3"), ("listenPort", "1")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let limits = LimitKeys::from_properties(&properties).limits();
+        assert_eq!(limits.max_kv_keys_per_namespace, 3);
+        assert_eq!(
+            limits.max_topics_per_registration,
+            Limits::DEFAULT_MAX_TOPICS_PER_REGISTRATION
+        );
+        assert!(LimitKeys::check("maxTopicsPerRegistration", "0").is_err());
+        assert!(LimitKeys::check("maxTopicsPerRegistration", "many").is_err());
+        assert_eq!(LimitKeys::check("listenPort", "0"), Ok(()));
+    }
+
+    #[test]
+    fn defaults_fit_real_deployments_and_the_frame_limit() {
+        let limits = Limits::default();
+        assert!(limits.max_topics_per_registration >= 100_000);
+        assert_eq!(limits.max_kv_value_bytes, 65_536);
+        assert_eq!(limits.max_kv_keys_per_namespace, 10_000);
+        assert!(limits.max_kv_list_bytes < MAX_LENGTH_FIELD);
+        // A full namespace of maximal values may exceed a frame: the listing
+        // check is what keeps such a store answerable.
+        assert!(limits.max_kv_list_bytes > 15 << 20);
+    }
+}
