@@ -1,11 +1,13 @@
-//! How long a large registration holds the route table's write lock, while
-//! route queries (answered inline on the runtime's workers) wait for its read
-//! lock. A measurement, not a test:
+//! How long a route query (answered inline on the runtime's workers, taking
+//! the route table's read lock) waits while a 100,000-topic registration is
+//! applied: in one piece under the write lock, and in slices as the server
+//! does (`SharedRoutes::register_broker`). A measurement, not a test:
 //!
 //! `cargo run --release -p rmq-namesrv --example register_lock_hold`
 
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use rmq_namesrv::route::{BrokerRegistration, SharedRoutes};
 use rmq_protocol::{DataVersion, TopicConfig};
@@ -36,27 +38,60 @@ fn registration(counter: i64) -> BrokerRegistration {
     }
 }
 
-/// The write lock's hold time for one registration, in milliseconds.
-fn hold_ms(routes: &SharedRoutes, reg: BrokerRegistration, delete_missing: bool) -> f64 {
-    let start = Instant::now();
-    let mut table = routes.write();
-    table
-        .register_broker(reg, 1_000, false, delete_missing)
-        .expect("registered");
-    drop(table);
-    start.elapsed().as_secs_f64() * 1e3
+/// The longest a reader waited for the read lock while `register` ran.
+fn longest_wait(routes: &SharedRoutes, register: impl FnOnce()) -> Duration {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(|| {
+            let mut longest = Duration::ZERO;
+            while !done.load(Ordering::Relaxed) {
+                let asked = Instant::now();
+                drop(routes.read());
+                longest = longest.max(asked.elapsed());
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            longest
+        });
+        // Let the reader start before the registration takes the lock.
+        std::thread::sleep(Duration::from_millis(5));
+        register();
+        done.store(true, Ordering::Relaxed);
+        reader.join().expect("the reader")
+    })
+}
+
+fn ms(wait: Duration) -> f64 {
+    wait.as_secs_f64() * 1e3
 }
 
 #[allow(clippy::print_stdout, reason = "the measurement is the output")]
 fn main() {
-    let routes = SharedRoutes::new();
-    let first = hold_ms(&routes, registration(1), false);
-    let same = hold_ms(&routes, registration(1), false);
-    let changed = hold_ms(&routes, registration(2), false);
-    let changed_delete = hold_ms(&routes, registration(3), true);
-    assert_eq!(routes.read().all_topics().len(), TOPICS);
-    println!(
-        "write lock held for {TOPICS} topics: first {first:.1} ms, unchanged {same:.1} ms, \
-         changed version {changed:.1} ms, changed + deleteTopicWithBrokerRegistration {changed_delete:.1} ms"
-    );
+    let cases = [
+        ("first", 1, false),
+        ("changed", 2, false),
+        ("changed + delete", 3, true),
+    ];
+    let whole = SharedRoutes::new();
+    let sliced = SharedRoutes::new();
+    println!("longest route-query wait during a {TOPICS}-topic registration:");
+    for (what, counter, delete_missing) in cases {
+        let one_piece = longest_wait(&whole, || {
+            whole
+                .write()
+                .register_broker(registration(counter), 1_000, false, delete_missing)
+                .expect("registered");
+        });
+        let in_slices = longest_wait(&sliced, || {
+            sliced
+                .register_broker(registration(counter), 1_000, false, delete_missing)
+                .expect("registered");
+        });
+        println!(
+            "  {what:<17} one piece {:6.1} ms, in slices {:6.1} ms",
+            ms(one_piece),
+            ms(in_slices)
+        );
+    }
+    assert_eq!(whole.read().all_topics().len(), TOPICS);
+    assert_eq!(sliced.read().all_topics().len(), TOPICS);
 }

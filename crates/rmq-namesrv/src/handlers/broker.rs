@@ -98,7 +98,6 @@ pub fn register(
     let now = state.clock.now();
     let outcome = state
         .routes
-        .write()
         .register_broker(registration, now, notify_min_id, delete_missing)
         // Java answers this one from its response with a header class.
         .map_err(|e| Error::system(e.to_string()).with_empty_header())?;

@@ -16,7 +16,9 @@ mod tests;
 mod view;
 
 pub use liveness::{Expired, UnregisterOutcome, Unregistration};
-pub use register::{BrokerRegistration, MinIdNotification, RegisterError, RegisterOutcome};
+pub use register::{
+    BrokerRegistration, MinIdNotification, RegisterError, RegisterOutcome, TopicWork,
+};
 pub use shared::{RouteVariant, SharedRoutes};
 pub use table::{BrokerGroup, BrokerKey, LiveBroker, RouteTable, UnitSelect};
 pub use view::ZoneFilter;

@@ -4,7 +4,7 @@
 //! the min-broker-id notifications to send; sending is the caller's job,
 //! after the table lock is released (Java sends while holding its lock).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use rmq_protocol::{DataVersion, QueueData, TopicConfig, TopicQueueMappingInfo};
 
@@ -82,16 +82,78 @@ pub enum RegisterError {
     SingleTopicBeforeFullRegistration,
 }
 
+/// What is left of a registration once [`RouteTable::begin_registration`]
+/// has done the broker's part: its topics' queue data, applied in one go
+/// ([`RouteTable::register_broker`]) or in slices with the table unlocked in
+/// between ([`SharedRoutes::register_broker`](super::SharedRoutes::register_broker)).
+#[derive(Debug, Clone)]
+pub struct TopicWork {
+    key: BrokerKey,
+    broker_name: String,
+    /// The live entry's generation the broker's part wrote: a later
+    /// registration or an unregistration of the broker changes it, and the
+    /// rest of this one's topics are then not applied.
+    generation: u64,
+    /// Whether this member's topics make routes at all (master or prime slave).
+    applies: bool,
+    /// Every topic is written, not only new or changed ones.
+    register_first: bool,
+    /// The broker's data version changed: every topic is written.
+    config_changed: bool,
+    /// Prime slave of an acting-master group: write permission is dropped.
+    clear_write: bool,
+    /// `deleteTopicWithBrokerRegistration` for a body without mappings.
+    delete_missing: bool,
+}
+
+impl TopicWork {
+    /// The topic names of a registration's whole list, for
+    /// [`RouteTable::topics_to_drop`].
+    pub fn keep<'a>(&self, all_topics: &'a [TopicConfig]) -> HashSet<&'a str> {
+        all_topics.iter().map(|tc| tc.topic_name.as_str()).collect()
+    }
+
+    /// Whether the table still holds the registration this work belongs to.
+    pub fn is_current(&self, table: &RouteTable) -> bool {
+        table
+            .live
+            .get(&self.key)
+            .is_some_and(|live| live.generation == self.generation)
+    }
+}
+
 impl RouteTable {
     /// REGISTER_BROKER. `notify_min_id` enables the notification of §5.4;
     /// `delete_missing_topics` is `deleteTopicWithBrokerRegistration`.
     pub fn register_broker(
         &mut self,
-        reg: BrokerRegistration,
+        mut reg: BrokerRegistration,
         now: Millis,
         notify_min_id: bool,
         delete_missing_topics: bool,
     ) -> Result<RegisterOutcome, RegisterError> {
+        let (outcome, work) =
+            self.begin_registration(&reg, now, notify_min_id, delete_missing_topics)?;
+        if let Some(work) = work {
+            let topics = std::mem::take(&mut reg.topic_configs);
+            self.apply_topics(&work, &topics);
+            self.finish_topics(&work, &topics);
+        }
+        Ok(outcome)
+    }
+
+    /// The broker's part of REGISTER_BROKER: group, address, live entry,
+    /// mappings, filter servers, notifications. Its topics are left to
+    /// [`RouteTable::apply_topics`] and [`RouteTable::finish_topics`]
+    /// with the returned work (`None` when there is nothing to apply: a
+    /// stale registration that was ignored).
+    pub fn begin_registration(
+        &mut self,
+        reg: &BrokerRegistration,
+        now: Millis,
+        notify_min_id: bool,
+        delete_missing_topics: bool,
+    ) -> Result<(RegisterOutcome, Option<TopicWork>), RegisterError> {
         let key = BrokerKey::new(&reg.cluster, &reg.broker_addr);
         let mut outcome = RegisterOutcome {
             new_broker: !self.live.contains_key(&key),
@@ -137,7 +199,7 @@ impl RouteTable {
                 if holder_wins {
                     self.live.remove(&key);
                     outcome.ignored_stale_state_version = true;
-                    return Ok(outcome);
+                    return Ok((outcome, None));
                 }
             }
         }
@@ -163,58 +225,15 @@ impl RouteTable {
         // Evaluated before the live entry below is replaced (nameserver.md §5.3).
         let config_changed = self.broker_topic_config_changed(&key, &reg.data_version);
 
-        if is_master || is_prime_slave {
-            if delete_missing_topics && reg.mappings.is_empty() {
-                let keep: std::collections::HashSet<&str> = reg
-                    .topic_configs
-                    .iter()
-                    .map(|tc| tc.topic_name.as_str())
-                    .collect();
-                self.topics.retain(|topic, queues| {
-                    if !keep.contains(topic.as_str()) {
-                        queues.remove(&reg.broker_name);
-                    }
-                    !queues.is_empty()
-                });
-            }
-            for tc in &reg.topic_configs {
-                // Re-registrations mostly find the topic and this broker's
-                // queue data already there: update in place, allocating
-                // nothing (a broker may carry tens of thousands of topics).
-                let queues = match self.topics.get_mut(tc.topic_name.as_str()) {
-                    Some(queues) => queues,
-                    None => self.topics.entry(tc.topic_name.clone()).or_default(),
-                };
-                let existing = queues.get_mut(reg.broker_name.as_str());
-                let topic_changed = config_changed || existing.is_none();
-                if !(register_first || topic_changed) {
-                    continue;
-                }
-                let mut perm = tc.perm;
-                if is_prime_slave && acting {
-                    perm &= !perm::WRITE;
-                }
-                match existing {
-                    Some(queue) => {
-                        queue.read_queue_nums = tc.read_queue_nums;
-                        queue.write_queue_nums = tc.write_queue_nums;
-                        queue.perm = perm;
-                        queue.topic_sys_flag = tc.topic_sys_flag;
-                    }
-                    None => {
-                        queues.insert(
-                            reg.broker_name.clone(),
-                            QueueData {
-                                broker_name: reg.broker_name.clone(),
-                                read_queue_nums: tc.read_queue_nums,
-                                write_queue_nums: tc.write_queue_nums,
-                                perm,
-                                topic_sys_flag: tc.topic_sys_flag,
-                            },
-                        );
-                    }
-                }
-            }
+        let applies = is_master || is_prime_slave;
+        if applies {
+            // Grown once here rather than rehashed while the topics are
+            // written, which a sliced registration does in between queries.
+            // Only for topics that cannot all be there already: reserving
+            // for a re-registration's topics would double (and rehash) a
+            // full table for nothing.
+            self.topics
+                .reserve(reg.topic_configs.len().saturating_sub(self.topics.len()));
             if config_changed || register_first {
                 for (topic, info) in &reg.mappings {
                     self.mappings
@@ -239,14 +258,24 @@ impl RouteTable {
                 generation: self.generation,
             },
         );
+        let work = TopicWork {
+            key: key.clone(),
+            broker_name: reg.broker_name.clone(),
+            generation: self.generation,
+            applies,
+            register_first,
+            config_changed,
+            clear_write: is_prime_slave && acting,
+            delete_missing: delete_missing_topics && reg.mappings.is_empty(),
+        };
 
-        match reg.filter_servers {
+        match &reg.filter_servers {
             None => {}
             Some(list) if list.is_empty() => {
                 self.filter_servers.remove(&key);
             }
             Some(list) => {
-                self.filter_servers.insert(key, list);
+                self.filter_servers.insert(key, list.clone());
             }
         }
 
@@ -281,7 +310,98 @@ impl RouteTable {
                 });
             }
         }
-        Ok(outcome)
+        Ok((outcome, Some(work)))
+    }
+
+    /// Writes the queue data of `topics`, some of a registration's topics
+    /// ([`RouteTable::begin_registration`]); nothing if the registration is
+    /// no longer current.
+    pub fn apply_topics(&mut self, work: &TopicWork, topics: &[TopicConfig]) {
+        if !work.applies || !work.is_current(self) {
+            return;
+        }
+        for tc in topics {
+            // Re-registrations mostly find the topic and this broker's
+            // queue data already there: update in place, allocating
+            // nothing (a broker may carry tens of thousands of topics).
+            let queues = match self.topics.get_mut(tc.topic_name.as_str()) {
+                Some(queues) => queues,
+                None => self.topics.entry(tc.topic_name.clone()).or_default(),
+            };
+            let existing = queues.get_mut(work.broker_name.as_str());
+            let topic_changed = work.config_changed || existing.is_none();
+            if !(work.register_first || topic_changed) {
+                continue;
+            }
+            let mut perm = tc.perm;
+            if work.clear_write {
+                perm &= !perm::WRITE;
+            }
+            match existing {
+                Some(queue) => {
+                    queue.read_queue_nums = tc.read_queue_nums;
+                    queue.write_queue_nums = tc.write_queue_nums;
+                    queue.perm = perm;
+                    queue.topic_sys_flag = tc.topic_sys_flag;
+                }
+                None => {
+                    queues.insert(
+                        work.broker_name.clone(),
+                        QueueData {
+                            broker_name: work.broker_name.clone(),
+                            read_queue_nums: tc.read_queue_nums,
+                            write_queue_nums: tc.write_queue_nums,
+                            perm,
+                            topic_sys_flag: tc.topic_sys_flag,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// The end of a registration's topics: with
+    /// `deleteTopicWithBrokerRegistration`, the broker's queue data of every
+    /// topic not among `all_topics` (the registration's whole list) goes.
+    /// Running it after the upserts leaves what running it before would: it
+    /// touches only topics the registration does not list.
+    pub fn finish_topics(&mut self, work: &TopicWork, all_topics: &[TopicConfig]) {
+        let keep = work.keep(all_topics);
+        let gone = self.topics_to_drop(work, &keep);
+        self.drop_topics(work, &gone);
+    }
+
+    /// The topics [`RouteTable::finish_topics`] removes the broker from:
+    /// those with its queue data that are not in `keep`. Reads only, so a
+    /// sliced registration finds them under the read lock.
+    pub fn topics_to_drop(&self, work: &TopicWork, keep: &HashSet<&str>) -> Vec<String> {
+        if !work.applies || !work.delete_missing || !work.is_current(self) {
+            return Vec::new();
+        }
+        self.topics
+            .iter()
+            .filter(|(topic, queues)| {
+                !keep.contains(topic.as_str()) && queues.contains_key(&work.broker_name)
+            })
+            .map(|(topic, _)| topic.clone())
+            .collect()
+    }
+
+    /// Removes the broker's queue data from `topics` (found by
+    /// [`RouteTable::topics_to_drop`]), and topics left with none; nothing
+    /// if the registration is no longer current.
+    pub fn drop_topics(&mut self, work: &TopicWork, topics: &[String]) {
+        if !work.is_current(self) {
+            return;
+        }
+        for topic in topics {
+            if let Some(queues) = self.topics.get_mut(topic) {
+                queues.remove(&work.broker_name);
+                if queues.is_empty() {
+                    self.topics.remove(topic);
+                }
+            }
+        }
     }
 
     /// Java `isBrokerTopicConfigChanged`: the broker is not live, or its

@@ -19,7 +19,13 @@ use bytes::Bytes;
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use rmq_protocol::Dialect;
 
-use super::RouteTable;
+use super::register::{BrokerRegistration, RegisterError, RegisterOutcome};
+use super::{Millis, RouteTable};
+
+/// Topics a registration writes per hold of the write lock. Route queries
+/// wait for the lock on the runtime's workers; a 100,000-topic registration
+/// held it for 150 ms in one piece, a slice of this many takes a few.
+const TOPICS_PER_LOCK: usize = 2_000;
 
 /// The route table behind its lock, with the encoded-route cache.
 #[derive(Debug, Default)]
@@ -95,6 +101,46 @@ impl SharedRoutes {
             return None;
         }
         bodies.by_topic.get(topic)?[variant.slot()].clone()
+    }
+
+    /// REGISTER_BROKER with the write lock held in slices: the broker's part
+    /// first ([`RouteTable::begin_registration`]), then its topics
+    /// [`TOPICS_PER_LOCK`] at a time, so that route queries are answered in
+    /// between. Each topic's route changes at once; a large registration's
+    /// topics appear (or change) over a few milliseconds rather than all at
+    /// once, and should the broker register again or be unregistered
+    /// meanwhile, the rest of this registration's topics are not written.
+    ///
+    /// # Errors
+    /// As [`RouteTable::register_broker`].
+    pub fn register_broker(
+        &self,
+        mut reg: BrokerRegistration,
+        now: Millis,
+        notify_min_id: bool,
+        delete_missing_topics: bool,
+    ) -> Result<RegisterOutcome, RegisterError> {
+        if reg.topic_configs.len() <= TOPICS_PER_LOCK {
+            return self
+                .write()
+                .register_broker(reg, now, notify_min_id, delete_missing_topics);
+        }
+        let (outcome, work) =
+            self.write()
+                .begin_registration(&reg, now, notify_min_id, delete_missing_topics)?;
+        let Some(work) = work else {
+            return Ok(outcome);
+        };
+        let topics = std::mem::take(&mut reg.topic_configs);
+        for slice in topics.chunks(TOPICS_PER_LOCK) {
+            self.write().apply_topics(&work, slice);
+        }
+        let keep = work.keep(&topics);
+        let gone = self.read().topics_to_drop(&work, &keep);
+        for slice in gone.chunks(TOPICS_PER_LOCK) {
+            self.write().drop_topics(&work, slice);
+        }
+        Ok(outcome)
     }
 
     /// The encoded list of every topic: copied out with `find` under the

@@ -13,6 +13,7 @@ mod liveness_expiry;
 mod notifications;
 mod register_scenarios;
 mod regression_stale_unregistration;
+mod sliced_registration;
 mod topic_admin;
 
 use std::collections::BTreeMap;

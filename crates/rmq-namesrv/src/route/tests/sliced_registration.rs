@@ -1,0 +1,91 @@
+//! A large registration applied in slices (`SharedRoutes::register_broker`)
+//! leaves the table a one-piece registration leaves, and a registration
+//! overtaken between slices writes no more of its topics.
+
+use rmq_protocol::TopicConfig;
+
+use super::{broker, Edit};
+use crate::route::{RouteTable, SharedRoutes};
+
+fn topics(prefix: &str, count: usize) -> Vec<TopicConfig> {
+    (0..count)
+        .map(|n| TopicConfig {
+            read_queue_nums: 4,
+            write_queue_nums: 4,
+            ..TopicConfig::new(format!("{prefix}-{n:05}"))
+        })
+        .collect()
+}
+
+/// Every topic's queue data, sorted, for comparing two tables.
+fn contents(table: &RouteTable) -> Vec<(String, String)> {
+    table
+        .all_topics()
+        .into_iter()
+        .map(|topic| {
+            let queues = format!("{:?}", table.queue_datas(&topic));
+            (topic, queues)
+        })
+        .collect()
+}
+
+#[test]
+fn sliced_and_whole_registrations_leave_the_same_table() {
+    let first = topics("T", 5_500);
+    let mut second = topics("T", 4_200);
+    second.extend(topics("U", 3_000));
+    for delete_missing in [false, true] {
+        let shared = SharedRoutes::new();
+        let mut whole = RouteTable::new();
+        let steps = [
+            broker("c", "broker-a", "a:1", 0).topics(&first),
+            broker("c", "broker-a", "a:1", 0)
+                .topics(&second)
+                .version(2, 0),
+            broker("c", "broker-a", "a:2", 1)
+                .topics(&second)
+                .version(2, 0),
+        ];
+        for (at, step) in steps.into_iter().enumerate() {
+            let now = 1_000 + at as u64;
+            let sliced = shared
+                .register_broker(step.clone(), now, true, delete_missing)
+                .unwrap();
+            let one_piece = whole
+                .register_broker(step, now, true, delete_missing)
+                .unwrap();
+            assert_eq!(sliced, one_piece, "step {at}");
+            assert_eq!(
+                contents(&shared.read()),
+                contents(&whole),
+                "step {at}, delete_missing {delete_missing}"
+            );
+        }
+        let left = shared.read().all_topics().len();
+        assert_eq!(left, if delete_missing { 7_200 } else { 8_500 });
+    }
+}
+
+#[test]
+fn a_registration_overtaken_between_slices_writes_no_more_topics() {
+    let mut table = RouteTable::new();
+    let old = broker("c", "broker-a", "a:1", 0).topics(&topics("Old", 10));
+    let (_, old_work) = table.begin_registration(&old, 1_000, false, false).unwrap();
+    let old_work = old_work.expect("work to do");
+    table.apply_topics(&old_work, &old.topic_configs[..5]);
+    assert!(old_work.is_current(&table));
+
+    let new = broker("c", "broker-a", "a:1", 0)
+        .topics(&topics("New", 3))
+        .version(2, 0);
+    table.register_broker(new, 1_001, false, false).unwrap();
+    assert!(!old_work.is_current(&table));
+    table.apply_topics(&old_work, &old.topic_configs[5..]);
+
+    let expected: Vec<String> = (0..5)
+        .map(|n| format!("New-{n:05}"))
+        .filter(|t| t.as_str() < "New-00003")
+        .chain((0..5).map(|n| format!("Old-{n:05}")))
+        .collect();
+    assert_eq!(table.all_topics(), expected);
+}
