@@ -3,12 +3,14 @@
 # the rocketmq-namesrv Rust port and the ceiling server; for the controller
 # scenario Waymark's and the Java controller -- in one invocation and rewrites
 # the generated sections of docs/benchmarks.md (plus docs/bench-*.png) of the
-# scenarios that ran. Raw results: .bench/bench-results.json. About 15 minutes.
+# scenarios that ran. Raw results: .bench/bench-results.json. About 20 minutes
+# (the hostile scenario, peers under attack, takes about 6 of them).
 #
 #   scripts/bench.sh                      the full run (measure on an idle machine)
 #   scripts/bench.sh --quick              a few seconds per scenario: harness check only
 #   scripts/bench.sh --peers waymark,java --scenarios route-qps,register
 #   scripts/bench.sh --peers waymark,java --scenarios controller
+#   scripts/bench.sh --peers waymark,java --scenarios hostile
 #
 # Any rmq-bench option can follow (see `rmq-bench --help`, `rmq-bench compare --help`).
 # Needs cargo, Java 17+ and Maven 3.6+ (for the Java peers: the Java controller
@@ -28,6 +30,10 @@ if [[ ! -x "$PORT" && " $* " != *" --peers "* ]]; then
   echo "installing the Rust port (rocketmq-namesrv 1.0.0) into .bench/rust-port ..." >&2
   cargo install rocketmq-namesrv --version 1.0.0 --locked --root "$ROOT/.bench/rust-port"
 fi
+
+# The hostile scenario's connection flood holds 5,000 connections: the
+# generator (and the servers it starts) need that many descriptors.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 read -r load1 _ < /proc/loadavg
 echo "load average now: $load1 (measure when it is well below 1)" >&2

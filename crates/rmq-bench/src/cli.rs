@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::peer::PeerKind;
+use crate::scenario::hostile::{self, Attack};
 use crate::scenario::{controller, failover, parse_duration, register, route_qps, startup, storm};
 use crate::workload::Layout;
 
@@ -106,6 +107,9 @@ pub enum Command {
     Startup(StartupArgs),
     /// Controller groups of three nodes: CPU per broker heartbeat, RSS, failover.
     Controller(ControllerArgs),
+    /// Hostile peers (huge headers, slow frames, unread answers, connection
+    /// and topic floods): memory, route queries during, alive after.
+    Hostile(HostileArgs),
     /// Every scenario on every peer; writes JSON, the report and its charts.
     Compare(CompareArgs),
     /// Writes the report and charts from a saved JSON file.
@@ -309,6 +313,41 @@ impl ControllerArgs {
     }
 }
 
+/// `hostile` overrides.
+#[derive(Debug, Clone, Default, Args)]
+pub struct HostileArgs {
+    /// Attacks to run, comma-separated [default: all].
+    #[arg(long, value_delimiter = ',')]
+    pub attacks: Option<Vec<Attack>>,
+    /// How long each attack runs (e.g. 15s).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Route queries per second during an attack.
+    #[arg(long)]
+    pub query_rate: Option<f64>,
+    /// Connections of the connection flood.
+    #[arg(long)]
+    pub flood_connections: Option<usize>,
+    /// Topics of the topic flood's one registration.
+    #[arg(long)]
+    pub flood_topics: Option<usize>,
+}
+
+impl HostileArgs {
+    /// The parameters: defaults with the overrides applied.
+    pub fn params(&self, quick: bool) -> hostile::Params {
+        let mut p = hostile::Params::defaults(quick);
+        if let Some(attacks) = &self.attacks {
+            p.attacks = attacks.clone();
+        }
+        p.attack_s = secs_of(self.duration, p.attack_s).max(0.5);
+        p.query_rate = self.query_rate.unwrap_or(p.query_rate).max(1.0);
+        p.flood_connections = self.flood_connections.unwrap_or(p.flood_connections);
+        p.flood_topics = self.flood_topics.unwrap_or(p.flood_topics).max(2);
+        p
+    }
+}
+
 /// A scenario, for `compare --scenarios`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ScenarioName {
@@ -324,10 +363,13 @@ pub enum ScenarioName {
     Startup,
     /// `controller`.
     Controller,
+    /// `hostile`.
+    Hostile,
 }
 
 impl ScenarioName {
-    /// Whether it measures NameServers (every scenario but `controller`).
+    /// Whether it measures NameServers (every scenario but `controller`;
+    /// `hostile` too, in its own report section).
     pub fn is_nameserver(self) -> bool {
         self != ScenarioName::Controller
     }
@@ -340,7 +382,7 @@ pub struct CompareArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "route-qps,route-under-storm,register,failover,startup,controller"
+        default_value = "route-qps,route-under-storm,register,failover,startup,controller,hostile"
     )]
     pub scenarios: Vec<ScenarioName>,
     /// The report to write (the generated sections of the scenarios that ran

@@ -3,9 +3,9 @@
 //! on every selected peer in order, collecting [`Results`].
 //!
 //! A peer that fails a scenario is recorded with its error and the run goes
-//! on. The ceiling is skipped where it has nothing to measure (failover),
-//! and the controller scenario runs only the peers that have a controller
-//! (Waymark and Java).
+//! on. The ceiling is skipped where it has nothing to measure (failover,
+//! hostile), and the controller scenario runs only the peers that have a
+//! controller (Waymark and Java).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,7 +18,7 @@ use crate::group;
 use crate::peer::{self, JavaControllerSetup, JavaSetup, PeerKind, PeerSetup};
 use crate::pin::{self, Machine};
 use crate::results::{utc_now, PeerInfo, PeerOutcome, Pinning, Results};
-use crate::scenario::{self, controller, failover, register, route_qps, startup, storm};
+use crate::scenario::{self, controller, failover, hostile, register, route_qps, startup, storm};
 use crate::workload::Layout;
 
 /// The workspace this crate lives in (for `.bench/` and the Java pom).
@@ -404,6 +404,10 @@ pub async fn run(
                 let params = controller::Params::defaults(quick);
                 run_controller(global, setup, &params, results).await?;
             }
+            ScenarioName::Hostile => {
+                let params = hostile::Params::defaults(quick);
+                run_hostile(global, setup, &params, results).await?;
+            }
             ScenarioName::Startup => {
                 let params = startup::Params::defaults(quick);
                 for &kind in &global.peers {
@@ -517,6 +521,52 @@ pub async fn run_register(
             )
         });
         results.register.push(outcome);
+    }
+    Ok(())
+}
+
+/// `hostile` on every real NameServer of `global` (the ceiling keeps no
+/// state to attack), building the topic-flood registration once.
+///
+/// # Errors
+/// The topic-flood registration cannot be built (its frame would be over
+/// 16 MiB).
+pub async fn run_hostile(
+    global: &Global,
+    setup: &PeerSetup,
+    params: &hostile::Params,
+    results: &mut Results,
+) -> anyhow::Result<()> {
+    let flood = if params.attacks.contains(&hostile::Attack::TopicFlood) {
+        let built = Instant::now();
+        let topics = params.flood_topics;
+        let flood = tokio::task::spawn_blocking(move || hostile::topic_flood_request(topics))
+            .await
+            .context("building the topic-flood registration panicked")??;
+        eprintln!(
+            "[hostile] built the topic-flood registration: {} topics, {:.1} MB compressed, in {:.1} s",
+            flood.topics,
+            flood.body_bytes as f64 / 1e6,
+            built.elapsed().as_secs_f64()
+        );
+        Some(flood)
+    } else {
+        None
+    };
+    for &kind in global.peers.iter().filter(|k| k.is_real()) {
+        let outcome = PeerOutcome::of(
+            kind,
+            hostile::run(setup, kind, params, flood.as_ref()).await,
+        );
+        summarize("hostile", &outcome, |r| {
+            let alive = r.attacks.iter().filter(|a| a.alive_after).count();
+            format!(
+                "alive after {alive} of {} attacks, {:.0} s",
+                r.attacks.len(),
+                r.duration_s
+            )
+        });
+        results.hostile.push(outcome);
     }
     Ok(())
 }

@@ -62,6 +62,7 @@ fn scenarios_of(command: &Command) -> Vec<ScenarioName> {
         Command::Failover(_) => vec![ScenarioName::Failover],
         Command::Startup(_) => vec![ScenarioName::Startup],
         Command::Controller(_) => vec![ScenarioName::Controller],
+        Command::Hostile(_) => vec![ScenarioName::Hostile],
         Command::Report(_) | Command::CeilingServer(_) => Vec::new(),
     }
 }
@@ -125,6 +126,9 @@ async fn run(global: Global, command: Command) -> anyhow::Result<()> {
         }
         Command::Controller(args) => {
             compare::run_controller(&global, &setup, &args.params(quick), &mut results).await?;
+        }
+        Command::Hostile(args) => {
+            compare::run_hostile(&global, &setup, &args.params(quick), &mut results).await?;
         }
         Command::Compare(_) | Command::Report(_) | Command::CeilingServer(_) => {
             unreachable!("handled before")

@@ -190,6 +190,15 @@ impl RunningPeer {
         &self.dir
     }
 
+    /// How the server exited, if it did (a peer that dies under load is a
+    /// result in the hostile scenario).
+    pub fn exit_status(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => Some(status.to_string()),
+            _ => None,
+        }
+    }
+
     /// Kills the server and removes its directory (unless kept).
     pub fn stop(mut self) {
         self.kill();

@@ -2,13 +2,19 @@
 //! ratios to Java, to the Rust port and to the ceiling, the targets and
 //! whether they were met, the machine, versions and the exact command.
 //!
-//! The report owns two sections of the file: the NameServer benchmarks
-//! between [`BEGIN`] and [`END`], and the controller benchmarks between
-//! [`CONTROLLER_BEGIN`] and [`CONTROLLER_END`]. A run rewrites the section of
-//! the scenarios it ran (the controller section goes right after the
-//! NameServer one when it is new); everything else (the other section, the
-//! codec micro-benchmarks, analysis written by hand) is kept as it is.
-//! Charts are drawn by [`crate::charts`] next to it.
+//! The report owns three sections of the file: the NameServer benchmarks
+//! between [`BEGIN`] and [`END`], the controller benchmarks between
+//! [`CONTROLLER_BEGIN`] and [`CONTROLLER_END`], and the hostile peers
+//! between [`HOSTILE_BEGIN`] and [`HOSTILE_END`] ([`hostile`]). A run
+//! rewrites the section of the scenarios it ran (the controller section goes
+//! right after the NameServer one when it is new, the hostile one at the
+//! end); everything else (the other sections, the codec micro-benchmarks,
+//! analysis written by hand) is kept as it is. Charts are drawn by
+//! [`crate::charts`] next to it.
+
+mod hostile;
+
+pub use hostile::{merge_hostile, render_hostile, HOSTILE_BEGIN, HOSTILE_END};
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -31,7 +37,7 @@ pub const CONTROLLER_END: &str = "<!-- rmq-bench:controller:end -->";
 /// Writes the report sections of what `results` holds into `path` (and the
 /// charts beside it): the NameServer section when a NameServer scenario ran
 /// (or nothing at all did), the controller section when the controller
-/// scenario ran.
+/// scenario ran, the hostile-peers section when `hostile` ran.
 ///
 /// # Errors
 /// I/O.
@@ -42,12 +48,15 @@ pub fn write(results: &Results, path: &Path) -> anyhow::Result<()> {
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut text = std::fs::read_to_string(path).unwrap_or_default();
-    if results.has_nameserver() || !results.has_controller() {
+    if results.has_nameserver() || !(results.has_controller() || results.has_hostile()) {
         let drawn = charts::draw_all(results, dir);
         text = merge(&text, &render(results, &drawn));
     }
     if results.has_controller() {
         text = merge_controller(&text, &render_controller(results));
+    }
+    if results.has_hostile() {
+        text = merge_hostile(&text, &render_hostile(results));
     }
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }

@@ -14,6 +14,7 @@ use crate::peer::PeerKind;
 use crate::pin::Machine;
 use crate::scenario::controller::{Failover as ControllerFailover, Heartbeats};
 use crate::scenario::failover::Failover;
+use crate::scenario::hostile::Hostile;
 use crate::scenario::register::Register;
 use crate::scenario::route_qps::RouteQps;
 use crate::scenario::startup::Startup;
@@ -117,16 +118,25 @@ pub struct Results {
     /// `controller`: failover.
     #[serde(default)]
     pub controller_failover: Vec<PeerOutcome<ControllerFailover>>,
+    /// `hostile`: every attack on every real NameServer.
+    #[serde(default)]
+    pub hostile: Vec<PeerOutcome<Hostile>>,
 }
 
 impl Results {
-    /// Whether a NameServer scenario ran.
+    /// Whether a scenario of the main NameServer section ran (`hostile`
+    /// has its own section).
     pub fn has_nameserver(&self) -> bool {
         !(self.route_qps.is_empty()
             && self.route_under_storm.is_empty()
             && self.register.is_empty()
             && self.failover.is_empty()
             && self.startup.is_empty())
+    }
+
+    /// Whether the hostile scenario ran (it has its own report section).
+    pub fn has_hostile(&self) -> bool {
+        !self.hostile.is_empty()
     }
 
     /// Whether the controller scenario ran.

@@ -1,8 +1,9 @@
 //! The harness runs end to end: `rmq-bench --quick compare` against Waymark
 //! and the ceiling server writes a results file and a report, the
 //! controller scenario included (Waymark's controller only: the ceiling has
-//! none). Performance is never asserted here; only that every scenario
-//! produced a result.
+//! none) and the hostile one (Waymark only: the ceiling keeps no state).
+//! Performance is never asserted here; only that every scenario produced a
+//! result.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -68,6 +69,7 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
         "startup",
         "controller_heartbeats",
         "controller_failover",
+        "hostile",
     ] {
         let outcomes = json[scenario]
             .as_array()
@@ -106,6 +108,18 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
         "a failover sample did not complete: {failover}\n{stderr}"
     );
 
+    assert_eq!(peers("hostile"), 1, "the ceiling is not attacked");
+    let attacks = json["hostile"][0]["result"]["attacks"]
+        .as_array()
+        .expect("hostile attacks");
+    assert_eq!(attacks.len(), 5, "every attack ran");
+    for attack in attacks {
+        assert!(
+            attack["error"].is_null() && attack["rss_peak_kib"].is_u64(),
+            "an attack was not run: {attack}\n{stderr}"
+        );
+    }
+
     let text = std::fs::read_to_string(&report).unwrap();
     assert!(
         text.contains("kept as it is"),
@@ -119,6 +133,10 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
     assert!(
         text.find("<!-- rmq-bench:end -->") < text.find("<!-- rmq-bench:controller:begin"),
         "the controller section comes after the NameServer section"
+    );
+    assert!(
+        text.contains("<!-- rmq-bench:hostile:begin") && text.contains("### topic-flood"),
+        "no hostile section:\n{text}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

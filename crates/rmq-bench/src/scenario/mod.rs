@@ -9,6 +9,7 @@
 
 pub mod controller;
 pub mod failover;
+pub mod hostile;
 pub mod register;
 pub mod route_qps;
 pub mod startup;
