@@ -19,7 +19,7 @@
 //! (`TopicQueueMappingInfo.currIdMap`), a set of longs (`SyncStateSet.syncStateSet`),
 //! a list of strings (`TopicList.topicList`) and a nullable map
 //! (`TopicRouteData.topicQueueMappingByBroker`). For the scalar fields the
-//! result must be what fastjson's rules (documented in `java_json::lenient`)
+//! result must be what fastjson's rules (documented in `rmq_wire::lenient`)
 //! give for the value parsed on its own; for all of them nothing may panic.
 //!
 //! Run from `fuzz/`: `RUSTC_BOOTSTRAP=1 cargo fuzz run java_json_parse -- -max_total_time=60`.
@@ -47,7 +47,10 @@ fuzz_target!(|data: &[u8]| {
     if let Some(value) = &parsed {
         let text = java_json::to_vec(value, Dialect::Default).expect("a Value serializes");
         let again: Value = java_json::from_slice(&text).unwrap_or_else(|error| {
-            panic!("own output does not parse ({error}): {}", String::from_utf8_lossy(&text))
+            panic!(
+                "own output does not parse ({error}): {}",
+                String::from_utf8_lossy(&text)
+            )
         });
         assert!(same(value, &again), "{value:?} came back as {again:?}");
     }
@@ -62,7 +65,10 @@ fn same(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|((kx, x), (ky, y))| kx == ky && same(x, y))
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((kx, x), (ky, y))| kx == ky && same(x, y))
         }
         _ => a == b,
     }
@@ -88,14 +94,20 @@ fn object(key: &str, fragment: &[u8]) -> Vec<u8> {
 
 fn fields(fragment: &[u8], value: Option<&Value>) {
     let counter = DataVersion::from_json(&object("counter", fragment)).map(|v| v.counter);
-    expect(value, counter, |v| int(v, i64::MIN.into(), i64::MAX.into()).map(|n| n.unwrap_or(0) as i64));
+    expect(value, counter, |v| {
+        int(v, i64::MIN.into(), i64::MAX.into()).map(|n| n.unwrap_or(0) as i64)
+    });
 
     let epoch = SyncStateSet::from_json(&object("syncStateSetEpoch", fragment))
         .map(|s| s.sync_state_set_epoch);
-    expect(value, epoch, |v| int(v, i32::MIN.into(), i32::MAX.into()).map(|n| n.unwrap_or(0) as i32));
+    expect(value, epoch, |v| {
+        int(v, i32::MIN.into(), i32::MAX.into()).map(|n| n.unwrap_or(0) as i32)
+    });
 
     let perm = TopicConfig::from_json(&object("perm", fragment)).map(|c| c.perm);
-    expect(value, perm, |v| int(v, i32::MIN.into(), i32::MAX.into()).map(|n| n.unwrap_or(6) as i32));
+    expect(value, perm, |v| {
+        int(v, i32::MIN.into(), i32::MAX.into()).map(|n| n.unwrap_or(6) as i32)
+    });
 
     let order = TopicConfig::from_json(&object("order", fragment)).map(|c| c.order);
     expect(value, order, |v| boolean(v).map(|b| b.unwrap_or(false)));
@@ -103,8 +115,8 @@ fn fields(fragment: &[u8], value: Option<&Value>) {
     let name = TopicConfig::from_json(&object("topicName", fragment)).map(|c| c.topic_name);
     expect(value, name, |v| string(v).map(Option::unwrap_or_default));
 
-    let filter = TopicConfig::from_json(&object("topicFilterType", fragment))
-        .map(|c| c.topic_filter_type);
+    let filter =
+        TopicConfig::from_json(&object("topicFilterType", fragment)).map(|c| c.topic_filter_type);
     expect(value, filter, |v| Some(filter_type(v)));
 
     // Containers: no oracle, only no panic.
@@ -155,7 +167,19 @@ fn int(value: &Value, min: i128, max: i128) -> Option<Option<i128>> {
             }
         }
         Value::String(s) if s.is_empty() || s == "null" || s == "NULL" => return Some(None),
-        Value::String(s) => s.parse::<i128>().ok()?,
+        // castToInt/castToLong drop commas; castToInt also a trailing `.0…`.
+        Value::String(s) => {
+            let s = s.replace(',', "");
+            let s = match s.rfind('.') {
+                Some(dot)
+                    if max <= i128::from(i32::MAX) && s[dot + 1..].bytes().all(|b| b == b'0') =>
+                {
+                    &s[..dot]
+                }
+                _ => &s[..],
+            };
+            s.parse::<i128>().ok()?
+        }
         _ => return None,
     };
     (min..=max).contains(&n).then_some(Some(n))
@@ -166,8 +190,15 @@ fn boolean(value: &Value) -> Option<Option<bool>> {
     match value {
         Value::Null => Some(None),
         Value::Bool(b) => Some(Some(*b)),
-        Value::Number(n) if n.is_f64() => None,
-        Value::Number(n) => Some(Some(n.as_i64() == Some(1) || n.as_u64() == Some(1))),
+        // A decimal is true iff it truncates to 1; an int literal must fit an int.
+        Value::Number(n) if n.is_f64() => {
+            let t = n.as_f64()?.trunc();
+            (t >= f64::from(i32::MIN) && t <= f64::from(i32::MAX)).then_some(Some(t == 1.0))
+        }
+        Value::Number(n) => {
+            let v = n.as_i64().map(i128::from).or(n.as_u64().map(i128::from))?;
+            i32::try_from(v).ok().map(|v| Some(v == 1))
+        }
         Value::String(s) => match s.as_str() {
             "" | "null" | "NULL" => Some(None),
             "1" | "T" => Some(Some(true)),
@@ -182,7 +213,8 @@ fn boolean(value: &Value) -> Option<Option<bool>> {
     }
 }
 
-/// A string field: scalars as their text, null as absent.
+/// A string field: scalars as their text (a decimal keeps its `.0`, as Java's
+/// BigDecimal text), objects and arrays as their compact JSON text, null as absent.
 fn string(value: &Value) -> Option<Option<String>> {
     match value {
         Value::Null => Some(None),
@@ -191,9 +223,9 @@ fn string(value: &Value) -> Option<Option<String>> {
         Value::Number(n) => Some(Some(match (n.as_i64(), n.as_u64(), n.as_f64()) {
             (Some(i), _, _) => i.to_string(),
             (_, Some(u), _) => u.to_string(),
-            (_, _, f) => f?.to_string(),
+            (_, _, f) => format!("{:?}", f?),
         })),
-        _ => None,
+        Value::Array(_) | Value::Object(_) => Some(Some(value.to_string())),
     }
 }
 

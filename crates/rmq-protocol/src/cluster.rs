@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rmq_wire::lenient;
 use serde::{Deserialize, Serialize};
 
-use crate::java_json::lenient;
 use crate::java_json::JavaJson;
 use crate::BrokerData;
 

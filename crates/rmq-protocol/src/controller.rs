@@ -8,9 +8,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rmq_wire::{lenient, lenient_bean};
 use serde::{Deserialize, Serialize};
 
-use crate::java_json::lenient::{self, lenient_bean};
 use crate::java_json::JavaJson;
 use crate::member_group::BrokerMemberGroup;
 

@@ -4,9 +4,9 @@
 //! NameServer compares it (all three fields) to decide whether a broker's
 //! topics changed. JSON: `{"counter":3,"stateVersion":0,"timestamp":1700000000000}`.
 
+use rmq_wire::{lenient, lenient_bean};
 use serde::{Deserialize, Serialize};
 
-use crate::java_json::lenient::{self, lenient_bean};
 use crate::java_json::{self, Dialect, JavaJson};
 use crate::BodyFlavor;
 

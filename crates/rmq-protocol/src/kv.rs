@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
+use rmq_wire::lenient;
 use serde::{Deserialize, Serialize};
 
-use crate::java_json::lenient;
 use crate::java_json::JavaJson;
 
 /// One namespace's key → value table: `{"table":{"k":"v"}}`.

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use rmq_wire::{lenient, lenient_bean};
 use serde::{Deserialize, Serialize};
 
-use crate::java_json::lenient::{self, lenient_bean};
 use crate::java_json::JavaJson;
 
 /// The members of one broker group.

@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
+use rmq_wire::{lenient, lenient_bean};
 use serde::{Deserialize, Serialize};
 
-use crate::java_json::lenient::{self, lenient_bean};
 use crate::java_json::JavaJson;
 
 /// Java `MixAll.METADATA_SCOPE_GLOBAL`, the default mapping scope.

@@ -5,9 +5,10 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use rmq_wire::lenient::{self, Lenient};
+use rmq_wire::lenient_bean;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::java_json::lenient::{self, lenient_bean, Lenient};
 use crate::java_json::{self, Dialect, JavaJson};
 use crate::BodyError;
 

@@ -1,8 +1,8 @@
 //! `TopicList`: the body of the topic-list requests (nameserver.md §2.9–2.12).
 
+use rmq_wire::lenient;
 use serde::{Deserialize, Serialize};
 
-use crate::java_json::lenient;
 use crate::java_json::JavaJson;
 
 /// A list of topic names, plus a broker address for the system-topic list.

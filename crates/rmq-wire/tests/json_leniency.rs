@@ -102,6 +102,37 @@ fn integers_may_come_as_strings_and_whitespace_is_fine() {
     assert_eq!((command.code, command.opaque), (i32::MAX, i32::MIN));
 }
 
+/// fastjson 1.2.83 into RocketMQ 4.9.8's `RemotingCommand`: `castToInt` drops
+/// commas and a trailing `.0…`, decimals truncate, booleans are 1/0, and only
+/// `"null"`/`"NULL"` are null (`"Null"` fails with "parseInt error, field : code").
+#[test]
+fn integers_follow_java_cast_to_int() {
+    let command = decode(r#"{"code":"1,05","opaque":"7.00","flag":1.9,"version":true}"#);
+    assert_eq!(
+        (command.code, command.opaque, command.flag, command.version),
+        (105, 7, 1, 1)
+    );
+    assert_eq!(decode(r#"{"code":"null","flag":"NULL"}"#).code, 0);
+    assert!(json::decode(br#"{"code":"Null"}"#).is_err());
+}
+
+/// The same Java run: a decimal remark keeps its `.0`, an object remark is its
+/// JSON text, and in `extFields` (a `HashMap<String, String>`) `$ref` is an
+/// ordinary key and a later null replaces an earlier value.
+#[test]
+fn string_fields_take_any_value_as_java_does() {
+    let command = decode(r#"{"remark":1.0,"extFields":{"$ref":"$","k":"a","k":null,"n":1.0}}"#);
+    assert_eq!(command.remark.as_deref(), Some("1.0"));
+    assert_eq!(
+        command.ext_fields,
+        Some(ext(&[("$ref", "$"), ("n", "1.0")]))
+    );
+    assert_eq!(
+        decode(r#"{"remark":{"b":1}}"#).remark.as_deref(),
+        Some(r#"{"b":1}"#)
+    );
+}
+
 #[test]
 fn escapes_in_any_form_are_understood() {
     let command =

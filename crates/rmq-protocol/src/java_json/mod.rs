@@ -18,14 +18,13 @@
 //!   pre-pass quotes bare keys (only when there are any; strings are skipped
 //!   correctly), then serde_json parses. Leniency that fastjson applies while
 //!   binding (numbers as strings and back, nulls, `{"$ref":…}` objects where a
-//!   map is expected) lives in the crate-private `lenient` helpers used through
-//!   `#[serde(deserialize_with)]` on every body field.
+//!   map is expected) is `rmq_wire::lenient`'s, the rules the JSON header is
+//!   read with too, used through `#[serde(deserialize_with)]` on every body field.
 //!
 //! Parsing never panics; serde_json bounds nesting depth, the pre-pass is a
 //! single iterative scan.
 
 mod emit;
-pub(crate) mod lenient;
 mod parse;
 
 use serde::de::DeserializeOwned;

@@ -1,8 +1,8 @@
 use std::collections::BTreeMap;
 
+use rmq_wire::lenient;
 use serde::{Deserialize, Serialize};
 
-use super::lenient;
 use super::*;
 
 fn text<T: Serialize + ?Sized>(value: &T, dialect: Dialect) -> String {

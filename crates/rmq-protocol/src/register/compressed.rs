@@ -15,11 +15,12 @@ use std::io::{Read, Write};
 use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
+use rmq_wire::lenient;
 use serde::Deserialize;
 
 use super::limited::{self, Layout, RegisterDecodeError, MAPPINGS, TOPICS};
 use super::{RegisterBrokerBody, TopicConfigSerializeWrapper};
-use crate::java_json::{self, lenient, Dialect, JavaJson};
+use crate::java_json::{self, Dialect, JavaJson};
 use crate::version::V5_0_0;
 use crate::{BodyError, BodyFlavor, DataVersion, TopicConfig, TopicQueueMappingInfo};
 

@@ -17,10 +17,11 @@ mod limited;
 
 use std::collections::BTreeMap;
 
+use rmq_wire::lenient::{self, Lenient};
+use rmq_wire::lenient_bean;
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::java_json::lenient::{self, lenient_bean, Lenient};
 use crate::java_json::JavaJson;
 use crate::version::V3_0_11;
 use crate::{BodyError, BodyFlavor, DataVersion, Dialect, TopicConfig, TopicQueueMappingInfo};

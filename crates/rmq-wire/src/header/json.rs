@@ -14,8 +14,10 @@
 //! applies fastjson's leniency per key (any order, unknown keys skipped, `null`
 //! anywhere, numbers as strings and the other way round, language by name or
 //! ordinal, duplicate keys last-wins), which derive attributes cannot express
-//! without the same amount of code. serde_json's own parser gives well-tested
-//! strictness where fastjson is strict too (syntax, UTF-8, nesting depth).
+//! without the same amount of code. The coercions themselves are
+//! [`crate::lenient`]'s, shared with the bodies; only the language is read
+//! here. serde_json's own parser gives well-tested strictness where fastjson
+//! is strict too (syntax, UTF-8, nesting depth).
 
 use std::fmt;
 
@@ -23,12 +25,10 @@ use bytes::{BufMut, BytesMut};
 use serde::de::{self, Deserializer as _, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 
-use self::lenient::{Ext, Int, Language, Text};
 use super::HeaderDecodeError;
 use crate::code::{LanguageCode, SerializeType};
 use crate::command::RemotingCommand;
-
-mod lenient;
+use crate::lenient::{self, Seed};
 
 /// Decodes a JSON header. The body is left `None`; the serialize type is JSON.
 ///
@@ -210,6 +210,50 @@ impl<'de> Deserialize<'de> for Key {
     }
 }
 
+/// The `language` field: a name (any case; unknown → OTHER), an ordinal, or
+/// null for the default JAVA.
+struct Language(LanguageCode);
+
+impl<'de> Deserialize<'de> for Language {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct LanguageVisitor;
+        impl Visitor<'_> for LanguageVisitor {
+            type Value = Language;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a language name or ordinal")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Language, E> {
+                Ok(Language(
+                    LanguageCode::from_name(v).unwrap_or(LanguageCode::Other),
+                ))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Language, E> {
+                // Java throws for an ordinal it lacks; being lenient costs nothing here.
+                Ok(Language(
+                    u8::try_from(v).map_or(LanguageCode::Other, LanguageCode::from_code),
+                ))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Language, E> {
+                u64::try_from(v).map_or(Ok(Language(LanguageCode::Other)), |v| self.visit_u64(v))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Language, E> {
+                Ok(Language(LanguageCode::Java))
+            }
+        }
+        deserializer.deserialize_any(LanguageVisitor)
+    }
+}
+
+/// `extFields`, Java's `HashMap<String, String>`: see [`lenient::string_map`].
+struct ExtFieldsSeed;
+
+impl<'de> de::DeserializeSeed<'de> for ExtFieldsSeed {
+    type Value = Option<crate::ext_fields::ExtFields>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        lenient::string_map(d)
+    }
+}
+
 /// Builds the command from the top-level object.
 struct HeaderVisitor;
 
@@ -234,16 +278,15 @@ impl<'de> Visitor<'de> for HeaderVisitor {
             body: None,
         };
         while let Some(key) = map.next_key::<Key>()? {
+            // An int field that is null keeps Java's default, 0.
             match key {
-                Key::Code => command.code = map.next_value::<Int>()?.0,
-                Key::Flag => command.flag = map.next_value::<Int>()?.0,
-                Key::Opaque => command.opaque = map.next_value::<Int>()?.0,
-                Key::Version => command.version = map.next_value::<Int>()?.0,
+                Key::Code => command.code = map.next_value_seed(Seed::new())?.unwrap_or(0),
+                Key::Flag => command.flag = map.next_value_seed(Seed::new())?.unwrap_or(0),
+                Key::Opaque => command.opaque = map.next_value_seed(Seed::new())?.unwrap_or(0),
+                Key::Version => command.version = map.next_value_seed(Seed::new())?.unwrap_or(0),
                 Key::Language => command.language = map.next_value::<Language>()?.0,
-                Key::Remark => command.remark = map.next_value::<Option<Text>>()?.map(|t| t.0),
-                Key::ExtFields => {
-                    command.ext_fields = map.next_value::<Option<Ext>>()?.map(|ext| ext.0);
-                }
+                Key::Remark => command.remark = map.next_value_seed(Seed::new())?,
+                Key::ExtFields => command.ext_fields = map.next_value_seed(ExtFieldsSeed)?,
                 Key::Ignored => {
                     map.next_value::<IgnoredAny>()?;
                 }
