@@ -39,8 +39,8 @@ use libfuzzer_sys::fuzz_target;
 use rmq_protocol::{
     BodyFlavor, BrokerNames, BrokerReplicasInfo, ClusterInfo, DataVersion, Dialect,
     ElectMasterResponseBody, GetBrokerMemberGroupResponseBody, JavaJson, KvConfigSerializeWrapper,
-    KvTable, RegisterBrokerBody, SyncStateSet, TopicConfig, TopicConfigSerializeWrapper,
-    TopicList, TopicQueueMappingInfo, TopicRouteData,
+    KvTable, RegisterBrokerBody, SyncStateSet, TopicConfig, TopicConfigSerializeWrapper, TopicList,
+    TopicQueueMappingInfo, TopicRouteData,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -55,12 +55,14 @@ fuzz_target!(|data: &[u8]| {
         4 => topic_config_text(body),
         5 => {
             if let Some(wrapper) = json::<TopicConfigSerializeWrapper>(body) {
-                let v4 = TopicConfigSerializeWrapper::from_json(
-                    &wrapper.to_json_flavor(BodyFlavor::V4),
-                )
-                .expect("4.x wrapper output decodes");
+                let v4 =
+                    TopicConfigSerializeWrapper::from_json(&wrapper.to_json_flavor(BodyFlavor::V4))
+                        .expect("4.x wrapper output decodes");
                 assert_eq!(v4.data_version.counter, wrapper.data_version.counter);
-                assert_eq!(v4.topic_config_table.len(), wrapper.topic_config_table.len());
+                assert_eq!(
+                    v4.topic_config_table.len(),
+                    wrapper.topic_config_table.len()
+                );
             }
         }
         6 => {
@@ -68,7 +70,13 @@ fuzz_target!(|data: &[u8]| {
                 let v4 = DataVersion::from_json(&version.to_json_flavor(BodyFlavor::V4))
                     .expect("4.x data version decodes");
                 // 4.x has no stateVersion: it reads back as 0.
-                assert_eq!(v4, DataVersion { state_version: 0, ..version });
+                assert_eq!(
+                    v4,
+                    DataVersion {
+                        state_version: 0,
+                        ..version
+                    }
+                );
             }
         }
         7 => check::<KvTable>(body),
@@ -99,7 +107,12 @@ fn json<T: JavaJson + PartialEq + Debug>(bytes: &[u8]) -> Option<T> {
                 String::from_utf8_lossy(&text)
             )
         });
-        assert_eq!(again, value, "{dialect:?}: {}", String::from_utf8_lossy(&text));
+        assert_eq!(
+            again,
+            value,
+            "{dialect:?}: {}",
+            String::from_utf8_lossy(&text)
+        );
     }
     Some(value)
 }
@@ -146,13 +159,20 @@ fn old_register_body(bytes: &[u8]) {
     };
     assert_eq!(body.filter_server_list, None);
     let again = RegisterBrokerBody::decode_request(
-        Some(&body.topic_config_serialize_wrapper.to_json_flavor(BodyFlavor::V4)),
+        Some(
+            &body
+                .topic_config_serialize_wrapper
+                .to_json_flavor(BodyFlavor::V4),
+        ),
         false,
         36,
     )
     .expect("4.x wrapper output decodes as an old register body");
     assert_eq!(
-        again.topic_config_serialize_wrapper.topic_config_table.len(),
+        again
+            .topic_config_serialize_wrapper
+            .topic_config_table
+            .len(),
         body.topic_config_serialize_wrapper.topic_config_table.len()
     );
 }

@@ -28,7 +28,6 @@ use libfuzzer_sys::fuzz_target;
 use rmq_namesrv::NamesrvConfig;
 use rmq_protocol::properties;
 
-
 fuzz_target!(|data: &[u8]| {
     // The handler reads the body the same way.
     let text = String::from_utf8_lossy(data);
@@ -38,7 +37,11 @@ fuzz_target!(|data: &[u8]| {
 
     let file = properties::render_for_file(entries(&updates));
     assert_eq!(lines(&file), updates.len(), "{file:?}");
-    assert_eq!(properties::parse(&file).ok().as_ref(), Some(&updates), "{file:?}");
+    assert_eq!(
+        properties::parse(&file).ok().as_ref(),
+        Some(&updates),
+        "{file:?}"
+    );
 
     let accepted = updates
         .iter()
@@ -70,7 +73,10 @@ fuzz_target!(|data: &[u8]| {
 /// A configuration as a NameServer started with `-c` has it: Java's
 /// defaults under a fixed home.
 fn base() -> NamesrvConfig {
-    NamesrvConfig::defaults(Path::new("/home/rocketmq"), Some("/opt/rocketmq".to_owned()))
+    NamesrvConfig::defaults(
+        Path::new("/home/rocketmq"),
+        Some("/opt/rocketmq".to_owned()),
+    )
 }
 
 fn entries(map: &BTreeMap<String, String>) -> impl Iterator<Item = (&str, &str)> {

@@ -141,16 +141,37 @@ async fn run_heavy(
     request: RemotingCommand,
     slot: OwnedSemaphorePermit,
 ) -> Option<RemotingCommand> {
+    let (peer, code) = (conn.peer(), request.code);
     let work = tokio::task::spawn_blocking(move || {
         let response = answer(&state, &conn, &request);
         drop(slot);
         response
     });
-    match work.await {
-        Ok(response) => Some(response),
+    Some(joined_answer(work.await, peer, code))
+}
+
+/// The answer of a heavy request's blocking task: a handler that panicked
+/// there gets SYSTEM_ERROR naming the panic, never silence (the transport
+/// only catches panics on its own tasks).
+fn joined_answer(
+    joined: Result<RemotingCommand, tokio::task::JoinError>,
+    peer: std::net::SocketAddr,
+    code: i32,
+) -> RemotingCommand {
+    match joined {
+        Ok(response) => response,
         Err(error) => {
-            tracing::error!(%error, "request handler failed");
-            None
+            let message = match error.try_into_panic() {
+                Ok(panic) => panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".to_owned()),
+                Err(error) => error.to_string(),
+            };
+            tracing::error!(%peer, code, %message, "request handler panicked");
+            RemotingCommand::request(ResponseCode::SystemError, 0)
+                .with_remark(format!("request handler panicked: {message}"))
         }
     }
 }
@@ -217,5 +238,92 @@ impl Service for NamesrvService {
             );
             self.state.submit_unregistration(unregistration);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmq_protocol::{
+        DataVersion, Dialect, JavaJson, RegisterBrokerBody, TopicConfig,
+        TopicConfigSerializeWrapper,
+    };
+    use rmq_wire::SerializeType;
+
+    use crate::{KvStore, NamesrvConfig};
+
+    fn register_request() -> RemotingCommand {
+        let topics = ["TopicA", "TopicB"]
+            .map(|t| (t.to_owned(), TopicConfig::new(t)))
+            .into_iter()
+            .collect();
+        let body = RegisterBrokerBody {
+            filter_server_list: Some(Vec::new()),
+            topic_config_serialize_wrapper: TopicConfigSerializeWrapper {
+                data_version: DataVersion::new(1, 0, 100),
+                topic_config_table: topics,
+                ..TopicConfigSerializeWrapper::default()
+            },
+        };
+        [
+            ("brokerName", "broker-a"),
+            ("brokerAddr", "127.0.0.1:10911"),
+            ("clusterName", "DefaultCluster"),
+            ("haServerAddr", "127.0.0.1:10912"),
+            ("brokerId", "0"),
+            ("bodyCrc32", "0"),
+        ]
+        .iter()
+        .fold(
+            RemotingCommand::request(RequestCode::RegisterBroker, 1),
+            |r, (k, v)| r.with_ext(*k, *v),
+        )
+        .with_body(body.to_json(Dialect::Default))
+    }
+
+    #[tokio::test]
+    async fn a_queued_registration_whose_connection_closed_is_dropped() {
+        let dir = std::env::temp_dir().join(format!("waymark-dispatch-{}", std::process::id()));
+        let mut config = NamesrvConfig::defaults(&dir, None);
+        config.default_thread_pool_nums = 1;
+        let kv = KvStore::load(&config.kv_config_path).unwrap();
+        let state = Arc::new(Namesrv::new(config, kv).0);
+        let service = NamesrvService::new(state.clone());
+        let Admission::Run(slot) = service.registrations.admit() else {
+            panic!("the only slot is free");
+        };
+        let addr = "127.0.0.1:1".parse().unwrap();
+        let (gone, outbox) = ConnectionInfo::detached(addr, addr, SerializeType::Json);
+        drop(outbox);
+        let Reply::Pending(queued) = service.call(&gone, register_request()) else {
+            panic!("a registration waits for its slot");
+        };
+        let queued = tokio::spawn(queued);
+        drop(slot);
+        assert!(queued.await.unwrap().is_none(), "nobody to answer");
+        assert!(state.routes.read().all_topics().is_empty(), "not applied");
+
+        // The same request from a live connection is applied.
+        let (live, _outbox) = ConnectionInfo::detached(addr, addr, SerializeType::Json);
+        let Reply::Pending(answer) = service.call(&live, register_request()) else {
+            panic!("registrations run on the blocking pool");
+        };
+        let response = answer.await.expect("answered");
+        assert_eq!(response.response_code(), ResponseCode::Success);
+        assert_eq!(state.routes.read().all_topics().len(), 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_panic_on_the_blocking_pool_is_answered_system_error() {
+        let joined = tokio::task::spawn_blocking(|| -> RemotingCommand {
+            panic!("table invariant broken");
+        })
+        .await;
+        let peer = "127.0.0.1:1".parse().unwrap();
+        let response = joined_answer(joined, peer, 103);
+        assert_eq!(response.response_code(), ResponseCode::SystemError);
+        let remark = response.remark.unwrap_or_default();
+        assert!(remark.contains("table invariant broken"), "{remark}");
     }
 }
