@@ -162,11 +162,7 @@ fn joined_answer(
         Ok(response) => response,
         Err(error) => {
             let message = match error.try_into_panic() {
-                Ok(panic) => panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".to_owned()),
+                Ok(panic) => rmq_transport::panic_message(panic.as_ref()),
                 Err(error) => error.to_string(),
             };
             tracing::error!(%peer, code, %message, "request handler panicked");

@@ -88,16 +88,12 @@ impl LimitKeys {
         if !LimitKeys::KEYS.contains(&key) {
             return Ok(());
         }
-        LimitKeys::check_update(key, value)?;
-        match value.trim().parse::<i64>() {
-            Ok(n) if n >= 1 => Ok(()),
-            _ => Err(format!("invalid value for {key}: must be at least 1")),
-        }
+        rmq_protocol::options::check_limit(key, value, LimitKeys::check_update)
     }
 
     /// The limits these keys set.
     pub fn limits(&self) -> Limits {
-        let size = |n: i64| usize::try_from(n.max(1)).unwrap_or(usize::MAX);
+        let size = rmq_protocol::options::limit_size;
         Limits {
             max_topics_per_registration: size(self.max_topics_per_registration),
             max_kv_value_bytes: size(self.max_kv_value_bytes),

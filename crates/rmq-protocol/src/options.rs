@@ -130,6 +130,26 @@ fn printable(key: &str) -> String {
         .collect()
 }
 
+/// The start-up check of a limit key (Waymark's own budgets): what
+/// `check_update` (the key's type check) says, and then a whole number of at
+/// least 1, since a limit of zero would refuse everything.
+pub fn check_limit(
+    key: &str,
+    value: &str,
+    check_update: impl Fn(&str, &str) -> Result<(), String>,
+) -> Result<(), String> {
+    check_update(key, value)?;
+    match value.trim().parse::<i64>() {
+        Ok(n) if n >= 1 => Ok(()),
+        _ => Err(format!("invalid value for {key}: must be at least 1")),
+    }
+}
+
+/// A limit key's value as a size: at least 1, saturating.
+pub fn limit_size(value: i64) -> usize {
+    usize::try_from(value.max(1)).unwrap_or(usize::MAX)
+}
+
 /// Declares an option struct: `rust_name: Type = "javaKey", |home, rocketmq_home| default;`
 /// per option, in any order. The struct gets `defaults(home, rocketmq_home)`
 /// (`home` is Java's `user.home`, `rocketmq_home` the `ROCKETMQ_HOME`

@@ -25,3 +25,4 @@ pub use connection::{ConnId, ConnectionHandle, ConnectionInfo, DisconnectReason,
 pub use error::{ClientError, CodecError, ConnectionClosed};
 pub use limits::ServerLimits;
 pub use server::{run, Reply, ServerConfig, Service};
+pub use session::panic_message;

@@ -46,16 +46,12 @@ impl ServerLimits {
         if !ServerLimits::KEYS.contains(&key) {
             return Ok(());
         }
-        ServerLimits::check_update(key, value)?;
-        match value.trim().parse::<i64>() {
-            Ok(n) if n >= 1 => Ok(()),
-            _ => Err(format!("invalid value for {key}: must be at least 1")),
-        }
+        rmq_protocol::options::check_limit(key, value, ServerLimits::check_update)
     }
 
     /// Sets these limits on `config`.
     pub fn apply_to(&self, config: &mut ServerConfig) {
-        let size = |n: i64| usize::try_from(n.max(1)).unwrap_or(usize::MAX);
+        let size = rmq_protocol::options::limit_size;
         config.max_connections = size(self.max_connections.into());
         config.max_connections_per_ip = size(self.max_connections_per_ip.into());
         config.frame_budget = size(self.partial_frame_budget_bytes);

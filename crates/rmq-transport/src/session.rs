@@ -235,19 +235,17 @@ impl<S: Service> Reader<S> {
         let ended = ends.attention.cancelled();
         tokio::pin!(ended);
         let mut permit: Option<OwnedSemaphorePermit> = None;
-        let mut full_since: Option<Instant> = None;
+        let mut was_full = false;
         loop {
             if permit.is_none() {
                 permit = self.in_flight.clone().try_acquire_owned().ok();
             }
             let full = self.queue.is_full();
-            if full && full_since.is_none() {
-                full_since = Some(Instant::now());
+            if full && !was_full {
                 tracing::debug!(conn = %self.info.id, peer = %self.info.peer, queued = self.queue.queued(),
                     "responses queued over budget, not reading until the peer reads them");
-            } else if !full {
-                full_since = None;
             }
+            was_full = full;
             tokio::select! {
                 biased;
                 () = &mut ended => return ends.reason(),
@@ -379,6 +377,15 @@ fn respond(
     });
 }
 
+/// The text a panic was raised with (`panic!("...")` or a formatted one).
+pub fn panic_message(panic: &(dyn Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
 /// SYSTEM_ERROR for a request whose handler panicked; the connection lives on.
 fn panic_response(
     id: ConnId,
@@ -386,11 +393,7 @@ fn panic_response(
     panic: &(dyn Any + Send),
     opaque: i32,
 ) -> RemotingCommand {
-    let message = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
+    let message = panic_message(panic);
     tracing::error!(conn = %id, %peer, opaque, %message, "request handler panicked");
     let mut response = RemotingCommand::request(ResponseCode::SystemError, opaque)
         .with_remark(format!("request handler panicked: {message}"));
