@@ -14,14 +14,17 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use rmq_wire::{RemotingCommand, FLAG_ONEWAY, FLAG_RESPONSE};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpStream, ToSocketAddrs};
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
 
 use crate::codec::RemotingCodec;
 use crate::connection::{write_loop, Outbound};
 use crate::error::{ClientError, CodecError};
+use crate::tls::TlsClient;
 
 /// Settings of [`RpcClient::connect`].
 #[derive(Debug, Clone)]
@@ -34,6 +37,12 @@ pub struct ClientConfig {
     /// for [`RpcClient::take_inbound`]; beyond that they are dropped. 0 drops
     /// them all. Default 64.
     pub inbound_capacity: usize,
+    /// TLS for the connection (Java's `tls.enable` and `tls.client.*`);
+    /// the handshake counts against [`connect_timeout`]. Default `None`:
+    /// plain.
+    ///
+    /// [`connect_timeout`]: ClientConfig::connect_timeout
+    pub tls: Option<TlsClient>,
 }
 
 impl Default for ClientConfig {
@@ -42,6 +51,7 @@ impl Default for ClientConfig {
             connect_timeout: Duration::from_secs(3),
             write_high_water: 64 * 1024,
             inbound_capacity: 64,
+            tls: None,
         }
     }
 }
@@ -117,8 +127,9 @@ impl RpcClient {
     /// Connects to `addr` and starts the connection's reader and writer tasks.
     ///
     /// # Errors
-    /// [`ClientError::Connect`] if resolving or connecting fails or takes
-    /// longer than [`ClientConfig::connect_timeout`].
+    /// [`ClientError::Connect`] if resolving or connecting fails, the TLS
+    /// handshake (with [`ClientConfig::tls`]) fails, or both take longer
+    /// than [`ClientConfig::connect_timeout`].
     pub async fn connect<A>(addr: A, config: ClientConfig) -> Result<RpcClient, ClientError>
     where
         A: ToSocketAddrs + fmt::Display,
@@ -127,24 +138,19 @@ impl RpcClient {
             addr: addr.to_string(),
             source,
         };
-        let stream =
-            match tokio::time::timeout(config.connect_timeout, TcpStream::connect(&addr)).await {
-                Ok(Ok(stream)) => stream,
-                Ok(Err(error)) => return Err(connect_error(error)),
-                Err(_) => {
-                    return Err(connect_error(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "connect timed out",
-                    )))
-                }
-            };
+        let deadline = Instant::now() + config.connect_timeout;
+        let timed_out = || io::Error::new(io::ErrorKind::TimedOut, "connect timed out");
+        let stream = match tokio::time::timeout_at(deadline, TcpStream::connect(&addr)).await {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(error)) => return Err(connect_error(error)),
+            Err(_) => return Err(connect_error(timed_out())),
+        };
         let _ = stream.set_nodelay(true);
         let (peer, local) = match (stream.peer_addr(), stream.local_addr()) {
             (Ok(peer), Ok(local)) => (peer, local),
             (Err(error), _) | (_, Err(error)) => return Err(connect_error(error)),
         };
-        let (read_half, write_half) = stream.into_split();
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::unbounded_channel();
         let (inbound_tx, inbound_rx) = match config.inbound_capacity {
             0 => (None, None),
             capacity => {
@@ -156,24 +162,37 @@ impl RpcClient {
             pending: Mutex::default(),
             close: CancellationToken::new(),
         });
-
-        let writer_shared = shared.clone();
-        tokio::spawn(async move {
-            let close = &writer_shared.close;
-            if let Err(error) =
-                write_loop(write_half, &mut rx, close, config.write_high_water, || ()).await
-            {
-                tracing::debug!(%peer, %error, "client write failed");
+        let tasks = Tasks {
+            rx,
+            shared: shared.clone(),
+            inbound: inbound_tx,
+            peer,
+            high_water: config.write_high_water,
+        };
+        match &config.tls {
+            None => {
+                let (read_half, write_half) = stream.into_split();
+                tasks.start(read_half, write_half);
             }
-            close.cancel();
-        });
-        let reader_shared = shared.clone();
-        tokio::spawn(async move {
-            let frames = FramedRead::new(read_half, RemotingCodec);
-            read_loop(frames, &reader_shared, inbound_tx, peer).await;
-            reader_shared.close.cancel();
-            reader_shared.fail_all();
-        });
+            Some(tls) => {
+                let stream =
+                    match tokio::time::timeout_at(deadline, tls.connect(stream, peer)).await {
+                        Ok(Ok(stream)) => stream,
+                        Ok(Err(error)) => {
+                            return Err(connect_error(io::Error::new(
+                                error.kind(),
+                                format!(
+                                    "TLS handshake failed: {error}{}",
+                                    crate::tls::handshake_hint(&error)
+                                ),
+                            )))
+                        }
+                        Err(_) => return Err(connect_error(timed_out())),
+                    };
+                let (read_half, write_half) = tokio::io::split(stream);
+                tasks.start(read_half, write_half);
+            }
+        }
 
         let inner = Inner {
             peer,
@@ -315,6 +334,47 @@ impl RpcClient {
     }
 }
 
+/// What a connection's reader and writer tasks need.
+struct Tasks {
+    rx: mpsc::UnboundedReceiver<Outbound>,
+    shared: Arc<Shared>,
+    inbound: Option<mpsc::Sender<RemotingCommand>>,
+    peer: SocketAddr,
+    high_water: usize,
+}
+
+impl Tasks {
+    /// Starts the writer and reader tasks over a connection's halves, plain
+    /// or TLS.
+    fn start<R, W>(self, read_half: R, write_half: W)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let Tasks {
+            mut rx,
+            shared,
+            inbound,
+            peer,
+            high_water,
+        } = self;
+        let writer_shared = shared.clone();
+        tokio::spawn(async move {
+            let close = &writer_shared.close;
+            if let Err(error) = write_loop(write_half, &mut rx, close, high_water, || ()).await {
+                tracing::debug!(%peer, %error, "client write failed");
+            }
+            close.cancel();
+        });
+        tokio::spawn(async move {
+            let frames = FramedRead::new(read_half, RemotingCodec);
+            read_loop(frames, &shared, inbound, peer).await;
+            shared.close.cancel();
+            shared.fail_all();
+        });
+    }
+}
+
 impl fmt::Debug for RpcClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RpcClient")
@@ -327,8 +387,8 @@ impl fmt::Debug for RpcClient {
 
 /// Routes responses to their callers and requests to the inbound channel
 /// until the connection ends or is closed.
-async fn read_loop(
-    mut frames: FramedRead<tokio::net::tcp::OwnedReadHalf, RemotingCodec>,
+async fn read_loop<R: AsyncRead + Unpin>(
+    mut frames: FramedRead<R, RemotingCodec>,
     shared: &Shared,
     inbound: Option<mpsc::Sender<RemotingCommand>>,
     peer: SocketAddr,

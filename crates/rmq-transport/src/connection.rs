@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::budget::{Charge, ResponseQueue};
 use crate::codec::RemotingCodec;
 use crate::error::{CodecError, ConnectionClosed};
+use crate::tls::{TlsIdentity, TlsSession};
 
 static NEXT_CONN_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -66,6 +67,8 @@ pub struct ConnectionInfo {
     pub(crate) peer: SocketAddr,
     pub(crate) local: SocketAddr,
     pub(crate) handle: ConnectionHandle,
+    /// What the TLS handshake established; `None` for a plain connection.
+    pub(crate) tls: Option<Arc<TlsSession>>,
 }
 
 impl ConnectionInfo {
@@ -91,9 +94,18 @@ impl ConnectionInfo {
                 peer,
                 local,
                 handle,
+                tls: None,
             },
             Outbox(rx),
         )
+    }
+
+    /// This connection as if it had come over TLS, with `identity` from the
+    /// client certificate (`None`: none was sent). For unit-testing services
+    /// with [`detached`](ConnectionInfo::detached) connections.
+    pub fn with_tls_identity(mut self, identity: Option<TlsIdentity>) -> ConnectionInfo {
+        self.tls = Some(Arc::new(TlsSession { identity }));
+        self
     }
 
     /// The connection's id.
@@ -114,6 +126,17 @@ impl ConnectionInfo {
     /// A handle for sending on this connection later.
     pub fn handle(&self) -> &ConnectionHandle {
         &self.handle
+    }
+
+    /// True if the connection came over TLS.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// The names in the client certificate, verified in the TLS handshake;
+    /// `None` for a plain connection or a TLS client that sent none.
+    pub fn tls_identity(&self) -> Option<&TlsIdentity> {
+        self.tls.as_ref()?.identity.as_ref()
     }
 }
 
@@ -236,6 +259,9 @@ pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
             encode_releasing(&mut codec, next, &mut buf, &mut charges)?;
         }
         io.write_all(&buf).await?;
+        // A TLS stream may keep encrypted records back until flushed; for a
+        // TCP stream this is a no-op.
+        io.flush().await?;
         charges.clear();
         on_write();
         if buf.capacity() > SHRINK_ABOVE {

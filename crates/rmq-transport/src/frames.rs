@@ -14,8 +14,7 @@ use std::time::Duration;
 use bytes::BytesMut;
 use rmq_wire::frame::{self, FrameStatus};
 use rmq_wire::{FrameError, RemotingCommand};
-use tokio::io::AsyncReadExt;
-use tokio::net::tcp::OwnedReadHalf;
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
@@ -81,17 +80,19 @@ pub(crate) struct Received {
     pub(crate) budget: Option<OwnedSemaphorePermit>,
 }
 
-/// The reading half of a server connection.
-pub(crate) struct FrameReader {
-    io: OwnedReadHalf,
+/// The reading half of a server connection: a TCP stream's read half, or a
+/// TLS stream's (generic rather than boxed, so that plain connections pay
+/// no dynamic dispatch per read).
+pub(crate) struct FrameReader<R> {
+    io: R,
     buf: BytesMut,
     limits: FrameLimits,
     /// Budget and deadline of the large frame being received.
     large: Option<(OwnedSemaphorePermit, Instant)>,
 }
 
-impl FrameReader {
-    pub(crate) fn new(io: OwnedReadHalf, limits: FrameLimits) -> FrameReader {
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    pub(crate) fn new(io: R, limits: FrameLimits) -> FrameReader<R> {
         FrameReader {
             io,
             buf: BytesMut::with_capacity(READ_BUFFER_START),

@@ -6,6 +6,25 @@
 //! makes pipelined calls; [`durable`] replaces a server's files so that an
 //! acknowledged write is on disk. It knows no NameServer semantics: what a request
 //! means is the service's business, typed headers are `rmq-protocol`'s.
+//!
+//! # TLS
+//!
+//! [`tls`] does TLS as Java's remoting layer does, with rustls (`ring`):
+//! plain and TLS clients share one port, told apart by the first byte (0x16
+//! starts a TLS handshake), under `tls.server.mode` `disabled`, `permissive`
+//! (Java's default) or `enforcing`. [`tls::TlsSettings`] reads Java's
+//! `tls.*` keys and `tls.config.file`; [`tls::ServerTls::from_settings`]
+//! gives what [`ServerConfig::tls`] takes, and its [`tls::TlsServer`]
+//! reloads the certificate when its files change
+//! ([`reload_if_changed`](tls::TlsServer::reload_if_changed), polled by the
+//! caller); [`tls::TlsClient::from_settings`] gives what
+//! [`ClientConfig::tls`] takes. Both return warnings for the caller to log:
+//! whatever Waymark does not do as written is said, never ignored. With
+//! mutual TLS the service finds the client certificate's names in
+//! [`ConnectionInfo::tls_identity`]. Waymark makes up no certificate
+//! (`permissive` without one serves plain only), verifies every client
+//! certificate it takes an identity from, and verifies servers unless told
+//! `tls.client.authServer=false`; see [`tls`] for the rest.
 
 mod budget;
 pub mod client;
@@ -18,6 +37,7 @@ pub mod limits;
 pub mod server;
 mod session;
 pub mod shutdown;
+pub mod tls;
 
 pub use client::{ClientConfig, RpcClient};
 pub use codec::RemotingCodec;
@@ -26,3 +46,4 @@ pub use error::{ClientError, CodecError, ConnectionClosed};
 pub use limits::ServerLimits;
 pub use server::{run, Reply, ServerConfig, Service};
 pub use session::panic_message;
+pub use tls::{ServerTls, TlsClient, TlsIdentity, TlsServer, TlsSettings};

@@ -25,6 +25,7 @@ use tokio_util::task::TaskTracker;
 use crate::budget::FrameBudget;
 use crate::connection::{ConnectionInfo, DisconnectReason};
 use crate::session::{self, Lifecycle};
+use crate::tls::ServerTls;
 
 /// What the server asks of the code that answers requests.
 ///
@@ -162,6 +163,16 @@ pub struct ServerConfig {
     /// Bytes of responses queued on all connections above which the
     /// connections with answers waiting are not read. Default 256 MiB.
     pub response_budget: usize,
+    /// TLS on the same port (Java's `tls.server.mode` and its certificate):
+    /// in permissive and enforcing mode the first byte of a connection tells
+    /// a TLS handshake (0x16) from a plain frame; waiting for it and the
+    /// handshake together take at most [`frame_timeout`] (or the idle
+    /// timeout if shorter), and the connection reaches the service only
+    /// after both. Every limit above holds for TLS connections too. Default
+    /// [`ServerTls::Disabled`]: plain only, the first byte not looked at.
+    ///
+    /// [`frame_timeout`]: ServerConfig::frame_timeout
+    pub tls: ServerTls,
 }
 
 impl ServerConfig {
@@ -195,6 +206,7 @@ impl Default for ServerConfig {
             max_header_field_bytes: 32 * 1024,
             response_budget_per_connection: 32 << 20,
             response_budget: 256 << 20,
+            tls: ServerTls::Disabled,
         }
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! Requests are pipelined: a response is queued the moment its request
 //! finishes, in whatever order that is. Identity and the writer loop are
-//! `connection`'s; accepting and shutdown sequencing are `server`'s.
+//! `connection`'s; accepting and shutdown sequencing are `server`'s; telling
+//! TLS from plain and the handshake are `tls`'s.
 
 use std::any::Any;
 use std::net::SocketAddr;
@@ -14,7 +15,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::FutureExt;
-use rmq_wire::{RemotingCommand, ResponseCode, FLAG_RESPONSE};
+use rmq_wire::{FrameError, RemotingCommand, ResponseCode, FLAG_RESPONSE};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
@@ -26,6 +28,7 @@ use crate::connection::{
 };
 use crate::frames::{FrameLimits, FrameReader, ReadError, Received};
 use crate::server::{Reply, ServerConfig, Service};
+use crate::tls::{self, Accepted, TlsSession};
 
 /// Last read or write of a connection, as milliseconds since it opened.
 struct Activity {
@@ -63,7 +66,9 @@ pub(crate) struct Lifecycle {
     pub(crate) queued_responses: Arc<std::sync::atomic::AtomicUsize>,
 }
 
-/// Runs one accepted connection to its end, `on_connect` to `on_disconnect`.
+/// Runs one accepted connection to its end, `on_connect` to `on_disconnect`:
+/// first tells TLS from plain (unless TLS is disabled) and runs the handshake
+/// (the service sees only connections that got through it), then serves it.
 pub(crate) async fn serve<S: Service>(
     stream: TcpStream,
     peer: SocketAddr,
@@ -81,6 +86,68 @@ pub(crate) async fn serve<S: Service>(
             return;
         }
     };
+    // A peer that sends nothing, or stalls its handshake, is closed after
+    // the frame timeout (or the idle timeout if shorter): both bound how
+    // long a peer may hold a connection slot without sending a request.
+    let handshake_timeout = config
+        .frame_timeout
+        .min(config.idle_timeout.unwrap_or(Duration::MAX));
+    match tls::accept(stream, peer, &config.tls, handshake_timeout, &life.stop).await {
+        Accepted::Plain(stream) => {
+            let (read, write) = stream.into_split();
+            let opened = Opened {
+                read,
+                write,
+                peer,
+                local,
+                tls: None,
+            };
+            run(opened, service, config, life).await;
+        }
+        Accepted::Tls(stream, session) => {
+            let (read, write) = tokio::io::split(*stream);
+            let opened = Opened {
+                read,
+                write,
+                peer,
+                local,
+                tls: Some(Arc::new(session)),
+            };
+            run(opened, service, config, life).await;
+        }
+        Accepted::Closed => {}
+    }
+}
+
+/// A connection ready to serve: its halves (plain or TLS) and what is known
+/// of it.
+struct Opened<R, W> {
+    read: R,
+    write: W,
+    peer: SocketAddr,
+    local: SocketAddr,
+    tls: Option<Arc<TlsSession>>,
+}
+
+/// Serves an opened connection, `on_connect` to `on_disconnect`. Generic over
+/// the stream halves, so that the plain path stays as it was.
+async fn run<S, R, W>(
+    opened: Opened<R, W>,
+    service: Arc<S>,
+    config: Arc<ServerConfig>,
+    life: Lifecycle,
+) where
+    S: Service,
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let Opened {
+        read: read_half,
+        write: write_half,
+        peer,
+        local,
+        tls,
+    } = opened;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let id = ConnId::next();
     // Whatever ends the connection cancels this one token: the server's stop
@@ -107,13 +174,13 @@ pub(crate) async fn serve<S: Service>(
         peer,
         local,
         handle,
+        tls,
     };
-    let (read_half, write_half) = stream.into_split();
     let activity = Arc::new(Activity::new());
     let close = CancellationToken::new();
     let write_error = Arc::new(OnceLock::new());
 
-    tracing::debug!(conn = %id, %peer, "connection opened");
+    tracing::debug!(conn = %id, %peer, tls = info.is_tls(), "connection opened");
     service.on_connect(&info);
 
     let mut writer = tokio::spawn({
@@ -222,9 +289,9 @@ struct Reader<S> {
 }
 
 impl<S: Service> Reader<S> {
-    async fn run(
+    async fn run<R: AsyncRead + Unpin>(
         &self,
-        mut frames: FrameReader,
+        mut frames: FrameReader<R>,
         activity: &Activity,
         ends: Ends<'_>,
         idle_timeout: Option<Duration>,
@@ -268,8 +335,9 @@ impl<S: Service> Reader<S> {
                     }
                     Err(ReadError::Io(error)) => return DisconnectReason::Error(error.to_string()),
                     Err(error) => {
+                        let hint = tls_hint(&error);
                         tracing::warn!(conn = %self.info.id, peer = %self.info.peer, %error,
-                            "closing connection");
+                            "closing connection{hint}");
                         return DisconnectReason::Error(error.to_string());
                     }
                 },
@@ -349,6 +417,18 @@ impl<S: Service> Reader<S> {
                 ),
             ),
         )
+    }
+}
+
+/// What to add to the log line of a frame error that is most likely a TLS
+/// handshake on a server that takes no TLS (a length word starting 0x16).
+fn tls_hint(error: &ReadError) -> &'static str {
+    match error {
+        ReadError::Frame(FrameError::TooLong(length)) if length >> 24 == 0x16 => {
+            "; it looks like a TLS handshake, and TLS is not enabled on this server \
+             (tls.server.mode disabled, or no tls.server.certPath)"
+        }
+        _ => "",
     }
 }
 
