@@ -84,8 +84,17 @@ fn path_in(home: &std::path::Path, rest: &str) -> String {
 impl NamesrvConfig {
     /// The black-listed keys of UPDATE_NAMESRV_CONFIG: the fixed ones plus
     /// `configBlackList` entries as read at start-up.
+    /// The security keys (authentication and TLS) are black-listed too:
+    /// only the `-c` file and `--set` set them.
     pub fn black_list(&self) -> Vec<String> {
-        NamesrvConfig::black_list_of(&ALWAYS_BLACK_LISTED, &self.config_black_list)
+        let mut keys = NamesrvConfig::black_list_of(&ALWAYS_BLACK_LISTED, &self.config_black_list);
+        keys.extend(
+            crate::security::AuthKeys::KEYS
+                .iter()
+                .chain(rmq_transport::tls::KEYS.iter())
+                .map(|key| (*key).to_owned()),
+        );
+        keys
     }
 
     /// Whether the NameServer may start with `key=value` from its `-c` file

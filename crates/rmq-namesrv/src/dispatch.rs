@@ -16,6 +16,7 @@ use heavy::{Admission, HeavyPool};
 use crate::error::{Error, HandlerResult};
 use crate::handlers::{broker, cluster, config, kv, route, topic};
 use crate::route::UnitSelect;
+use crate::security::Verdict;
 use crate::state::Namesrv;
 
 /// Serves one request against the state.
@@ -123,6 +124,12 @@ impl NamesrvService {
 // behind it, as Java keeps route queries on their own pool.
 
 fn answer(state: &Namesrv, conn: &ConnectionInfo, request: &RemotingCommand) -> RemotingCommand {
+    // Checked here, not before a heavy request is queued: verifying a
+    // signature hashes the whole body, work for the pool, not for the
+    // runtime's workers.
+    if let Verdict::Refuse(refusal) = state.auth.check(conn, request) {
+        return refusal;
+    }
     match dispatch(state, conn, request) {
         Ok(response) => response,
         Err(error) => {

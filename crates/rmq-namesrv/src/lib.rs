@@ -16,6 +16,7 @@ pub mod housekeeping;
 pub mod kv;
 pub mod limits;
 pub mod route;
+pub mod security;
 pub mod server;
 pub mod state;
 

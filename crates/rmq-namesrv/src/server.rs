@@ -5,12 +5,14 @@ use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
+use rmq_transport::tls::ServerTls;
 use rmq_transport::{ServerConfig, ServerLimits};
 use rmq_wire::SerializeType;
 use tokio::net::TcpListener;
 
 use crate::dispatch::NamesrvService;
 use crate::housekeeping;
+use crate::security;
 use crate::state::{Namesrv, Queues};
 
 /// Serves `state` on `listener`. Background tasks stop with the server;
@@ -21,11 +23,14 @@ pub async fn run(
     queues: Queues,
     serialize_type: SerializeType,
     limits: &ServerLimits,
+    tls: ServerTls,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let idle_seconds = state.config.read().server_channel_max_idle_time_seconds;
     let mut config = ServerConfig::with_idle_seconds(idle_seconds, serialize_type);
     limits.apply_to(&mut config);
+    let certificate = tls.server().cloned();
+    config.tls = tls;
     let tasks = [
         tokio::spawn(housekeeping::unregistration_worker(
             state.clone(),
@@ -36,6 +41,7 @@ pub async fn run(
             queues.notifications,
             serialize_type,
         )),
+        tokio::spawn(security::reload_files(certificate, state.clone())),
     ];
     let result = rmq_transport::run(listener, NamesrvService::new(state), config, shutdown).await;
     for task in tasks {

@@ -13,6 +13,7 @@ use crate::config::NamesrvConfig;
 use crate::kv::KvStore;
 use crate::limits::Limits;
 use crate::route::{ConnId, MinIdNotification, SharedRoutes, Unregistration};
+use crate::security::Guard;
 
 /// Everything the request handlers share.
 #[derive(Debug)]
@@ -42,6 +43,9 @@ pub struct Namesrv {
     /// Bounds on request contents (topics per registration, KV quotas),
     /// fixed at start-up.
     pub limits: Limits,
+    /// Who may send which request (`authenticationEnabled` and the
+    /// accounts file); off unless set.
+    pub auth: Guard,
 }
 
 /// The receiving ends of the state's queues, for the background tasks.
@@ -80,6 +84,7 @@ impl Namesrv {
             notifications: notify_tx,
             connections: Mutex::new(HashMap::new()),
             limits,
+            auth: Guard::disabled(),
         };
         (
             state,

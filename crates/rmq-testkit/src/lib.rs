@@ -15,6 +15,7 @@
 
 pub mod admin;
 mod controller;
+pub mod pki;
 pub mod ports;
 mod process;
 

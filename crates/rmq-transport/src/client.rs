@@ -43,6 +43,25 @@ pub struct ClientConfig {
     ///
     /// [`connect_timeout`]: ClientConfig::connect_timeout
     pub tls: Option<TlsClient>,
+    /// Called on every request just before it is queued (Java's `RPCHook`
+    /// `doBeforeRequest`), after the header is in the ext fields: where a
+    /// client signs its requests. Default `None`.
+    pub request_hook: Option<Arc<dyn RequestHook>>,
+}
+
+/// Something done to every request a client sends, such as signing it
+/// (`rmq_auth::Credentials`). Runs on the caller's task, before the request
+/// is queued, so it sees exactly the ext fields and body that go out.
+pub trait RequestHook: Send + Sync + std::fmt::Debug {
+    /// Changes `request` before it is sent.
+    fn before_request(&self, request: &mut RemotingCommand);
+}
+
+/// Signs every request as Java's `AclClientRPCHook` does.
+impl RequestHook for rmq_auth::Credentials {
+    fn before_request(&self, request: &mut RemotingCommand) {
+        self.sign_request(request);
+    }
 }
 
 impl Default for ClientConfig {
@@ -52,6 +71,7 @@ impl Default for ClientConfig {
             write_high_water: 64 * 1024,
             inbound_capacity: 64,
             tls: None,
+            request_hook: None,
         }
     }
 }
@@ -71,6 +91,7 @@ struct Inner {
     tx: mpsc::UnboundedSender<Outbound>,
     shared: Arc<Shared>,
     inbound: Mutex<Option<mpsc::Receiver<RemotingCommand>>>,
+    request_hook: Option<Arc<dyn RequestHook>>,
 }
 
 impl Drop for Inner {
@@ -201,6 +222,7 @@ impl RpcClient {
             tx,
             shared,
             inbound: Mutex::new(inbound_rx),
+            request_hook: config.request_hook.clone(),
         };
         Ok(RpcClient {
             inner: Arc::new(inner),
@@ -222,6 +244,9 @@ impl RpcClient {
         let opaque = self.next_opaque();
         request.opaque = opaque;
         request.flag &= !(FLAG_RESPONSE | FLAG_ONEWAY);
+        if let Some(hook) = &self.inner.request_hook {
+            hook.before_request(&mut request);
+        }
         let (tx, rx) = oneshot::channel();
         {
             let mut pending = self.inner.shared.pending();
@@ -272,6 +297,9 @@ impl RpcClient {
     pub fn invoke_oneway(&self, mut request: RemotingCommand) -> Result<(), ClientError> {
         request.opaque = self.next_opaque();
         request.flag = (request.flag & !FLAG_RESPONSE) | FLAG_ONEWAY;
+        if let Some(hook) = &self.inner.request_hook {
+            hook.before_request(&mut request);
+        }
         self.send(request)
     }
 

@@ -39,7 +39,7 @@ mod session;
 pub mod shutdown;
 pub mod tls;
 
-pub use client::{ClientConfig, RpcClient};
+pub use client::{ClientConfig, RequestHook, RpcClient};
 pub use codec::RemotingCodec;
 pub use connection::{ConnId, ConnectionHandle, ConnectionInfo, DisconnectReason, Outbox};
 pub use error::{ClientError, CodecError, ConnectionClosed};

@@ -1,10 +1,9 @@
 //! TLS on the server's port, over real sockets: plain and TLS side by side
 //! (permissive), TLS only (enforcing), plain only (disabled), mutual TLS and
 //! the identity a service sees, certificate reload, TLS 1.2 and 1.3, and a
-//! malformed handshake. Certificates are made in the test (`tls_pki`).
+//! malformed handshake. Certificates are made in the test (`rmq_testkit::pki`).
 
 mod common;
-mod tls_pki;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,11 +11,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
+use rmq_testkit::pki::{path, props, Issued, Pki};
 use rmq_transport::tls::{ServerTls, TlsClient, TlsIdentity, TlsSettings};
 use rmq_transport::{ClientConfig, ConnectionInfo, Reply, RpcClient, ServerConfig, Service};
 use rmq_wire::{RemotingCommand, ResponseCode};
 use rustls::pki_types::ServerName;
-use tls_pki::{path, props, Issued, Pki};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;

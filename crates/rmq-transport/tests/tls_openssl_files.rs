@@ -2,15 +2,13 @@
 //! `fixtures/openssl`, made as its README says): encrypted PKCS#8 keys
 //! (`tls.server.keyPassword`) and an X.509 v1 server certificate.
 
-mod tls_pki;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
+use rmq_testkit::pki::{path, props};
 use rmq_transport::tls::{ServerTls, TlsClient, TlsSettings};
 use rmq_transport::{ClientConfig, Reply, RpcClient, ServerConfig, Service};
 use rmq_wire::{RemotingCommand, ResponseCode};
-use tls_pki::{path, props};
 use tokio::net::TcpListener;
 
 const PASSWORD: &str = "waymark-test";

@@ -18,6 +18,7 @@ use clap::Parser;
 use rmq_controller::{ControllerConfig, ControllerNode};
 use rmq_namesrv::config::startup_refusals;
 use rmq_namesrv::limits::LimitKeys;
+use rmq_namesrv::security::{self, AuthKeys, Guard};
 use rmq_namesrv::{KvStore, Namesrv, NamesrvConfig};
 use rmq_transport::ServerLimits;
 use rmq_wire::SerializeType;
@@ -75,10 +76,16 @@ fn main() -> anyhow::Result<()> {
     refuse_invalid_values(&loaded.sources, controller.is_some())?;
     let limits = ServerLimits::from_properties(&properties);
     let request_limits = LimitKeys::from_properties(&properties);
+    let auth = AuthKeys::from_properties(&properties);
+    let (guard, account_warnings) = Guard::from_keys(&auth)
+        .map_err(|why| anyhow::anyhow!("invalid configuration, not starting: {why}"))?;
+    let (tls, tls_warnings) = security::server_tls(&properties)
+        .map_err(|error| anyhow::anyhow!("invalid TLS configuration, not starting: {error}"))?;
     let known = |key: &str| {
         NamesrvConfig::KEYS.contains(&key)
             || ServerLimits::KEYS.contains(&key)
             || LimitKeys::KEYS.contains(&key)
+            || security::is_security_key(key)
             || (controller.is_some() && ControllerConfig::KEYS.contains(&key))
     };
     for key in properties.keys().filter(|key| !known(key)) {
@@ -98,6 +105,20 @@ fn main() -> anyhow::Result<()> {
         for (key, value) in all_limits.collect::<BTreeMap<_, _>>() {
             writeln!(out, "{key}={value}")?;
         }
+        writeln!(
+            out,
+            "# authentication and TLS (docs/security.md); {}",
+            security::describe_tls(&tls)
+        )?;
+        let tls_given = properties.iter().filter(|(key, _)| key.starts_with("tls."));
+        for (key, value) in auth.to_properties().iter().chain(tls_given) {
+            let shown = if key.to_ascii_lowercase().contains("password") {
+                "<redacted>"
+            } else {
+                value.as_str()
+            };
+            writeln!(out, "{key}={shown}")?;
+        }
         if let Some(controller) = &controller {
             // Keys both option sets have were printed above; printing them
             // again (the controller's listenPort is 19876) would make the
@@ -116,6 +137,22 @@ fn main() -> anyhow::Result<()> {
     }
     if let Some(warning) = config.ignored_warning(&NamesrvConfig::from_env()) {
         tracing::warn!("{warning}");
+    }
+    for warning in &tls_warnings {
+        tracing::warn!("TLS: {warning}");
+    }
+    tracing::info!("{}", security::describe_tls(&tls));
+    for warning in &account_warnings {
+        tracing::warn!("authenticationAccountsFile: {warning}");
+    }
+    if guard.is_enabled() {
+        tracing::info!(
+            accounts = guard.account_count(),
+            file = %auth.accounts_file,
+            "authentication on: route and membership writes need an account (docs/security.md)"
+        );
+    } else {
+        tracing::warn!("AUTHENTICATION IS OFF: any host that reaches this port can register, unregister and wipe brokers and change the KV store and configuration; set authenticationEnabled=true and authenticationAccountsFile (docs/security.md)");
     }
     if let Some(controller) = &controller {
         for warning in controller.warnings(&ControllerConfig::from_env()) {
@@ -147,7 +184,8 @@ fn main() -> anyhow::Result<()> {
         let local = listener.local_addr()?;
         // With port 0 the OS picks one; report that one (GET_NAMESRV_CONFIG).
         config.listen_port = i32::from(local.port());
-        let (state, queues) = Namesrv::with_limits(config, kv, request_limits.limits());
+        let (mut state, queues) = Namesrv::with_limits(config, kv, request_limits.limits());
+        state.auth = guard;
         // The controller starts after the NameServer, on its own port, as
         // Java's NamesrvStartup does.
         let embedded = match (controller, controller_address) {
@@ -198,6 +236,7 @@ fn main() -> anyhow::Result<()> {
             queues,
             serialize_type,
             &limits,
+            tls,
             stop.clone().cancelled_owned(),
         );
         match embedded {
@@ -304,6 +343,11 @@ fn refuse_invalid_values(
             ServerLimits::check(key, value)
         } else if LimitKeys::KEYS.contains(&key) {
             LimitKeys::check(key, value)
+        } else if AuthKeys::KEYS.contains(&key) {
+            AuthKeys::check(key, value)
+        } else if security::is_security_key(key) {
+            // TLS keys: checked together when the TLS settings are built.
+            Ok(())
         } else if embedded_controller
             && !NamesrvConfig::KEYS.contains(&key)
             && ControllerConfig::KEYS.contains(&key)

@@ -31,7 +31,10 @@ pub fn update(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
             return Err(Error::new(ResponseCode::InvalidParameter, why));
         }
     }
-    if let Some(key) = updates.keys().find(|key| state.black_list.contains(key)) {
+    if let Some(key) = updates
+        .keys()
+        .find(|key| state.black_list.contains(key) || crate::security::is_security_key(key))
+    {
         tracing::warn!(%key, "refused to update a black-listed config key");
         return Err(Error::new(
             ResponseCode::NoPermission,

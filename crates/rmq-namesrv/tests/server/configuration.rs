@@ -141,9 +141,12 @@ fn print_marks_ignored_keys_and_still_reads_as_properties() {
     let limits = rmq_transport::ServerLimits::KEYS.len();
     assert_eq!(
         properties.len(),
-        41 + limits + rmq_namesrv::limits::LimitKeys::KEYS.len(),
-        "40 options, customKey and the limits"
+        41 + limits
+            + rmq_namesrv::limits::LimitKeys::KEYS.len()
+            + rmq_namesrv::security::AuthKeys::KEYS.len(),
+        "40 options, customKey, the limits and the authentication keys"
     );
+    assert_eq!(properties["authenticationEnabled"], "false");
     assert_eq!(properties["serverWorkerThreads"], "8");
     assert_eq!(properties["maxConnectionsPerIp"], "4096");
 }

@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod authentication;
 mod bad_input;
 mod broker_requests;
 mod cli;
@@ -15,4 +16,5 @@ mod kv_and_config;
 mod liveness;
 mod notify;
 mod route_and_topic_requests;
+mod tls;
 mod wire_vectors;

@@ -2,8 +2,6 @@
 //! certificates it signs, written as PEM files into a directory of their own;
 //! and the settings maps that point Waymark at them.
 
-#![allow(dead_code)]
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,6 +15,7 @@ static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
 /// A CA and a directory to write certificates into (removed on drop).
 pub struct Pki {
+    /// Where the PEM files go.
     pub dir: PathBuf,
     ca: Certificate,
     ca_key: KeyPair,
@@ -25,14 +24,17 @@ pub struct Pki {
 /// The files of one certificate and its key.
 #[derive(Debug, Clone)]
 pub struct Issued {
+    /// The certificate (PEM).
     pub cert: PathBuf,
+    /// Its private key (PKCS#8 PEM).
     pub key: PathBuf,
 }
 
 impl Pki {
+    /// A new CA named after `name`, in a new directory.
     pub fn new(name: &str) -> Pki {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-            "tls-{name}-{}-{}",
+        let dir = std::env::temp_dir().join(format!(
+            "waymark-tls-{name}-{}-{}",
             std::process::id(),
             NEXT_DIR.fetch_add(1, Ordering::Relaxed)
         ));
@@ -118,6 +120,7 @@ pub fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// `p` as the text a settings map holds.
 pub fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }

@@ -1,0 +1,91 @@
+//! What each request code needs, as a table a server passes to its `Policy`.
+
+/// What a request code needs before it is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requirement {
+    /// Served to anyone.
+    Open,
+    /// A read that discloses configuration: needs an authenticated principal
+    /// when the policy protects reads, else open.
+    ProtectedRead,
+    /// A broker write (registration, liveness): needs an authenticated
+    /// principal, and the account's broker bindings, if it has any, must
+    /// cover the `clusterName`/`brokerName`/`brokerAddr` the request claims.
+    Broker,
+    /// An administrative write: needs an admin account.
+    Admin,
+}
+
+/// A server's table: request code → requirement. Codes not listed are
+/// [`Requirement::Open`].
+pub type RequirementTable = &'static [(i32, Requirement)];
+
+/// The NameServer's table (spec/security.md §5.2).
+///
+/// Route and cluster reads (105, 106, 206, 224, 304, 311–313, 901) stay open:
+/// most clients never sign, and a refused route lookup breaks producers
+/// silently.
+pub const NAMESRV_REQUIREMENTS: RequirementTable = &[
+    (103, Requirement::Broker),        // REGISTER_BROKER
+    (104, Requirement::Broker),        // UNREGISTER_BROKER
+    (904, Requirement::Broker),        // BROKER_HEARTBEAT
+    (322, Requirement::Broker),        // QUERY_DATA_VERSION
+    (100, Requirement::Admin),         // PUT_KV_CONFIG
+    (102, Requirement::Admin),         // DELETE_KV_CONFIG
+    (205, Requirement::Admin),         // WIPE_WRITE_PERM_OF_BROKER
+    (327, Requirement::Admin),         // ADD_WRITE_PERM_OF_BROKER
+    (216, Requirement::Admin),         // DELETE_TOPIC_IN_NAMESRV
+    (217, Requirement::Admin),         // REGISTER_TOPIC_IN_NAMESRV
+    (318, Requirement::Admin),         // UPDATE_NAMESRV_CONFIG
+    (319, Requirement::ProtectedRead), // GET_NAMESRV_CONFIG
+    (101, Requirement::ProtectedRead), // GET_KV_CONFIG
+    (219, Requirement::ProtectedRead), // GET_KVLIST_BY_NAMESPACE
+];
+
+/// The requirement of `code` in `table`.
+pub fn requirement(table: RequirementTable, code: i32) -> Requirement {
+    table
+        .iter()
+        .find(|(listed, _)| *listed == code)
+        .map_or(Requirement::Open, |(_, requirement)| *requirement)
+}
+
+#[cfg(test)]
+mod tests {
+    use rmq_wire::RequestCode;
+
+    use super::*;
+
+    #[test]
+    fn the_namesrv_table_names_the_codes_it_means() {
+        let names: Vec<(&str, Requirement)> = NAMESRV_REQUIREMENTS
+            .iter()
+            .map(|(code, r)| (RequestCode::from(*code).java_name(), *r))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("REGISTER_BROKER", Requirement::Broker),
+                ("UNREGISTER_BROKER", Requirement::Broker),
+                ("BROKER_HEARTBEAT", Requirement::Broker),
+                ("QUERY_DATA_VERSION", Requirement::Broker),
+                ("PUT_KV_CONFIG", Requirement::Admin),
+                ("DELETE_KV_CONFIG", Requirement::Admin),
+                ("WIPE_WRITE_PERM_OF_BROKER", Requirement::Admin),
+                ("ADD_WRITE_PERM_OF_BROKER", Requirement::Admin),
+                ("DELETE_TOPIC_IN_NAMESRV", Requirement::Admin),
+                ("REGISTER_TOPIC_IN_NAMESRV", Requirement::Admin),
+                ("UPDATE_NAMESRV_CONFIG", Requirement::Admin),
+                ("GET_NAMESRV_CONFIG", Requirement::ProtectedRead),
+                ("GET_KV_CONFIG", Requirement::ProtectedRead),
+                ("GET_KVLIST_BY_NAMESPACE", Requirement::ProtectedRead),
+            ]
+        );
+        let mut codes: Vec<i32> = NAMESRV_REQUIREMENTS.iter().map(|(c, _)| *c).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), NAMESRV_REQUIREMENTS.len(), "no code twice");
+        assert_eq!(requirement(NAMESRV_REQUIREMENTS, 105), Requirement::Open);
+        assert_eq!(requirement(NAMESRV_REQUIREMENTS, -1), Requirement::Open);
+    }
+}
