@@ -73,6 +73,30 @@ pub fn verify(secret_key: &str, content: &[u8], claimed: &str) -> bool {
         .into()
 }
 
+/// Whether `claimed` is the signature of a received request's ext fields
+/// and body ([`content`]) under `secret_key`: the same bytes, hashed as they
+/// are walked instead of copied first (a registration body is hundreds of
+/// kilobytes).
+pub fn verify_received(
+    secret_key: &str,
+    ext: &ExtFields,
+    body: Option<&[u8]>,
+    version: i32,
+    claimed: &str,
+) -> bool {
+    let old_client = version <= V4_9_3;
+    let mut mac = Hmac::<Sha1>::new_from_slice(secret_key.as_bytes())
+        .expect("HMAC-SHA1 accepts a key of any length");
+    for (_, value) in sorted_fields(ext, |key| {
+        key == SIGNATURE || (old_client && key == UNIQUE_KEY_QUERY)
+    }) {
+        mac.update(value.as_bytes());
+    }
+    mac.update(body.unwrap_or_default());
+    let expected = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+    expected.as_bytes().ct_eq(claimed.as_bytes()).into()
+}
+
 /// Java's `String.compareTo`: lexicographic over UTF-16 code units.
 ///
 /// Differs from Rust's `str` order (code points) only when one key has a
@@ -82,7 +106,8 @@ pub fn java_key_order(a: &str, b: &str) -> Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
-fn combine(ext: &ExtFields, body: Option<&[u8]>, skip: impl Fn(&str) -> bool) -> Vec<u8> {
+/// The ext fields `skip` does not drop, in Java's `TreeMap` order.
+fn sorted_fields(ext: &ExtFields, skip: impl Fn(&str) -> bool) -> Vec<(&str, &str)> {
     let mut fields: Vec<(&str, &str)> = ext
         .iter()
         .map(|(key, value)| (key.as_str(), value.as_str()))
@@ -91,6 +116,11 @@ fn combine(ext: &ExtFields, body: Option<&[u8]>, skip: impl Fn(&str) -> bool) ->
     // The map is already in code-point order; this re-sort only moves keys
     // with characters above the BMP, and is linear on sorted input.
     fields.sort_by(|a, b| java_key_order(a.0, b.0));
+    fields
+}
+
+fn combine(ext: &ExtFields, body: Option<&[u8]>, skip: impl Fn(&str) -> bool) -> Vec<u8> {
+    let fields = sorted_fields(ext, skip);
     let body = body.unwrap_or_default();
     let size = fields.iter().map(|(_, value)| value.len()).sum::<usize>() + body.len();
     let mut out = Vec::with_capacity(size);
@@ -252,5 +282,39 @@ mod tests {
         assert!(!verify("12345678", content, &good[..27]));
         assert!(!verify("12345678", content, &format!("{good}=")));
         assert!(!verify("12345678", content, &good.to_lowercase()));
+    }
+
+    #[test]
+    fn verifying_while_walking_agrees_with_the_copied_content() {
+        let fields = ext(&[
+            ("b", "2"),
+            ("a", "1"),
+            ("_UNIQUE_KEY_QUERY", "u"),
+            ("Signature", "x"),
+        ]);
+        for version in [399, 400] {
+            let signature = sign("secret-key", &content(&fields, Some(b"body"), version));
+            assert!(verify_received(
+                "secret-key",
+                &fields,
+                Some(b"body"),
+                version,
+                &signature
+            ));
+            assert!(!verify_received(
+                "secret-key",
+                &fields,
+                Some(b"body!"),
+                version,
+                &signature
+            ));
+            assert!(!verify_received(
+                "other-key",
+                &fields,
+                Some(b"body"),
+                version,
+                &signature
+            ));
+        }
     }
 }

@@ -192,8 +192,14 @@ impl Policy {
                 .ok_or_else(|| RefusalReason::MissingSignature {
                     access_key: access_key.to_owned(),
                 })?;
-            let content = signature::content(ext, request.body.as_deref(), request.version);
-            if !signature::verify(account.secret_key(), &content, claimed) {
+            let body = request.body.as_deref();
+            if !signature::verify_received(
+                account.secret_key(),
+                ext,
+                body,
+                request.version,
+                claimed,
+            ) {
                 return Err(RefusalReason::BadSignature {
                     access_key: access_key.to_owned(),
                 });
