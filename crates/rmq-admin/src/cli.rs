@@ -3,6 +3,8 @@
 //! Owns parsing and validating arguments only (clap exits with code 2 on a
 //! usage error); what a command does is in `commands` and `diff`.
 
+use std::path::PathBuf;
+
 use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::namesrv::parse_addrs;
@@ -27,6 +29,16 @@ naming it, the response code (name and number) and the remark. With --json,
 standard output is one JSON document:
 {\"command\", \"exitCode\", \"results\": [{\"nameServer\", \"ok\", \"result\" | \"error\"}]}.
 
+Signing and TLS apply to every NameServer and controller alike. Requests
+are signed as mqadmin signs them (AccessKey and Signature, HMAC-SHA1), with
+--access-key and --secret-key (or ROCKETMQ_ACCESS_KEY and
+ROCKETMQ_SECRET_KEY; keep the secret in the environment rather than on the
+command line), else with --tools-yml, else with $ROCKETMQ_HOME/conf/tools.yml
+if it exists. A NameServer with authentication on refuses unsigned or wrongly
+signed writes with NO_PERMISSION (16), its remark naming the reason: exit
+code 3. With --tls every connection is TLS; a NameServer enforcing TLS closes
+plain connections (\"connection closed before the response arrived\").
+
 The controller commands take the controllers with -a (as mqadmin's -a) and
 report per controller (first column #Controller, JSON key \"controller\"):
 metadata and config ask every controller given; sync-state-set, elect-master
@@ -42,7 +54,9 @@ Examples:
   NAMESRV_ADDR='10.0.0.1:9876;10.0.0.2:9876' rmq-admin namesrv diff
   rmq-admin -n 127.0.0.1:9876 --json topic route TopicTest
   rmq-admin controller -a '10.0.0.1:9878;10.0.0.2:9878' metadata
-  rmq-admin controller -a 10.0.0.1:9878 sync-state-set -b broker-a";
+  rmq-admin controller -a 10.0.0.1:9878 sync-state-set -b broker-a
+  ROCKETMQ_SECRET_KEY=... rmq-admin -n 10.0.0.1:9876 --access-key ops-admin kv put NS K V
+  rmq-admin -n 10.0.0.1:9876 --tls --tls-trust ca.pem --tools-yml tools.yml broker wipe-write-perm broker-a";
 
 const CONTROLLER_EXAMPLES: &str = "\
 Examples:
@@ -74,9 +88,61 @@ pub struct Cli {
     /// Print one JSON document instead of tables.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Request signing and TLS.
+    #[command(flatten)]
+    pub security: SecurityArgs,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// How requests are signed and connections encrypted: the same for every
+/// NameServer and controller a command talks to. Checked together, with the
+/// environment, by `security::connect_options` (clap's `requires` does not
+/// see a global flag given on the other side of the sub-command).
+#[derive(Debug, Clone, Default, Args)]
+pub struct SecurityArgs {
+    /// Sign every request with this access key (with a secret key), as
+    /// mqadmin signs with conf/tools.yml. Default: $ROCKETMQ_ACCESS_KEY.
+    #[arg(long, global = true, value_name = "KEY", help_heading = "Signing")]
+    pub access_key: Option<String>,
+    /// The secret key to sign with. Default: $ROCKETMQ_SECRET_KEY, which is
+    /// the better place for it: a command-line argument is visible to every
+    /// user of the machine (ps, /proc) and stays in shell history.
+    #[arg(long, global = true, value_name = "SECRET", help_heading = "Signing")]
+    pub secret_key: Option<String>,
+    /// Sign with the accessKey and secretKey of this mqadmin tools.yml.
+    /// Without any signing option, $ROCKETMQ_HOME/conf/tools.yml is used
+    /// when it exists, as mqadmin does (a note on stderr says so).
+    #[arg(long, global = true, value_name = "PATH", help_heading = "Signing")]
+    pub tools_yml: Option<PathBuf>,
+    /// Use TLS for every connection (Java's -Dtls.enable=true). Needs
+    /// --tls-trust, --tls-insecure, or a --tls-config-file that says which.
+    #[arg(long, global = true, help_heading = "TLS")]
+    pub tls: bool,
+    /// PEM CA certificate(s) the servers' certificates must chain to
+    /// (tls.client.trustCertPath). The chain is checked, never the host
+    /// name, as Java does.
+    #[arg(long, global = true, value_name = "PATH", help_heading = "TLS")]
+    pub tls_trust: Option<PathBuf>,
+    /// PEM client certificate chain, for servers that require one (mutual
+    /// TLS; tls.client.certPath). Needs --tls-key.
+    #[arg(long, global = true, value_name = "PATH", help_heading = "TLS")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert (tls.client.keyPath; PKCS#8, PKCS#1 or
+    /// SEC1).
+    #[arg(long, global = true, value_name = "PATH", help_heading = "TLS")]
+    pub tls_key: Option<PathBuf>,
+    /// Accept any server certificate unverified (Java's default,
+    /// tls.client.authServer=false): encrypted, but anyone who can
+    /// intercept the connection can pose as the server. Prints a warning.
+    #[arg(long, global = true, help_heading = "TLS")]
+    pub tls_insecure: bool,
+    /// Java's tls.config.file: a properties file with tls.client.* keys
+    /// (trustCertPath, authServer, certPath, keyPath, keyPassword), whose
+    /// values win over the flags, as in Java.
+    #[arg(long, global = true, value_name = "PATH", help_heading = "TLS")]
+    pub tls_config_file: Option<PathBuf>,
 }
 
 /// The NameServer addresses of `-n`, in the order given, without duplicates.

@@ -16,7 +16,7 @@ use rmq_wire::{RequestCode, ResponseCode};
 use serde::Serialize;
 
 use crate::error::CallError;
-use crate::namesrv::{fan_out, request, Answer, Session};
+use crate::namesrv::{fan_out, request, Answer, ConnectOptions, Session};
 
 /// How often the leader is looked for before giving up: a group that is
 /// electing, or a new leader that does not serve yet, is asked again.
@@ -96,7 +96,11 @@ fn leader(found: &[Answer<Metadata>]) -> Option<String> {
 /// does not serve yet, or lost leadership), the search is repeated, at most
 /// [`LEADER_ATTEMPTS`] times; such an answer means nothing was done, so
 /// repeating a write is safe.
-pub async fn on_leader<T, F, Fut>(addrs: &[String], timeout: Duration, job: F) -> Vec<Answer<T>>
+pub async fn on_leader<T, F, Fut>(
+    addrs: &[String],
+    options: &ConnectOptions,
+    job: F,
+) -> Vec<Answer<T>>
 where
     F: Fn(Session) -> Fut,
     Fut: Future<Output = Result<T, CallError>>,
@@ -105,7 +109,7 @@ where
     loop {
         let found = fan_out(
             addrs,
-            timeout,
+            options,
             |session| async move { metadata(&session).await },
         )
         .await;
@@ -124,7 +128,7 @@ where
                 })
                 .collect();
         };
-        let result = match Session::open(&addr, timeout).await {
+        let result = match Session::open(&addr, options).await {
             Ok(session) => job(session).await,
             Err(error) => Err(error),
         };

@@ -57,7 +57,7 @@ pub struct Difference {
 
 /// Runs the diff against every NameServer of `target`.
 pub async fn run(target: Target<'_>) -> Report {
-    let answers = fan_out(target.addrs, target.timeout, snapshot).await;
+    let answers = fan_out(target.addrs, target.connect, snapshot).await;
     report(&answers)
 }
 

@@ -5,11 +5,36 @@
 //! Every NameServer command asks every NameServer given with `-n`
 //! concurrently and reports per NameServer; `namesrv diff` compares what they
 //! hold. Controller commands (`-a`) ask every controller given, or find the
-//! leader and ask it. Layout: [`cli`] parses, [`namesrv`] connects and sends,
+//! leader and ask it. Layout: [`cli`] parses, [`security`] turns the signing
+//! and TLS flags into connection options, [`namesrv`] connects and sends,
 //! [`controller`] finds the controller leader, [`commands`] and [`diff`]
 //! decide what to send and show, [`output`] formats, [`error`] names failures
 //! and exit codes. Requests go out as Java, version 479; wire types are
 //! `rmq-protocol`'s.
+//!
+//! # Signing and TLS
+//!
+//! Every connection, to NameServers and controllers alike, is made the same
+//! way, as Java's one `tls.enable` switch and one `AclClientRPCHook` cover
+//! all of mqadmin's connections:
+//!
+//! * requests are signed exactly as mqadmin signs them (`AccessKey`,
+//!   `Signature`: HMAC-SHA1 over the ext fields and body) with
+//!   `--access-key`/`--secret-key` (defaults `ROCKETMQ_ACCESS_KEY`,
+//!   `ROCKETMQ_SECRET_KEY`: the environment keeps the secret out of `ps`
+//!   and shell history), or `--tools-yml PATH` (mqadmin's file), or — the
+//!   one source mqadmin has — `$ROCKETMQ_HOME/conf/tools.yml` when it
+//!   exists, announced by a note on stderr;
+//! * `--tls` makes every connection TLS (`-Dtls.enable=true`); the server
+//!   is checked against `--tls-trust` (chain only, never the host name, as
+//!   Java) or not at all with `--tls-insecure` (Java's default, with a
+//!   warning); `--tls-cert`/`--tls-key` present a client certificate;
+//!   `--tls-config-file` is Java's `tls.config.file`. The flags become
+//!   Java's `tls.client.*` keys, read by the same code as the servers'.
+//!
+//! A NameServer with authentication on answers an unsigned or wrongly signed
+//! write NO_PERMISSION (16) with a remark naming the reason; that is shown
+//! per server like any error response, exit code 3 when no server accepted.
 
 pub mod cli;
 pub mod commands;
@@ -18,14 +43,14 @@ pub mod diff;
 pub mod error;
 pub mod namesrv;
 pub mod output;
-
-use std::time::Duration;
+pub mod security;
 
 use clap::error::ErrorKind;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, Command, ControllerCommand, NamesrvCommand};
 use crate::commands::Target;
+use crate::namesrv::ConnectOptions;
 use crate::output::Report;
 
 /// The addresses the command talks to, checking what clap cannot: that
@@ -73,18 +98,19 @@ pub fn addrs(cli: &Cli) -> Result<Vec<String>, clap::Error> {
     Ok(list.0.clone())
 }
 
-/// Runs the command on a single-threaded runtime and returns its report.
+/// Runs the command on a single-threaded runtime, connecting as `connect`
+/// says ([`security::connect_options`]), and returns its report.
 ///
 /// # Errors
 /// Only if the runtime cannot be created.
-pub fn run(cli: &Cli, addrs: &[String]) -> std::io::Result<Report> {
+pub fn run(cli: &Cli, addrs: &[String], connect: &ConnectOptions) -> std::io::Result<Report> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let target = Target {
         addrs,
         namesrvs: cli.namesrv.as_ref().map_or(&[], |list| list.0.as_slice()),
-        timeout: Duration::from_millis(cli.timeout_ms),
+        connect,
     };
     Ok(runtime.block_on(commands::execute(&cli.command, target)))
 }

@@ -2,17 +2,21 @@
 //! (controllers): the address list, one [`Session`] per server, and
 //! [`fan_out`], which runs the same job against all of them at once.
 //!
-//! Owns connection set-up, the `--timeout-ms` limit and turning non-SUCCESS
-//! responses into [`CallError::Response`]. It does not know what a request
-//! means or how results are shown (`commands`, `output`), nor which
-//! controller leads (`controller`).
+//! Owns connection set-up ([`ConnectOptions`]: the `--timeout-ms` limit,
+//! TLS and request signing), and turning non-SUCCESS responses into
+//! [`CallError::Response`]. It does not know what a request means or how
+//! results are shown (`commands`, `output`), which controller leads
+//! (`controller`), nor how the flags become options (`security`).
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
+use rmq_auth::Credentials;
 use rmq_protocol::JavaJson;
-use rmq_transport::{ClientConfig, RpcClient};
+use rmq_transport::tls::TlsClient;
+use rmq_transport::{ClientConfig, RequestHook, RpcClient};
 use rmq_wire::{RemotingCommand, RequestCode, ResponseCode, ToExtFields};
 
 use crate::error::CallError;
@@ -54,6 +58,35 @@ pub struct Answer<T> {
     pub result: Result<T, CallError>,
 }
 
+/// How every connection of one command is made. One set for NameServers
+/// and controllers alike, as Java's `tls.enable` and `AclClientRPCHook`
+/// apply to all of a client's connections.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// The limit for connecting (TLS handshake included) and for each
+    /// request (`--timeout-ms`).
+    pub timeout: Duration,
+    /// TLS for every connection; `None`: plain.
+    pub tls: Option<TlsClient>,
+    /// Signs every request (Java's `AclClientRPCHook`); `None`: unsigned.
+    pub credentials: Option<Credentials>,
+}
+
+impl ConnectOptions {
+    fn client_config(&self) -> ClientConfig {
+        ClientConfig {
+            connect_timeout: self.timeout,
+            inbound_capacity: 0,
+            tls: self.tls.clone(),
+            request_hook: self
+                .credentials
+                .clone()
+                .map(|c| Arc::new(c) as Arc<dyn RequestHook>),
+            ..ClientConfig::default()
+        }
+    }
+}
+
 /// One connection to one server.
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -62,17 +95,14 @@ pub struct Session {
 }
 
 impl Session {
-    /// Connects, giving up after `timeout`.
+    /// Connects as `options` say, giving up after their timeout.
     ///
     /// # Errors
-    /// [`CallError::Connect`] or [`CallError::Timeout`].
-    pub async fn open(addr: &str, timeout: Duration) -> Result<Session, CallError> {
-        let config = ClientConfig {
-            connect_timeout: timeout,
-            inbound_capacity: 0,
-            ..ClientConfig::default()
-        };
-        let client = RpcClient::connect(addr, config)
+    /// [`CallError::Connect`] (a failed TLS handshake included) or
+    /// [`CallError::Timeout`].
+    pub async fn open(addr: &str, options: &ConnectOptions) -> Result<Session, CallError> {
+        let timeout = options.timeout;
+        let client = RpcClient::connect(addr, options.client_config())
             .await
             .map_err(|error| CallError::from_client(error, millis(timeout)))?;
         Ok(Session { client, timeout })
@@ -144,15 +174,20 @@ pub fn decode_body<T: JavaJson>(response: &RemotingCommand) -> Result<T, CallErr
 }
 
 /// Runs `job` against every server concurrently, each on its own
-/// connection, and returns the answers in the order of `addrs`.
-pub async fn fan_out<T, F, Fut>(addrs: &[String], timeout: Duration, job: F) -> Vec<Answer<T>>
+/// connection made as `options` say, and returns the answers in the order
+/// of `addrs`.
+pub async fn fan_out<T, F, Fut>(
+    addrs: &[String],
+    options: &ConnectOptions,
+    job: F,
+) -> Vec<Answer<T>>
 where
     F: Fn(Session) -> Fut,
     Fut: Future<Output = Result<T, CallError>>,
 {
     let job = &job;
     join_all(addrs.iter().map(|addr| async move {
-        let result = match Session::open(addr, timeout).await {
+        let result = match Session::open(addr, options).await {
             Ok(session) => job(session).await,
             Err(error) => Err(error),
         };

@@ -135,7 +135,7 @@ impl fmt::Display for AddressPattern {
 }
 
 /// IPv4-mapped IPv6 addresses as the IPv4 address; everything else unchanged.
-pub(crate) fn canonical(addr: IpAddr) -> IpAddr {
+pub fn canonical(addr: IpAddr) -> IpAddr {
     match addr {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(addr, IpAddr::V4),
         v4 => v4,

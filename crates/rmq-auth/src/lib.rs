@@ -57,5 +57,5 @@ pub use address::{AddrPortPattern, AddressPattern, AddressPatternError};
 pub use credentials::Credentials;
 pub use policy::{
     AuthMethod, Decision, Policy, Principal, Refusal, RefusalReason, Requirement, RequirementTable,
-    NAMESRV_REQUIREMENTS,
+    CONTROLLER_REQUIREMENTS, NAMESRV_REQUIREMENTS,
 };

@@ -8,6 +8,9 @@
 
 use std::time::Duration;
 
+use rmq_auth::Credentials;
+use rmq_transport::tls::TlsClient;
+
 use crate::error::ConfigError;
 
 /// Which generation of Java broker the registration imitates.
@@ -62,7 +65,10 @@ pub const PERM_INHERIT: i32 = 1;
 
 /// Everything a registrar needs to know about its broker. Field names are the
 /// Java option names in snake case; durations replace the `...Millis` longs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Not `PartialEq`: a [`TlsClient`] holds a rustls configuration, which has
+/// no meaningful equality.
+#[derive(Debug, Clone)]
 pub struct BrokerConfig {
     /// `brokerClusterName`.
     pub cluster_name: String,
@@ -126,6 +132,19 @@ pub struct BrokerConfig {
     /// Masked registrations keep only name, queue counts and perm, as Java
     /// does (a quirk, §4.1). Default false: every field kept, only `perm` masked.
     pub lossy_perm_masking: bool,
+    /// `innerClientAuthenticationCredentials` (5.3+ brokers): every request
+    /// to the NameServers — registrations, heartbeats, unregistration — is
+    /// signed with them as Java's `AclClientRPCHook` signs, which a
+    /// NameServer with authentication on requires. Default `None`: unsigned,
+    /// as 4.x and 5.0–5.2 brokers always are.
+    /// [`credentials_from_json`](crate::security::credentials_from_json)
+    /// reads Java's JSON form.
+    pub inner_client_authentication_credentials: Option<Credentials>,
+    /// TLS for every NameServer connection (Java `useTLS` or `tls.enable`,
+    /// with the `tls.client.*` keys;
+    /// [`tls_from_properties`](crate::security::tls_from_properties) reads
+    /// them). Default `None`: plain, as Java's default.
+    pub tls: Option<TlsClient>,
 }
 
 impl BrokerConfig {
@@ -169,6 +188,8 @@ impl BrokerConfig {
             zone_mode: None,
             flavor: Flavor::V5,
             lossy_perm_masking: false,
+            inner_client_authentication_credentials: None,
+            tls: None,
         }
     }
 

@@ -38,6 +38,10 @@ pub enum ConfigError {
     /// 4.x brokers had no acting-master support.
     #[error("enableSlaveActingMaster needs the 5.x flavour")]
     ActingMasterOnV4,
+    /// The TLS settings cannot be used (`useTLS`/`tls.enable` with
+    /// `tls.client.*` keys that do not work).
+    #[error("TLS: {0}")]
+    Tls(#[source] rmq_transport::tls::TlsError),
     /// An address-service URL this crate cannot fetch.
     #[error("unsupported address service URL {url:?}: {reason}")]
     Url {
@@ -57,8 +61,9 @@ pub enum NsError {
     /// The whole exchange (connect + request) did not finish in time.
     #[error("no answer within {0:?}")]
     Timeout(Duration),
-    /// The NameServer answered with a non-SUCCESS code.
-    #[error("rejected with code {code}: {}", remark.as_deref().unwrap_or("(no remark)"))]
+    /// The NameServer answered with a non-SUCCESS code, e.g. NO_PERMISSION
+    /// (16) from a NameServer with authentication on, whose remark says why.
+    #[error("rejected with {} ({code}): {}", code_name(*code), remark.as_deref().unwrap_or("(no remark)"))]
     Rejected {
         /// The response code.
         code: i32,
@@ -75,6 +80,20 @@ impl NsError {
     pub fn is_unreachable(&self) -> bool {
         matches!(self, NsError::Transport(ClientError::Connect { .. }))
     }
+
+    /// The response code, for a [`NsError::Rejected`].
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            NsError::Rejected { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+/// Java's name of a response code (`NO_PERMISSION`), `UNKNOWN` for codes
+/// Waymark does not name: operators search logs for the Java name.
+fn code_name(code: i32) -> &'static str {
+    rmq_wire::ResponseCode::from(code).java_name()
 }
 
 /// Why the HTTP address service gave no list.
@@ -108,7 +127,7 @@ pub enum ControllerError {
     #[error("no controller leader known (asked {0})")]
     NoLeader(String),
     /// The controller answered with a code the caller cannot use.
-    #[error("controller answered code {code}: {}", remark.as_deref().unwrap_or("(no remark)"))]
+    #[error("controller answered {} ({code}): {}", code_name(*code), remark.as_deref().unwrap_or("(no remark)"))]
     Rejected {
         /// The response code.
         code: i32,

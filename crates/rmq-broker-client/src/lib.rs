@@ -14,6 +14,9 @@
 //! * [`controller`] — controller mode (AutoSwitch HA): [`ControllerAgent`]
 //!   takes the broker's role from the controller and drives
 //!   [`Registrar::set_role`] and the role-change registrations.
+//! * [`security`] — request signing (`innerClientAuthenticationCredentials`)
+//!   and TLS (`useTLS`, `tls.enable`) for the NameServer and controller
+//!   connections; both off by default, as in Java.
 //!
 //! Not here: storing messages, pre-online and
 //! the acting-master member-group sync (the caller drives
@@ -47,6 +50,7 @@ pub mod registrar;
 pub mod report;
 pub mod role;
 pub mod schedule;
+pub mod security;
 mod send;
 pub mod topics;
 

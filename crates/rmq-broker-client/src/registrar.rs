@@ -14,7 +14,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 use rmq_protocol::DataVersion;
-use rmq_transport::ClientConfig;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -25,6 +24,7 @@ use crate::nsaddr::NameServerList;
 use crate::pool::Pool;
 use crate::report::{NsReply, NsResult, RegisterReport, Skip};
 use crate::role::{MasterInfo, Role};
+use crate::security;
 use crate::send;
 use crate::topics::TopicTable;
 
@@ -69,13 +69,14 @@ impl Registrar {
         namesrv: NameServerList,
     ) -> Result<Registrar, ConfigError> {
         config.validate()?;
-        let client = ClientConfig {
-            connect_timeout: config.connect_timeout,
-            // NOTIFY_MIN_BROKER_ID_CHANGE is for acting-master bookkeeping,
-            // which this crate does not do; drop it.
-            inbound_capacity: 0,
-            ..ClientConfig::default()
-        };
+        // NOTIFY_MIN_BROKER_ID_CHANGE, the one request a NameServer sends,
+        // is for acting-master bookkeeping, which this crate does not do:
+        // the client config drops it.
+        let client = security::client_config(
+            config.connect_timeout,
+            config.inner_client_authentication_credentials.as_ref(),
+            config.tls.as_ref(),
+        );
         let live = Live {
             broker_id: config.effective_broker_id(),
             broker_permission: config.broker_permission,

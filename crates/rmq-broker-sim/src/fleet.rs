@@ -15,10 +15,15 @@ use rmq_broker_client::{
     Registrar, Schedule, TopicTable,
 };
 
+use crate::security::Security;
 use crate::{line, print_report, Args};
 
 /// Every simulated broker, masters first within each group.
-pub fn build(args: &Args, namesrv: &NameServerList) -> anyhow::Result<Vec<Arc<Registrar>>> {
+pub fn build(
+    args: &Args,
+    security: &Security,
+    namesrv: &NameServerList,
+) -> anyhow::Result<Vec<Arc<Registrar>>> {
     let replicas = args.slaves_per_broker + 1;
     let mut fleet = Vec::with_capacity(args.brokers * replicas);
     for group in 0..args.brokers {
@@ -31,7 +36,7 @@ pub fn build(args: &Args, namesrv: &NameServerList) -> anyhow::Result<Vec<Arc<Re
             if replica > 0 {
                 config = config.slave(i64::try_from(replica)?);
             }
-            configure(args, &mut config);
+            configure(args, security, &mut config);
             let registrar = Registrar::new(config, table.clone(), namesrv.clone())
                 .with_context(|| format!("broker {name} id {replica}"))?;
             fleet.push(Arc::new(registrar));
@@ -56,8 +61,10 @@ pub fn group_topics(args: &Args, group: usize) -> (String, TopicTable) {
     (name, TopicTable::with_topics(topics, wall_ms()))
 }
 
-/// Applies the registration options of `args` to `config`.
-pub fn configure(args: &Args, config: &mut BrokerConfig) {
+/// Applies the registration options of `args`, and the signing and TLS
+/// of `security`, to `config`.
+pub fn configure(args: &Args, security: &Security, config: &mut BrokerConfig) {
+    security.apply_to_broker(config);
     config.register_name_server_period = args.period;
     config.register_broker_timeout = args.timeout;
     config.compressed_register = args.compressed;

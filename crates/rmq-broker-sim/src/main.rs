@@ -3,12 +3,14 @@
 //! fleet (`fleet.rs`) or, with `--controller`, the controller-mode replica
 //! sets (`replicas.rs`, commands from stdin in `commands.rs`, their output
 //! in `output.rs`) and runs it;
-//! one output line per registration result and per role change.
+//! one output line per registration result and per role change. Signing
+//! and TLS flags become every broker's client settings in `security.rs`.
 
 mod commands;
 mod fleet;
 mod output;
 mod replicas;
+mod security;
 mod stamp;
 
 use std::io::Write;
@@ -17,7 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use clap::{Parser, ValueEnum};
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser, ValueEnum};
 use rmq_broker_client::{
     spawn, AddressService, Event, Flavor, NameServerList, RegisterReport, Registrar, Trigger,
 };
@@ -45,7 +48,8 @@ use rmq_broker_client::{
         Examples:\n  rmq-broker-sim -n 127.0.0.1:9876 --once\n  \
         rmq-broker-sim -n 'a:9876;b:9876' --brokers 100 --topics 10000 --once\n  \
         rmq-broker-sim -n 127.0.0.1:9876 --slaves-per-broker 1 --period 10s --duration 60s\n  \
-        rmq-broker-sim -n 127.0.0.1:9876 --controller 127.0.0.1:9878 --replicas 3\n\n\
+        rmq-broker-sim -n 127.0.0.1:9876 --controller 127.0.0.1:9878 --replicas 3\n  \
+        ROCKETMQ_SECRET_KEY=... rmq-broker-sim -n 10.0.0.1:9876 --access-key broker-key --tls --tls-trust ca.pem\n\n\
         Controller mode prints one line per id, role change and sync-state-set change, e.g.\n  \
         role time=2025-06-01T12:00:00.123Z replica=broker-0/1 addr=127.0.0.1:20921 id=2 \
         from=slave to=master epoch=2 source=notify\n\
@@ -155,6 +159,48 @@ pub struct Args {
     /// Stop the master replica of every group (as a crash) once, this long after start.
     #[arg(long, value_parser = parse_duration, requires = "controller")]
     pub stop_master_after: Option<Duration>,
+    /// Sign every request to the NameServers and controllers with this
+    /// access key, as a 5.3+ broker with innerClientAuthenticationCredentials
+    /// does (needed when they have authentication on).
+    #[arg(
+        long,
+        env = "ROCKETMQ_ACCESS_KEY",
+        hide_env_values = true,
+        value_name = "KEY",
+        requires = "secret_key",
+        help_heading = "Signing and TLS"
+    )]
+    pub access_key: Option<String>,
+    /// The secret key to sign with. Prefer the environment variable: a
+    /// command-line argument is visible to every user of the machine (ps,
+    /// /proc) and stays in shell history.
+    #[arg(
+        long,
+        env = "ROCKETMQ_SECRET_KEY",
+        hide_env_values = true,
+        value_name = "SECRET",
+        requires = "access_key",
+        help_heading = "Signing and TLS"
+    )]
+    pub secret_key: Option<String>,
+    /// Use TLS for every NameServer and controller connection (a broker's
+    /// useTLS=true). Needs --tls-trust or --tls-insecure.
+    #[arg(long, help_heading = "Signing and TLS")]
+    pub tls: bool,
+    /// PEM CA certificate(s) the servers' certificates must chain to
+    /// (tls.client.trustCertPath; the chain is checked, never the host name).
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "tls",
+        conflicts_with = "tls_insecure",
+        help_heading = "Signing and TLS"
+    )]
+    pub tls_trust: Option<PathBuf>,
+    /// Accept any server certificate unverified (Java's default): encrypted,
+    /// but anyone who can intercept a connection can pose as the server.
+    #[arg(long, requires = "tls", help_heading = "Signing and TLS")]
+    pub tls_insecure: bool,
 }
 
 /// `--version-flavor`.
@@ -198,6 +244,15 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    if args.tls && args.tls_trust.is_none() && !args.tls_insecure {
+        Args::command()
+            .error(
+                ErrorKind::MissingRequiredArgument,
+                "--tls needs to know how to check the servers' certificates: --tls-trust CA.pem \
+                 (they must chain to that CA) or --tls-insecure (any certificate, Java's default)",
+            )
+            .exit();
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -224,10 +279,12 @@ async fn run(args: Args) -> anyhow::Result<bool> {
         ),
         (None, None) => bail!("give --namesrv (or NAMESRV_ADDR) or --address-service"),
     };
+    let security = security::Security::from_args(&args)?;
     if let Some(controller) = &args.controller {
-        return replicas::run(&args, controller, namesrv, service).await;
+        return replicas::run(&args, &security, controller, namesrv, service).await;
     }
-    let fleet = fleet::build(&args, &namesrv).context("cannot build the simulated brokers")?;
+    let fleet =
+        fleet::build(&args, &security, &namesrv).context("cannot build the simulated brokers")?;
     if args.once {
         return Ok(fleet::register_once(&fleet, args.stagger).await);
     }

@@ -27,6 +27,7 @@ use tokio::task::JoinHandle;
 
 use crate::commands::{self, Command, Target};
 use crate::output::{print_events, role_name};
+use crate::security::Security;
 use crate::{fleet, line, stamp, Args};
 
 /// One replica, running or stopped.
@@ -49,6 +50,7 @@ struct Live {
 /// Every replica of every set, and what they share.
 struct Sets<'a> {
     args: &'a Args,
+    security: &'a Security,
     namesrv: NameServerList,
     service: Option<AddressService>,
     replicas: Vec<Replica>,
@@ -58,11 +60,13 @@ struct Sets<'a> {
 /// commands on standard input and `--stop-master-after`.
 pub async fn run(
     args: &Args,
+    security: &Security,
     controller: &str,
     namesrv: NameServerList,
     service: Option<AddressService>,
 ) -> anyhow::Result<bool> {
     let mut base = ControllerModeConfig::new(controller)?;
+    security.apply_to_controller(&mut base);
     for setting in &args.set {
         let (key, value) = setting
             .split_once('=')
@@ -80,6 +84,7 @@ pub async fn run(
     };
     let mut sets = Sets {
         args,
+        security,
         namesrv,
         service,
         replicas: Vec::new(),
@@ -176,7 +181,7 @@ impl Sets<'_> {
 
     fn launch(&self, replica: &mut Replica, listener: TcpListener) -> anyhow::Result<()> {
         let mut config = BrokerConfig::new(&self.args.cluster, &replica.name, &replica.addr);
-        fleet::configure(self.args, &mut config);
+        fleet::configure(self.args, self.security, &mut config);
         let registrar = Arc::new(
             Registrar::new(config, replica.topics.clone(), self.namesrv.clone())
                 .with_context(|| format!("replica {}", replica.label))?,

@@ -21,7 +21,8 @@ pub fn get(node: &ControllerNode) -> Answer {
 /// UPDATE_CONTROLLER_CONFIG: refuses the whole update if an entry is
 /// invalid (INVALID_PARAMETER naming the key: a control character, a value
 /// its option does not take) or black-listed (the black list includes the
-/// node's identity and files), else applies it and persists the whole
+/// node's identity and files, and the authentication and TLS keys are never
+/// changed remotely), else applies it and persists the whole
 /// configuration, escaped, to `configStorePath` before answering.
 pub fn update(node: &ControllerNode, request: &RemotingCommand) -> Answer {
     let Some(body) = request.body.as_deref() else {
@@ -39,7 +40,10 @@ pub fn update(node: &ControllerNode, request: &RemotingCommand) -> Answer {
     }
     let mut next = node.config().clone();
     let black_list = next.black_list();
-    if let Some(key) = updates.keys().find(|key| black_list.contains(key)) {
+    if let Some(key) = updates
+        .keys()
+        .find(|key| black_list.contains(key) || rmq_transport::auth::is_security_key(key))
+    {
         tracing::warn!(%key, "refused to update a black-listed controller config key");
         return Answer::error(
             ResponseCode::NoPermission,

@@ -5,6 +5,8 @@ use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
+use rmq_transport::auth::Guard;
+use rmq_transport::tls::ServerTls;
 use rmq_transport::{ServerConfig, ServerLimits};
 use rmq_wire::SerializeType;
 use tokio::net::TcpListener;
@@ -22,6 +24,25 @@ pub fn boot_line(serialize_type: SerializeType, addr: std::net::SocketAddr) -> S
     )
 }
 
+/// Who may send what (the same keys and checks as the NameServer's, with
+/// the controller's table) and TLS on the controller's port.
+#[derive(Debug)]
+pub struct Security {
+    /// Request authentication; off by default.
+    pub guard: Guard,
+    /// TLS on the listening port; disabled by default.
+    pub tls: ServerTls,
+}
+
+impl Default for Security {
+    fn default() -> Security {
+        Security {
+            guard: Guard::disabled(rmq_auth::CONTROLLER_REQUIREMENTS),
+            tls: ServerTls::Disabled,
+        }
+    }
+}
+
 /// Serves `node` on `listener`. Background tasks stop with the server, then
 /// Raft shuts down; in-flight requests are drained first.
 pub async fn run(
@@ -29,14 +50,22 @@ pub async fn run(
     node: Arc<ControllerNode>,
     serialize_type: SerializeType,
     limits: &ServerLimits,
+    security: Security,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let idle_seconds = node.config().server_channel_max_idle_time_seconds;
     let mut config = ServerConfig::with_idle_seconds(idle_seconds, serialize_type);
     limits.apply_to(&mut config);
+    let guard = Arc::new(security.guard);
+    let certificate = security.tls.server().cloned();
+    config.tls = security.tls;
     let background = [
         tokio::spawn(tasks::expiry_scan(node.clone())),
         tokio::spawn(tasks::inactive_master_scan(node.clone())),
+        tokio::spawn({
+            let guard = guard.clone();
+            rmq_transport::auth::reload_files(certificate, move || guard.reload_if_changed())
+        }),
     ];
     let stopping = node.clone();
     let shutdown = async move {
@@ -45,7 +74,7 @@ pub async fn run(
     };
     let result = rmq_transport::run(
         listener,
-        ControllerService::new(node.clone()),
+        ControllerService::new(node.clone()).with_guard(guard),
         config,
         shutdown,
     )

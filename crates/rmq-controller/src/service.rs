@@ -2,9 +2,15 @@
 //! where it is served — this node (heartbeats, metadata, configuration),
 //! the leader (every decision), or the Raft peer protocol.
 
+use std::collections::HashSet;
+use std::net::{IpAddr, ToSocketAddrs};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use rmq_auth::policy::requirement;
+use rmq_auth::{Requirement, CONTROLLER_REQUIREMENTS};
 use rmq_protocol::headers::{ElectMasterRequestHeader, GetMetaDataResponseHeader};
+use rmq_transport::auth::{Guard, LogLimit, Verdict};
 use rmq_transport::{ConnectionInfo, DisconnectReason, Reply, Service};
 use rmq_wire::{RemotingCommand, RequestCode, ResponseCode};
 
@@ -17,12 +23,65 @@ use crate::{config_requests, tasks, Answer};
 #[derive(Debug, Clone)]
 pub struct ControllerService {
     node: Arc<ControllerNode>,
+    guard: Arc<Guard>,
+    /// The addresses of the group's peers (`controllerDLegerPeers`): with
+    /// authentication on, Raft traffic is taken from them only.
+    peer_ips: Arc<HashSet<IpAddr>>,
+    refused_peers: Arc<LogLimit>,
 }
 
 impl ControllerService {
-    /// Serves `node`.
+    /// Serves `node`, authentication off.
     pub fn new(node: Arc<ControllerNode>) -> ControllerService {
-        ControllerService { node }
+        let peer_ips = node
+            .peers()
+            .iter()
+            .filter_map(|peer| peer.addr.to_socket_addrs().ok())
+            .flatten()
+            .map(|addr| addr.ip())
+            .collect();
+        ControllerService {
+            node,
+            guard: Arc::new(Guard::disabled(CONTROLLER_REQUIREMENTS)),
+            peer_ips: Arc::new(peer_ips),
+            refused_peers: Arc::new(LogLimit::new(20, Duration::from_secs(10))),
+        }
+    }
+
+    /// Checks requests with `guard` (the controller's requirement table).
+    pub fn with_guard(self, guard: Arc<Guard>) -> ControllerService {
+        ControllerService { guard, ..self }
+    }
+
+    /// Raft traffic from a host that is not one of the group's peers, when
+    /// authentication is on: the peers' protocol carries no credentials
+    /// (Java's DLedger neither), so where it comes from is what is checked.
+    fn foreign_raft_peer(&self, conn: &ConnectionInfo) -> bool {
+        if !self.guard.is_enabled() {
+            return false;
+        }
+        let ip = rmq_auth::address::canonical(conn.peer().ip());
+        if self.peer_ips.contains(&ip) {
+            return false;
+        }
+        if let Some(left_out) = self.refused_peers.admit(Instant::now()) {
+            tracing::warn!(peer = %conn.peer(), left_out, "Raft request refused: the sender is not one of controllerDLegerPeers");
+        }
+        true
+    }
+
+    /// What `request` needs: the table's, except that an operator's
+    /// CONTROLLER_ELECT_MASTER (`designateElect=true`) needs an admin.
+    fn requirement(request: &RemotingCommand) -> Requirement {
+        let designated = request.code == i32::from(RequestCode::ControllerElectMaster)
+            && request
+                .ext("designateElect")
+                .is_some_and(|value| value.trim().eq_ignore_ascii_case("true"));
+        if designated {
+            Requirement::Admin
+        } else {
+            requirement(CONTROLLER_REQUIREMENTS, request.code)
+        }
     }
 
     fn metadata(&self) -> Answer {
@@ -47,6 +106,13 @@ impl Service for ControllerService {
     fn call(&self, conn: &ConnectionInfo, request: RemotingCommand) -> Reply {
         let code = request.code;
         if matches!(code, RAFT_VOTE | RAFT_APPEND_ENTRIES | RAFT_FULL_SNAPSHOT) {
+            if self.foreign_raft_peer(conn) {
+                let answer = Answer::error(
+                    ResponseCode::NoPermission,
+                    format!("Raft requests are taken from controllerDLegerPeers only; {} is not one (request code {code})", conn.peer().ip()),
+                );
+                return Reply::ready(answer.into_response(&request));
+            }
             let node = self.node.clone();
             return Reply::later(async move {
                 let body = request.body.as_deref().unwrap_or_default();
@@ -59,6 +125,12 @@ impl Service for ControllerService {
                 };
                 Some(answer.into_response(&request))
             });
+        }
+        if let Verdict::Refuse(refusal) =
+            self.guard
+                .check_as(conn, &request, ControllerService::requirement(&request))
+        {
+            return Reply::ready(refusal);
         }
         let code = request.request_code();
         match request::serving(code) {

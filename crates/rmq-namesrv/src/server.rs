@@ -12,7 +12,6 @@ use tokio::net::TcpListener;
 
 use crate::dispatch::NamesrvService;
 use crate::housekeeping;
-use crate::security;
 use crate::state::{Namesrv, Queues};
 
 /// Serves `state` on `listener`. Background tasks stop with the server;
@@ -41,7 +40,10 @@ pub async fn run(
             queues.notifications,
             serialize_type,
         )),
-        tokio::spawn(security::reload_files(certificate, state.clone())),
+        tokio::spawn({
+            let state = state.clone();
+            rmq_transport::auth::reload_files(certificate, move || state.auth.reload_if_changed())
+        }),
     ];
     let result = rmq_transport::run(listener, NamesrvService::new(state), config, shutdown).await;
     for task in tasks {

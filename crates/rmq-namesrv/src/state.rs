@@ -84,7 +84,7 @@ impl Namesrv {
             notifications: notify_tx,
             connections: Mutex::new(HashMap::new()),
             limits,
-            auth: Guard::disabled(),
+            auth: Guard::disabled(rmq_auth::NAMESRV_REQUIREMENTS),
         };
         (
             state,

@@ -3,8 +3,13 @@
 //! Owns the option set and its environment defaults (`NAMESRV_ADDR`,
 //! `ROCKETMQ_ZONE`, `ROCKETMQ_ZONE_MODE`). The HTTP address server (§1.1
 //! source 2) and namespaces are not supported: give addresses directly.
+//! Credentials and TLS are never read from the environment: as in Java,
+//! an application passes them (`AclClientRPCHook`, `setUseTLS`).
 
 use std::time::Duration;
+
+use rmq_auth::Credentials;
+use rmq_transport::tls::TlsClient;
 
 use crate::nameserver::{parse_namesrv_addr, ChannelConfig};
 
@@ -44,6 +49,18 @@ pub struct RouteClientConfig {
     pub zone_name: Option<String>,
     /// `__ZONE_MODE` of route queries, if set.
     pub zone_mode: Option<bool>,
+    /// Signs every request to the NameServers, as a Java client built with
+    /// `new AclClientRPCHook(new SessionCredentials(ak, sk))` does. Route
+    /// reads are open on a NameServer with authentication on (most clients
+    /// never sign), so this matters where the NameServer is asked to
+    /// protect more, or a proxy in between checks signatures. The zone
+    /// fields are signed too (Java's client adds them after signing, which
+    /// a verifier then refuses). Default `None`: unsigned.
+    pub credentials: Option<Credentials>,
+    /// TLS for every NameServer connection (Java `tls.enable` /
+    /// `setUseTLS(true)` with the `tls.client.*` keys; build it with
+    /// `TlsClient::from_settings`). Default `None`: plain.
+    pub tls: Option<TlsClient>,
 }
 
 impl Default for RouteClientConfig {
@@ -62,6 +79,8 @@ impl Default for RouteClientConfig {
             accept_standard_json_only: false,
             zone_name: None,
             zone_mode: None,
+            credentials: None,
+            tls: None,
         }
     }
 }
@@ -115,5 +134,9 @@ mod tests {
         );
         let c = RouteClientConfig::with_namesrv_addr("a:1;b:2");
         assert_eq!(c.namesrv_addrs, ["a:1", "b:2"]);
+        assert!(
+            c.credentials.is_none() && c.tls.is_none(),
+            "plain, unsigned"
+        );
     }
 }

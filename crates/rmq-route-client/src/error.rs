@@ -37,7 +37,7 @@ pub enum RouteError {
     },
     /// The NameServer answered with a non-success code, or SUCCESS without a
     /// body (Java `MQClientException(code, remark)`).
-    #[error("name server answered code {code}: {}", remark.as_deref().unwrap_or(""))]
+    #[error("name server answered {} ({code}): {}", ResponseCode::from(*code).java_name(), remark.as_deref().unwrap_or(""))]
     Response {
         /// The response code (17 = TOPIC_NOT_EXIST).
         code: i32,
@@ -102,7 +102,7 @@ mod tests {
         assert_eq!(not_exist.code(), Some(17));
         assert_eq!(
             not_exist.to_string(),
-            "name server answered code 17: No topic route info"
+            "name server answered TOPIC_NOT_EXIST (17): No topic route info"
         );
         assert!(RouteError::NoNameServer.is_transport());
         assert_eq!(RouteError::NoNameServer.code(), Some(10004));

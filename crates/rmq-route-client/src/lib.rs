@@ -16,6 +16,10 @@
 //!   the latency fault tolerance tables (§9);
 //! * consumer allocation ([`allocate`]): the six Java strategies (§10).
 //!
+//! NameServer connections are plain and requests unsigned unless
+//! [`RouteClientConfig::tls`] and [`RouteClientConfig::credentials`] say
+//! otherwise (Java's `tls.enable` and `AclClientRPCHook`).
+//!
 //! It does not send messages, heartbeat brokers, run a rebalance loop or
 //! fetch consumer lists: those belong to a producer or consumer built on
 //! top. Pure parts (`view`, `route`, `select`, `allocate`,

@@ -26,6 +26,7 @@
 //! certificate it takes an identity from, and verifies servers unless told
 //! `tls.client.authServer=false`; see [`tls`] for the rest.
 
+pub mod auth;
 mod budget;
 pub mod client;
 pub mod codec;

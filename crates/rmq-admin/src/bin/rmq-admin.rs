@@ -1,4 +1,5 @@
-//! `rmq-admin`: parse flags, run the command, print, exit with its code.
+//! `rmq-admin`: parse flags, resolve signing and TLS (notes and warnings on
+//! stderr), run the command, print, exit with its code.
 
 use std::process::ExitCode;
 
@@ -9,7 +10,13 @@ use rmq_admin::error::EXIT_FAILED;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let addrs = rmq_admin::addrs(&cli).unwrap_or_else(|error| error.exit());
-    match rmq_admin::run(&cli, &addrs) {
+    let env = |name: &str| std::env::var(name).ok();
+    let (connect, messages) =
+        rmq_admin::security::connect_options(&cli, &env).unwrap_or_else(|error| error.exit());
+    for message in messages {
+        eprintln!("{message}");
+    }
+    match rmq_admin::run(&cli, &addrs, &connect) {
         Ok(report) => {
             report.write(cli.json);
             ExitCode::from(report.exit)

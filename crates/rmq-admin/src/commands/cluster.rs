@@ -19,7 +19,7 @@ use crate::output::{tabulate, Report};
 /// `cluster list`: one row per broker address, grouped by cluster
 /// (mqadmin clusterList's first columns).
 pub async fn list(target: Target<'_>) -> Report {
-    let answers = fan_out(target.addrs, target.timeout, |session| async move {
+    let answers = fan_out(target.addrs, target.connect, |session| async move {
         session
             .call_json::<ClusterInfo>(RequestCode::GetBrokerClusterInfo, None)
             .await
@@ -73,7 +73,7 @@ struct PermResult {
 /// `broker wipe-write-perm` / `broker add-write-perm`.
 pub async fn write_perm(target: Target<'_>, broker_name: &str, change: PermChange) -> Report {
     let command = request_for(change, broker_name);
-    let answers = fan_out(target.addrs, target.timeout, |session| {
+    let answers = fan_out(target.addrs, target.connect, |session| {
         let command = command.clone();
         async move {
             let response = session.call(command).await?;
@@ -133,7 +133,7 @@ pub async fn member_group(target: Target<'_>, cluster_name: &str, broker_name: &
         broker_name: broker_name.to_owned(),
     };
     let header = &header;
-    let answers = fan_out(target.addrs, target.timeout, |session| async move {
+    let answers = fan_out(target.addrs, target.connect, |session| async move {
         session
             .call_json::<GetBrokerMemberGroupResponseBody>(
                 RequestCode::GetBrokerMemberGroup,

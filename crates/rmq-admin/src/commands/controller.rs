@@ -31,7 +31,7 @@ use crate::output::{answer_json, error_line, tabulate_on, Report, Server};
 
 /// `controller metadata`: what every node given says about the group.
 pub async fn metadata(target: Target<'_>) -> Report {
-    let answers = fan_out(target.addrs, target.timeout, |session| async move {
+    let answers = fan_out(target.addrs, target.connect, |session| async move {
         controller::metadata(&session).await
     })
     .await;
@@ -114,7 +114,7 @@ pub async fn sync_state_set(
     }
     let body = BrokerNames(names.clone()).to_json(Dialect::Default);
     let command = request(RequestCode::ControllerGetSyncStateData, None).with_body(body);
-    let answers = on_leader(target.addrs, target.timeout, |session| {
+    let answers = on_leader(target.addrs, target.connect, |session| {
         let command = command.clone();
         async move {
             let response = session.call(command).await?;
@@ -148,7 +148,7 @@ pub async fn sync_state_set(
 /// The broker names of `cluster` according to each NameServer (empty when
 /// it does not list the cluster).
 async fn cluster_members(target: Target<'_>, cluster: &str) -> Vec<Answer<Vec<String>>> {
-    fan_out(target.namesrvs, target.timeout, |session| async move {
+    fan_out(target.namesrvs, target.connect, |session| async move {
         let info: ClusterInfo = session
             .call_json(RequestCode::GetBrokerClusterInfo, None)
             .await
@@ -263,7 +263,7 @@ pub async fn elect_master(
         invoke_time: Some(now_ms()),
     };
     let command = request(RequestCode::ControllerElectMaster, Some(&header));
-    let answers = on_leader(target.addrs, target.timeout, |session| {
+    let answers = on_leader(target.addrs, target.connect, |session| {
         let command = command.clone();
         async move {
             let response = session.invoke(command).await?;
@@ -378,7 +378,7 @@ pub async fn clean_broker_metadata(
         clean_living_broker,
     };
     let cleaned = &cleaned;
-    let answers = on_leader(target.addrs, target.timeout, |session| {
+    let answers = on_leader(target.addrs, target.connect, |session| {
         let command = command.clone();
         async move {
             session.call(command).await?;

@@ -25,7 +25,7 @@ async fn send_all(
     name: &str,
     command: RemotingCommand,
 ) -> Report {
-    let answers = fan_out(target.addrs, target.timeout, |session| {
+    let answers = fan_out(target.addrs, target.connect, |session| {
         let command = command.clone();
         async move { session.call(command).await.map(|_| Done {}) }
     })
@@ -69,7 +69,7 @@ pub async fn get(target: Target<'_>, namespace: &str, key: &str) -> Report {
             key: Some(key.to_owned()),
         }),
     );
-    let answers = fan_out(target.addrs, target.timeout, |session| {
+    let answers = fan_out(target.addrs, target.connect, |session| {
         let command = command.clone();
         async move {
             let response = session.call(command).await?;
@@ -96,7 +96,7 @@ pub async fn list(target: Target<'_>, namespace: &str) -> Report {
         namespace: Some(namespace.to_owned()),
     };
     let header = &header;
-    let answers = fan_out(target.addrs, target.timeout, |session| async move {
+    let answers = fan_out(target.addrs, target.connect, |session| async move {
         session
             .call_json::<KvTable>(RequestCode::GetKvlistByNamespace, Some(header))
             .await
@@ -118,7 +118,7 @@ pub async fn config_get(target: Target<'_>, server: Server, keys: &[String]) -> 
         Server::NameServer => (RequestCode::GetNamesrvConfig, "config get"),
         Server::Controller => (RequestCode::GetControllerConfig, "controller config get"),
     };
-    let answers = fan_out(target.addrs, target.timeout, |session| async move {
+    let answers = fan_out(target.addrs, target.connect, |session| async move {
         let response = session.call(request(code, None)).await?;
         let body = response
             .body

@@ -13,8 +13,6 @@ mod controller;
 mod kv;
 mod topic;
 
-use std::time::Duration;
-
 use serde::Serialize;
 
 use crate::cli::{
@@ -22,9 +20,10 @@ use crate::cli::{
     ControllerConfigCommand, KvCommand, NamesrvCommand, TopicCommand,
 };
 use crate::diff;
+use crate::namesrv::ConnectOptions;
 use crate::output::{Report, Server};
 
-/// Where and how long to ask.
+/// Where to ask, and how to connect.
 #[derive(Debug, Clone, Copy)]
 pub struct Target<'a> {
     /// The servers the command is for, in the order given: the NameServers
@@ -33,8 +32,8 @@ pub struct Target<'a> {
     /// The NameServers given with `-n` (empty if none), for controller
     /// commands that look something up in them.
     pub namesrvs: &'a [String],
-    /// The connect and per-request limit.
-    pub timeout: Duration,
+    /// The connect and per-request limit, TLS and request signing.
+    pub connect: &'a ConnectOptions,
 }
 
 /// The result of commands that return nothing but success: `{}` in JSON.

@@ -21,7 +21,7 @@ pub async fn route(target: Target<'_>, topic: &str) -> Report {
         ..Default::default()
     };
     let header = &header;
-    let answers = fan_out(target.addrs, target.timeout, |session| async move {
+    let answers = fan_out(target.addrs, target.connect, |session| async move {
         session
             .call_json::<TopicRouteData>(RequestCode::GetRouteInfoByTopic, Some(header))
             .await
@@ -77,7 +77,7 @@ pub async fn list(target: Target<'_>, cluster: Option<&str>) -> Report {
         cluster: cluster.to_owned(),
     });
     let header = header.as_ref();
-    let answers = fan_out(target.addrs, target.timeout, |session| async move {
+    let answers = fan_out(target.addrs, target.connect, |session| async move {
         let mut list: TopicList = match header {
             Some(header) => {
                 session
@@ -109,7 +109,7 @@ pub async fn delete(target: Target<'_>, topic: &str, cluster: Option<&str>) -> R
             cluster_name: cluster.map(str::to_owned),
         }),
     );
-    let answers = fan_out(target.addrs, target.timeout, |session| {
+    let answers = fan_out(target.addrs, target.connect, |session| {
         let command = command.clone();
         async move { session.call(command).await.map(|_| Done {}) }
     })

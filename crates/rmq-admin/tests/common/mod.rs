@@ -33,7 +33,12 @@ pub struct NameServer {
 impl NameServer {
     /// Starts one and waits for `The Name Server boot success`.
     pub fn start() -> NameServer {
-        let process = rmq_testkit::Namesrv::waymark(&[]);
+        NameServer::start_with(&[])
+    }
+
+    /// Starts one with `options` (`key=value`, Java's names).
+    pub fn start_with(options: &[&str]) -> NameServer {
+        let process = rmq_testkit::Namesrv::waymark(options);
         NameServer {
             addr: process.addr.clone(),
             _process: process,
@@ -160,15 +165,24 @@ impl Run {
     }
 }
 
-/// Runs `rmq-admin` with `args` (NAMESRV_ADDR removed from the environment).
+/// Runs `rmq-admin` with `args`, none of the variables it reads in its
+/// environment (so the test's own environment cannot sign or redirect it).
 pub fn admin(args: &[&str]) -> Run {
     admin_env(args, &[])
 }
 
-/// Runs `rmq-admin` with `args` and extra environment variables.
+/// Runs `rmq-admin` with `args` and `env` as the only variables it reads.
 pub fn admin_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_rmq-admin"));
-    command.args(args).env_remove("NAMESRV_ADDR");
+    command.args(args);
+    for read in [
+        "NAMESRV_ADDR",
+        "ROCKETMQ_HOME",
+        "ROCKETMQ_ACCESS_KEY",
+        "ROCKETMQ_SECRET_KEY",
+    ] {
+        command.env_remove(read);
+    }
     for (key, value) in env {
         command.env(key, value);
     }

@@ -63,13 +63,14 @@ pub struct BrokerClaim {
 }
 
 impl BrokerClaim {
-    /// Reads `clusterName`, `brokerName` and `brokerAddr` from the request.
+    /// Reads `clusterName`, `brokerName` and `brokerAddr` from the request
+    /// (`brokerAddress` where the controller's registration names it so).
     pub fn of(request: &RemotingCommand) -> BrokerClaim {
         let field = |key: &str| request.ext(key).map(str::to_owned);
         BrokerClaim {
             cluster_name: field("clusterName"),
             broker_name: field("brokerName"),
-            broker_addr: field("brokerAddr"),
+            broker_addr: field("brokerAddr").or_else(|| field("brokerAddress")),
         }
     }
 }

@@ -39,7 +39,9 @@ use rmq_wire::{ExtFields, RemotingCommand};
 
 pub(crate) use decision::shown;
 pub use decision::{AuthMethod, Decision, Principal, Refusal, RefusalReason};
-pub use requirement::{requirement, Requirement, RequirementTable, NAMESRV_REQUIREMENTS};
+pub use requirement::{
+    requirement, Requirement, RequirementTable, CONTROLLER_REQUIREMENTS, NAMESRV_REQUIREMENTS,
+};
 
 use crate::accounts::{Account, Accounts, BrokerClaim};
 use crate::address::canonical;
@@ -90,10 +92,28 @@ impl Policy {
         peer: IpAddr,
         tls_identity: Option<&str>,
     ) -> Decision {
+        self.decide_as(
+            request,
+            peer,
+            tls_identity,
+            requirement(self.table, request.code),
+        )
+    }
+
+    /// As [`Policy::decide`], with what the request needs given by the
+    /// caller instead of the table: for a server whose requirement depends on
+    /// a header field (the controller's CONTROLLER_ELECT_MASTER is a broker
+    /// request, or an admin one with `designateElect=true`).
+    pub fn decide_as(
+        &self,
+        request: &RemotingCommand,
+        peer: IpAddr,
+        tls_identity: Option<&str>,
+        needed: Requirement,
+    ) -> Decision {
         if !self.enabled || self.exempt_codes.contains(&request.code) {
             return Decision::Open;
         }
-        let needed = requirement(self.table, request.code);
         match needed {
             Requirement::Open => return Decision::Open,
             Requirement::ProtectedRead if !self.protect_reads => return Decision::Open,

@@ -42,6 +42,23 @@ pub const NAMESRV_REQUIREMENTS: RequirementTable = &[
     (219, Requirement::ProtectedRead), // GET_KVLIST_BY_NAMESPACE
 ];
 
+/// The controller's table. Its broker requests carry `brokerName` but not
+/// always `clusterName` or the broker's address (CONTROLLER_ALTER_SYNC_STATE_SET
+/// has neither), so accounts the controller checks are best bound by broker
+/// name alone. CONTROLLER_ELECT_MASTER is a broker request here; with
+/// `designateElect=true` (an operator's) the controller asks for an admin.
+pub const CONTROLLER_REQUIREMENTS: RequirementTable = &[
+    (1001, Requirement::Broker),        // CONTROLLER_ALTER_SYNC_STATE_SET
+    (1002, Requirement::Broker),        // CONTROLLER_ELECT_MASTER
+    (1003, Requirement::Broker),        // CONTROLLER_REGISTER_BROKER
+    (1012, Requirement::Broker),        // CONTROLLER_GET_NEXT_BROKER_ID
+    (1013, Requirement::Broker),        // CONTROLLER_APPLY_BROKER_ID
+    (904, Requirement::Broker),         // BROKER_HEARTBEAT
+    (1009, Requirement::Admin),         // UPDATE_CONTROLLER_CONFIG
+    (1011, Requirement::Admin),         // CLEAN_BROKER_DATA
+    (1010, Requirement::ProtectedRead), // GET_CONTROLLER_CONFIG
+];
+
 /// The requirement of `code` in `table`.
 pub fn requirement(table: RequirementTable, code: i32) -> Requirement {
     table
@@ -86,6 +103,31 @@ mod tests {
         codes.dedup();
         assert_eq!(codes.len(), NAMESRV_REQUIREMENTS.len(), "no code twice");
         assert_eq!(requirement(NAMESRV_REQUIREMENTS, 105), Requirement::Open);
+        let controller: Vec<(&str, Requirement)> = CONTROLLER_REQUIREMENTS
+            .iter()
+            .map(|(code, r)| (RequestCode::from(*code).java_name(), *r))
+            .collect();
+        assert_eq!(
+            controller,
+            [
+                ("CONTROLLER_ALTER_SYNC_STATE_SET", Requirement::Broker),
+                ("CONTROLLER_ELECT_MASTER", Requirement::Broker),
+                ("CONTROLLER_REGISTER_BROKER", Requirement::Broker),
+                ("CONTROLLER_GET_NEXT_BROKER_ID", Requirement::Broker),
+                ("CONTROLLER_APPLY_BROKER_ID", Requirement::Broker),
+                ("BROKER_HEARTBEAT", Requirement::Broker),
+                ("UPDATE_CONTROLLER_CONFIG", Requirement::Admin),
+                ("CLEAN_BROKER_DATA", Requirement::Admin),
+                ("GET_CONTROLLER_CONFIG", Requirement::ProtectedRead),
+            ]
+        );
+        // Reads a broker or mqadmin makes without signing stay open.
+        for open in [1004, 1005, 1006, 1007] {
+            assert_eq!(
+                requirement(CONTROLLER_REQUIREMENTS, open),
+                Requirement::Open
+            );
+        }
         assert_eq!(requirement(NAMESRV_REQUIREMENTS, -1), Requirement::Open);
     }
 }

@@ -23,7 +23,7 @@ use rmq_protocol::{
     BrokerNames, BrokerReplicasInfo, Dialect, ElectMasterResponseBody, JavaJson, ReplicasInfo,
     SyncStateSet,
 };
-use rmq_transport::{ClientConfig, RpcClient};
+use rmq_transport::RpcClient;
 use rmq_wire::{FromExtFields, RemotingCommand, RequestCode, ResponseCode};
 
 use super::config::{ControllerModeConfig, CONTROLLER_REQUEST_VERSION};
@@ -31,6 +31,7 @@ use super::state::RoleDecision;
 use crate::error::ControllerError;
 use crate::pool::Pool;
 use crate::registrar::wall_ms;
+use crate::security;
 
 /// Talks to the controller nodes of one broker.
 #[derive(Debug)]
@@ -45,13 +46,14 @@ pub struct ControllerClient {
 impl ControllerClient {
     /// A client of `config.controller_addrs`; connects on first use.
     pub fn new(config: &ControllerModeConfig) -> ControllerClient {
-        let client = ClientConfig {
-            connect_timeout: config.request_timeout,
-            // Controllers send brokers nothing on these connections
-            // (NOTIFY arrives on the broker's own listener).
-            inbound_capacity: 0,
-            ..ClientConfig::default()
-        };
+        // Controllers send brokers nothing on these connections (NOTIFY
+        // arrives on the broker's own listener): the client config drops
+        // anything that comes.
+        let client = security::client_config(
+            config.request_timeout,
+            config.inner_client_authentication_credentials.as_ref(),
+            config.tls.as_ref(),
+        );
         ControllerClient {
             addrs: config.controller_addrs.clone(),
             timeout: config.request_timeout,

@@ -8,6 +8,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use rmq_auth::Credentials;
+use rmq_transport::tls::TlsClient;
+
 use crate::error::ConfigError;
 use crate::nsaddr::parse_list;
 
@@ -20,7 +23,10 @@ pub const CONTROLLER_REQUEST_VERSION: i32 = 515;
 /// are the Java option names in snake case; durations replace the
 /// `...Millis` longs. Every field is public so that tests and simulations
 /// can shorten any period.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Not `PartialEq`: a [`TlsClient`] holds a rustls configuration, which has
+/// no meaningful equality.
+#[derive(Debug, Clone)]
 pub struct ControllerModeConfig {
     /// `controllerAddr`: every controller node, `host:port;host:port`
     /// (each node's entry of `controllerDLegerPeers`).
@@ -52,6 +58,16 @@ pub struct ControllerModeConfig {
     /// Pause between attempts of the start-up sequence (Java's fixed 5 s
     /// `RETRY_INTERVAL_SECOND`).
     pub start_retry_interval: Duration,
+    /// `innerClientAuthenticationCredentials`: every request to the
+    /// controllers is signed with them. Java signs all of a broker's
+    /// outgoing requests with one setting, so give the same value as
+    /// [`BrokerConfig`](crate::BrokerConfig)'s. Default `None`: unsigned.
+    pub inner_client_authentication_credentials: Option<Credentials>,
+    /// TLS for every controller connection (Java `useTLS`/`tls.enable`,
+    /// one switch for all of a broker's outgoing connections, so the same
+    /// value as [`BrokerConfig`](crate::BrokerConfig)'s). Default `None`:
+    /// plain.
+    pub tls: Option<TlsClient>,
 }
 
 impl ControllerModeConfig {
@@ -78,6 +94,8 @@ impl ControllerModeConfig {
             store_path_broker_identity: default_identity_path(),
             request_timeout: Duration::from_secs(3),
             start_retry_interval: Duration::from_secs(5),
+            inner_client_authentication_credentials: None,
+            tls: None,
         })
     }
 

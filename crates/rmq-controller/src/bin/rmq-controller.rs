@@ -14,7 +14,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
+use rmq_controller::server::Security;
 use rmq_controller::{ControllerConfig, ControllerNode};
+use rmq_transport::auth::{self, AuthKeys, Guard};
 use rmq_transport::ServerLimits;
 use rmq_wire::SerializeType;
 
@@ -54,7 +56,12 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
 
-    let (config, limits) = load_config(&args)?;
+    let (config, limits, properties) = load_config(&args)?;
+    let auth = AuthKeys::from_properties(&properties);
+    let (guard, account_warnings) = Guard::from_keys(&auth, rmq_auth::CONTROLLER_REQUIREMENTS)
+        .map_err(|why| anyhow::anyhow!("invalid configuration, not starting: {why}"))?;
+    let (tls, tls_warnings) = auth::server_tls(&properties)
+        .map_err(|error| anyhow::anyhow!("invalid TLS configuration, not starting: {error}"))?;
     if args.print_config {
         let mut out = std::io::stdout().lock();
         for (key, value) in config.to_properties() {
@@ -67,10 +74,36 @@ fn main() -> anyhow::Result<()> {
         for (key, value) in limits.to_properties() {
             writeln!(out, "{key}={value}")?;
         }
+        writeln!(
+            out,
+            "# authentication and TLS (docs/security.md); {}",
+            auth::describe_tls(&tls)
+        )?;
+        let tls_given = properties.iter().filter(|(key, _)| key.starts_with("tls."));
+        for (key, value) in auth.to_properties().iter().chain(tls_given) {
+            let shown = if key.to_ascii_lowercase().contains("password") {
+                "<redacted>"
+            } else {
+                value.as_str()
+            };
+            writeln!(out, "{key}={shown}")?;
+        }
         return Ok(());
     }
     for warning in config.warnings(&ControllerConfig::from_env()) {
         tracing::warn!("{warning}");
+    }
+    for warning in &tls_warnings {
+        tracing::warn!("TLS: {warning}");
+    }
+    tracing::info!("{}", auth::describe_tls(&tls));
+    for warning in &account_warnings {
+        tracing::warn!("authenticationAccountsFile: {warning}");
+    }
+    if guard.is_enabled() {
+        tracing::info!(accounts = guard.account_count(), file = %auth.accounts_file, "authentication on: broker and admin requests need an account; Raft traffic only from controllerDLegerPeers (docs/security.md)");
+    } else {
+        tracing::warn!("AUTHENTICATION IS OFF: any host that reaches this port can register broker replicas, elect masters and change the controller's configuration; set authenticationEnabled=true and authenticationAccountsFile (docs/security.md)");
     }
     let serialize_type = match std::env::var("ROCKETMQ_SERIALIZE_TYPE") {
         Err(_) => SerializeType::Json,
@@ -112,6 +145,7 @@ fn main() -> anyhow::Result<()> {
             node,
             serialize_type,
             &limits,
+            Security { guard, tls },
             rmq_transport::shutdown::terminated(),
         )
         .await?;
@@ -123,14 +157,23 @@ fn main() -> anyhow::Result<()> {
 /// Loads the file, then `--set`; refuses to start on a value a key cannot
 /// take (naming where it came from), as Java's setters would silently keep
 /// the default instead.
-fn load_config(args: &Args) -> anyhow::Result<(ControllerConfig, ServerLimits)> {
+fn load_config(
+    args: &Args,
+) -> anyhow::Result<(ControllerConfig, ServerLimits, BTreeMap<String, String>)> {
     let mut config = ControllerConfig::from_env();
     let mut limits = ServerLimits::new();
     let mut refusals = Vec::new();
+    let mut all = BTreeMap::new();
     let mut apply = |origin: &str, properties: &BTreeMap<String, String>| {
+        all.extend(properties.clone());
         for (key, value) in properties {
             let checked = if ServerLimits::KEYS.contains(&key.as_str()) {
                 ServerLimits::check(key, value)
+            } else if AuthKeys::KEYS.contains(&key.as_str()) {
+                AuthKeys::check(key, value)
+            } else if auth::is_security_key(key) {
+                // TLS keys: checked together when the TLS settings are built.
+                Ok(())
             } else {
                 ControllerConfig::check_update(key, value)
             };
@@ -163,10 +206,10 @@ fn load_config(args: &Args) -> anyhow::Result<(ControllerConfig, ServerLimits)> 
     if let Some(path) = store_path {
         config.config_store_path = path;
     }
-    // The limit keys are not the controller's options: not kept as unknown
-    // ones (GET_CONTROLLER_CONFIG, the persisted file) either.
-    config
-        .extra
-        .retain(|key, _| !ServerLimits::KEYS.contains(&key.as_str()));
-    Ok((config, limits))
+    // The limit and security keys are not the controller's options: not
+    // kept as unknown ones (GET_CONTROLLER_CONFIG, the persisted file) either.
+    config.extra.retain(|key, _| {
+        !ServerLimits::KEYS.contains(&key.as_str()) && !auth::is_security_key(key)
+    });
+    Ok((config, limits, all))
 }

@@ -116,6 +116,7 @@ async fn launch(
             server,
             SerializeType::Json,
             &Default::default(),
+            Default::default(),
             async {
                 let _ = stopped.await;
             },

@@ -77,10 +77,23 @@ fn main() -> anyhow::Result<()> {
     let limits = ServerLimits::from_properties(&properties);
     let request_limits = LimitKeys::from_properties(&properties);
     let auth = AuthKeys::from_properties(&properties);
-    let (guard, account_warnings) = Guard::from_keys(&auth)
+    let (guard, account_warnings) = Guard::from_keys(&auth, rmq_auth::NAMESRV_REQUIREMENTS)
         .map_err(|why| anyhow::anyhow!("invalid configuration, not starting: {why}"))?;
     let (tls, tls_warnings) = security::server_tls(&properties)
         .map_err(|error| anyhow::anyhow!("invalid TLS configuration, not starting: {error}"))?;
+    // The embedded controller checks its requests with the same keys and
+    // accounts (its own table) and serves TLS the same way.
+    let controller_security = match &controller {
+        Some(_) => {
+            let (guard, _) = Guard::from_keys(&auth, rmq_auth::CONTROLLER_REQUIREMENTS)
+                .map_err(|why| anyhow::anyhow!("invalid configuration, not starting: {why}"))?;
+            let (tls, _) = security::server_tls(&properties).map_err(|error| {
+                anyhow::anyhow!("invalid TLS configuration, not starting: {error}")
+            })?;
+            rmq_controller::server::Security { guard, tls }
+        }
+        None => rmq_controller::server::Security::default(),
+    };
     let known = |key: &str| {
         NamesrvConfig::KEYS.contains(&key)
             || ServerLimits::KEYS.contains(&key)
@@ -246,6 +259,7 @@ fn main() -> anyhow::Result<()> {
                     node,
                     serialize_type,
                     &limits,
+                    controller_security,
                     stop.clone().cancelled_owned(),
                 );
                 let (namesrv, controller) = tokio::join!(namesrv, controller);

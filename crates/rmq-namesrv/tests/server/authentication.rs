@@ -27,6 +27,20 @@ fn accounts_yml(extra: &str) -> String {
     )
 }
 
+/// One connection for a whole test: a broker registered over a connection
+/// is unregistered when that connection closes, as in Java.
+struct Conn(RpcClient);
+
+impl Conn {
+    async fn open(server: &Server) -> Conn {
+        Conn(server.client().await)
+    }
+
+    async fn call(&self, request: RemotingCommand) -> RemotingCommand {
+        self.0.invoke(request, TIMEOUT).await.expect("an answer")
+    }
+}
+
 /// A server with authentication on over `accounts` (written to acl.yml).
 fn start(dir: &TempDir, accounts: &str, more: &[(&str, &str)]) -> Server {
     let file = dir.path("acl.yml");
@@ -56,8 +70,8 @@ fn put_kv(key: &str, value: &str) -> RemotingCommand {
     )
 }
 
-async fn broker_listed(server: &Server, name: &str) -> bool {
-    let response = server
+async fn broker_listed(conn: &Conn, name: &str) -> bool {
+    let response = conn
         .call(request(RequestCode::GetBrokerClusterInfo, &[]))
         .await;
     body_text(&response).contains(name)
@@ -67,15 +81,16 @@ async fn broker_listed(server: &Server, name: &str) -> bool {
 async fn unsigned_writes_are_refused_and_signed_ones_served() {
     let dir = TempDir::new();
     let server = start(&dir, &accounts_yml(""), &[]);
+    let conn = Conn::open(&server).await;
     let register = Register::new("broker-a", "127.0.0.1:10911", 0, &["TopicA", "TopicB"]);
 
-    let refused = server.call(register.request()).await;
+    let refused = conn.call(register.request()).await;
     assert_code(&refused, ResponseCode::NoPermission);
     let remark = refused.remark.clone().unwrap_or_default();
     assert!(remark.contains("request code 103"), "{remark}");
-    assert!(!broker_listed(&server, "broker-a").await);
+    assert!(!broker_listed(&conn, "broker-a").await);
 
-    let wrong = server
+    let wrong = conn
         .call(signed(register.request(), BROKER_KEY, "not-the-secret"))
         .await;
     assert_code(&wrong, ResponseCode::NoPermission);
@@ -85,18 +100,18 @@ async fn unsigned_writes_are_refused_and_signed_ones_served() {
         "{remark}"
     );
 
-    let unknown = server
+    let unknown = conn
         .call(signed(register.request(), "nobody-at-all", BROKER_SECRET))
         .await;
     assert_code(&unknown, ResponseCode::NoPermission);
     assert!(unknown.remark.unwrap_or_default().contains("not found"));
 
-    let accepted = server
+    let accepted = conn
         .call(signed(register.request(), BROKER_KEY, BROKER_SECRET))
         .await;
     assert_code(&accepted, ResponseCode::Success);
     // Route reads stay open: most clients never sign.
-    let route = server.call(route_request("TopicA")).await;
+    let route = conn.call(route_request("TopicA")).await;
     assert_code(&route, ResponseCode::Success);
     assert!(body_text(&route).contains("broker-a"));
 }
@@ -105,7 +120,8 @@ async fn unsigned_writes_are_refused_and_signed_ones_served() {
 async fn admin_writes_need_an_admin_account_and_are_audited() {
     let dir = TempDir::new();
     let server = start(&dir, &accounts_yml(""), &[]);
-    let by_broker = server
+    let conn = Conn::open(&server).await;
+    let by_broker = conn
         .call(signed(
             put_kv("TopicA", "broker-a:4"),
             BROKER_KEY,
@@ -114,10 +130,10 @@ async fn admin_writes_need_an_admin_account_and_are_audited() {
         .await;
     assert_code(&by_broker, ResponseCode::NoPermission);
     assert!(by_broker.remark.unwrap_or_default().contains("admin"));
-    let unsigned = server.call(put_kv("TopicA", "broker-a:4")).await;
+    let unsigned = conn.call(put_kv("TopicA", "broker-a:4")).await;
     assert_code(&unsigned, ResponseCode::NoPermission);
 
-    let by_admin = server
+    let by_admin = conn
         .call(signed(
             put_kv("TopicA", "broker-a:4"),
             ADMIN_KEY,
@@ -171,13 +187,11 @@ async fn address_allow_lists_admit_brokers_that_cannot_sign() {
     let dir = TempDir::new();
     // A 4.9 broker never signs: its address stands for it.
     let server = start(&dir, "globalWhiteRemoteAddresses:\n  - 127.0.0.*\naccounts:\n  - accessKey: admin-key\n    secretKey: admin-secret-1\n    admin: true\n", &[]);
+    let conn = Conn::open(&server).await;
     let register = Register::new("broker-a", "127.0.0.1:10911", 0, &["TopicA", "TopicB"]);
-    assert_code(
-        &server.call(register.request()).await,
-        ResponseCode::Success,
-    );
+    assert_code(&conn.call(register.request()).await, ResponseCode::Success);
     // ... but the global allow-list never grants admin writes.
-    let kv = server.call(put_kv("TopicA", "broker-a:4")).await;
+    let kv = conn.call(put_kv("TopicA", "broker-a:4")).await;
     assert_code(&kv, ResponseCode::NoPermission);
 
     let dir = TempDir::new();
@@ -186,8 +200,9 @@ async fn address_allow_lists_admit_brokers_that_cannot_sign() {
         "accounts:\n  - accessKey: ops-admin\n    secretKey: ops-secret-1\n    admin: true\n    whiteRemoteAddress: 127.0.0.1\n",
         &[],
     );
+    let conn = Conn::open(&server).await;
     assert_code(
-        &server.call(put_kv("TopicA", "broker-a:4")).await,
+        &conn.call(put_kv("TopicA", "broker-a:4")).await,
         ResponseCode::Success,
     );
 
@@ -197,8 +212,9 @@ async fn address_allow_lists_admit_brokers_that_cannot_sign() {
         "globalWhiteRemoteAddresses:\n  - 10.1.2.*\naccounts: []\n",
         &[],
     );
+    let conn = Conn::open(&server).await;
     assert_code(
-        &server.call(register.request()).await,
+        &conn.call(register.request()).await,
         ResponseCode::NoPermission,
     );
 }
@@ -211,15 +227,16 @@ async fn a_bound_account_registers_only_its_own_broker() {
         "accounts:\n  - accessKey: broker-a-key\n    secretKey: broker-a-secret\n    brokers:\n      - clusterName: DefaultCluster\n        brokerName: broker-a\n",
         &[],
     );
+    let conn = Conn::open(&server).await;
     let own = Register::new("broker-a", "127.0.0.1:10911", 0, &["TopicA", "TopicB"]);
     let other = Register::new("broker-b", "127.0.0.1:10921", 0, &["TopicA", "TopicB"]);
     assert_code(
-        &server
+        &conn
             .call(signed(own.request(), "broker-a-key", "broker-a-secret"))
             .await,
         ResponseCode::Success,
     );
-    let refused = server
+    let refused = conn
         .call(signed(other.request(), "broker-a-key", "broker-a-secret"))
         .await;
     assert_code(&refused, ResponseCode::NoPermission);
@@ -234,7 +251,7 @@ async fn a_bound_account_registers_only_its_own_broker() {
         ],
     );
     assert_code(
-        &server
+        &conn
             .call(signed(unregister, "broker-a-key", "broker-a-secret"))
             .await,
         ResponseCode::NoPermission,
@@ -245,6 +262,7 @@ async fn a_bound_account_registers_only_its_own_broker() {
 async fn the_accounts_file_is_reloaded_and_a_broken_one_keeps_the_last() {
     let dir = TempDir::new();
     let server = start(&dir, &accounts_yml(""), &[]);
+    let conn = Conn::open(&server).await;
     let kv = || {
         signed(
             put_kv("TopicA", "broker-a:4"),
@@ -252,12 +270,12 @@ async fn the_accounts_file_is_reloaded_and_a_broken_one_keeps_the_last() {
             "late-secret-1",
         )
     };
-    assert_code(&server.call(kv()).await, ResponseCode::NoPermission);
+    assert_code(&conn.call(kv()).await, ResponseCode::NoPermission);
     let added =
         accounts_yml("  - accessKey: late-admin\n    secretKey: late-secret-1\n    admin: true\n");
     std::fs::write(dir.path("acl.yml"), added).unwrap();
     let reloaded = eventually(Duration::from_secs(10), || async {
-        server.call(kv()).await.response_code() == ResponseCode::Success
+        conn.call(kv()).await.response_code() == ResponseCode::Success
     })
     .await;
     assert!(reloaded, "{}", read(&dir.path("server.log")));
@@ -268,7 +286,7 @@ async fn the_accounts_file_is_reloaded_and_a_broken_one_keeps_the_last() {
     })
     .await;
     assert!(rejected, "{}", read(&dir.path("server.log")));
-    assert_code(&server.call(kv()).await, ResponseCode::Success);
+    assert_code(&conn.call(kv()).await, ResponseCode::Success);
 }
 
 #[test]
@@ -329,9 +347,10 @@ fn bad_accounts_files_stop_the_start_naming_file_and_line() {
 async fn a_replayed_signed_request_is_accepted_as_documented() {
     let dir = TempDir::new();
     let server = start(&dir, &accounts_yml(""), &[]);
+    let conn = Conn::open(&server).await;
     let register = Register::new("broker-a", "127.0.0.1:10911", 0, &["TopicA", "TopicB"]);
     let captured = signed(register.request(), BROKER_KEY, BROKER_SECRET);
-    assert_code(&server.call(captured.clone()).await, ResponseCode::Success);
+    assert_code(&conn.call(captured.clone()).await, ResponseCode::Success);
     let unregister = signed(
         request(
             RequestCode::UnregisterBroker,
@@ -345,14 +364,11 @@ async fn a_replayed_signed_request_is_accepted_as_documented() {
         BROKER_KEY,
         BROKER_SECRET,
     );
-    assert_code(
-        &server.call(unregister.clone()).await,
-        ResponseCode::Success,
-    );
-    assert_code(&server.call(captured).await, ResponseCode::Success);
-    assert_code(&server.call(unregister).await, ResponseCode::Success);
+    assert_code(&conn.call(unregister.clone()).await, ResponseCode::Success);
+    assert_code(&conn.call(captured).await, ResponseCode::Success);
+    assert_code(&conn.call(unregister).await, ResponseCode::Success);
     let gone = eventually(Duration::from_secs(5), || async {
-        !broker_listed(&server, "broker-a").await
+        !broker_listed(&conn, "broker-a").await
     })
     .await;
     assert!(gone, "the replayed unregistration took effect");
@@ -362,6 +378,7 @@ async fn a_replayed_signed_request_is_accepted_as_documented() {
 async fn garbage_credentials_are_refused_without_harm() {
     let dir = TempDir::new();
     let server = start(&dir, &accounts_yml(""), &[]);
+    let conn = Conn::open(&server).await;
     let client = server.client().await;
     let mut rng = fastrand::Rng::with_seed(7);
     let mut text = |len: usize| -> String {
@@ -388,7 +405,7 @@ async fn garbage_credentials_are_refused_without_harm() {
     for answer in pending {
         assert_code(&answer.await.unwrap().unwrap(), ResponseCode::NoPermission);
     }
-    let fine = server
+    let fine = conn
         .call(signed(put_kv("TopicA", "ok"), ADMIN_KEY, ADMIN_SECRET))
         .await;
     assert_code(&fine, ResponseCode::Success);
@@ -411,15 +428,17 @@ async fn protected_reads_need_an_account_when_asked() {
         &accounts_yml(""),
         &[("authenticationProtectConfigReads", "true")],
     );
+    let conn = Conn::open(&server).await;
     let get = || request(RequestCode::GetNamesrvConfig, &[]);
-    assert_code(&server.call(get()).await, ResponseCode::NoPermission);
+    assert_code(&conn.call(get()).await, ResponseCode::NoPermission);
     assert_code(
-        &server.call(signed(get(), BROKER_KEY, BROKER_SECRET)).await,
+        &conn.call(signed(get(), BROKER_KEY, BROKER_SECRET)).await,
         ResponseCode::Success,
     );
     let dir = TempDir::new();
     let open = start(&dir, &accounts_yml(""), &[]);
-    assert_code(&open.call(get()).await, ResponseCode::Success);
+    let open_conn = Conn::open(&open).await;
+    assert_code(&open_conn.call(get()).await, ResponseCode::Success);
 }
 
 #[tokio::test]

@@ -71,7 +71,8 @@ impl RouteClient {
     /// A client without background tasks: routes are fetched only when
     /// asked for (`update_route`, `publish_view`, `watch`, `refresh_all`).
     pub fn new(config: RouteClientConfig) -> RouteClient {
-        let channel = NameServerChannel::new(config.channel.clone(), NameServerList::new());
+        let channel = NameServerChannel::new(config.channel.clone(), NameServerList::new())
+            .secured(config.tls.clone(), config.credentials.clone());
         channel.update_list(config.namesrv_addrs.clone());
         RouteClient {
             inner: Arc::new(Inner {

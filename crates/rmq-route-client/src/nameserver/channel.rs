@@ -6,12 +6,17 @@
 //! send failures and (when enough time was left) timeouts, GO_AWAY
 //! reconnect-and-retry, and the optional single retry on the next address
 //! after a connect error. It knows nothing of routes; requests and
-//! responses pass through unchanged.
+//! responses pass through unchanged, except that a channel made
+//! [`secured`](NameServerChannel::secured) signs each request and speaks
+//! TLS on each connection it makes.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use rmq_transport::{ClientConfig, ClientError, RpcClient};
+use rmq_auth::Credentials;
+use rmq_transport::tls::TlsClient;
+use rmq_transport::{ClientConfig, ClientError, RequestHook, RpcClient};
 use rmq_wire::{RemotingCommand, ResponseCode};
 use tokio::time::Instant;
 
@@ -55,20 +60,35 @@ impl Default for ChannelConfig {
 #[derive(Debug)]
 pub struct NameServerChannel {
     config: ChannelConfig,
+    tls: Option<TlsClient>,
+    signer: Option<Arc<dyn RequestHook>>,
     list: Mutex<NameServerList>,
     current: Mutex<Option<(String, RpcClient)>>,
     connect_lock: tokio::sync::Mutex<()>,
 }
 
 impl NameServerChannel {
-    /// A channel over `list` (which may still be empty).
+    /// A channel over `list` (which may still be empty): plain
+    /// connections, unsigned requests.
     pub fn new(config: ChannelConfig, list: NameServerList) -> Self {
         NameServerChannel {
             config,
+            tls: None,
+            signer: None,
             list: Mutex::new(list),
             current: Mutex::new(None),
             connect_lock: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// The same channel with every connection it makes from now on over
+    /// `tls`, and every request signed with `credentials` (each when
+    /// given). Call it before the first request: an open connection is not
+    /// remade.
+    pub fn secured(mut self, tls: Option<TlsClient>, credentials: Option<Credentials>) -> Self {
+        self.tls = tls;
+        self.signer = credentials.map(|c| Arc::new(c) as Arc<dyn RequestHook>);
+        self
     }
 
     /// Installs a new address list (§1.2); closes the channel if its
@@ -131,6 +151,8 @@ impl NameServerChannel {
         let config = ClientConfig {
             connect_timeout: self.config.connect_timeout,
             inbound_capacity: 0,
+            tls: self.tls.clone(),
+            request_hook: self.signer.clone(),
             ..ClientConfig::default()
         };
         let previous = self.current.lock().take();

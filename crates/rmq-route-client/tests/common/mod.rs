@@ -36,7 +36,18 @@ pub async fn register(
     addr: &str,
     topics: &[Topic<'_>],
 ) -> anyhow::Result<Broker> {
-    let conn = RpcClient::connect(ns, ClientConfig::default()).await?;
+    register_over(ns, ClientConfig::default(), name, addr, topics).await
+}
+
+/// [`register`] over a connection made with `config` (TLS, a signing hook).
+pub async fn register_over(
+    ns: &str,
+    config: ClientConfig,
+    name: &str,
+    addr: &str,
+    topics: &[Topic<'_>],
+) -> anyhow::Result<Broker> {
+    let conn = RpcClient::connect(ns, config).await?;
     register_on(&conn, name, addr, 1, topics).await?;
     Ok(Broker {
         conn,

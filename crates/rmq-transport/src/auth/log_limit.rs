@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 /// At most `lines` log lines per `window`; the lines left out are counted
 /// and the count is reported with the next line that is allowed.
@@ -42,7 +42,7 @@ impl LogLimit {
     /// lines left out since the last one logged, `None` to leave this one
     /// out.
     pub fn admit(&self, now: Instant) -> Option<u64> {
-        let mut state = self.state.lock();
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let expired = state
             .started
             .is_none_or(|started| now.saturating_duration_since(started) >= self.window);

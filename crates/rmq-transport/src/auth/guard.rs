@@ -1,18 +1,20 @@
 //! The authentication check every request passes before its handler:
-//! `rmq-auth`'s policy over the accounts file of the moment, the refusal
-//! answer, the rate-limited refusal log and the audit log of admin writes.
+//! `rmq-auth`'s policy (with the server's table of what each code needs)
+//! over the accounts file of the moment, the refusal answer, the
+//! rate-limited refusal log and the audit log of admin writes.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Mutex, RwLock};
+use rmq_auth::policy::requirement;
 use rmq_auth::{
-    policy::requirement, Accounts, AccountsFile, Decision, LoadOptions, Policy, ReloadOutcome,
-    Requirement, NAMESRV_REQUIREMENTS,
+    Accounts, AccountsFile, Decision, LoadOptions, Policy, ReloadOutcome, Requirement,
+    RequirementTable,
 };
-use rmq_transport::ConnectionInfo;
 use rmq_wire::RemotingCommand;
+
+use crate::ConnectionInfo;
 
 use super::{AuthKeys, LogLimit};
 
@@ -43,18 +45,21 @@ pub struct Guard {
     /// `authenticationEnabled`: when off, every request is served (and
     /// admin writes are still audited).
     enabled: bool,
+    table: RequirementTable,
     policy: RwLock<Arc<Policy>>,
     file: Mutex<Option<AccountsFile>>,
     refusals: LogLimit,
 }
 
 impl Guard {
-    /// Authentication off: every request is served.
-    pub fn disabled() -> Guard {
-        let mut policy = Policy::namesrv(Arc::new(Accounts::default()));
+    /// Authentication off: every request is served (`table` still tells
+    /// which requests are admin writes, for the audit log).
+    pub fn disabled(table: RequirementTable) -> Guard {
+        let mut policy = Policy::new(Arc::new(Accounts::default()), table);
         policy.enabled = false;
         Guard {
             enabled: false,
+            table,
             policy: RwLock::new(Arc::new(policy)),
             file: Mutex::new(None),
             refusals: LogLimit::new(REFUSAL_LOG_LINES, REFUSAL_LOG_WINDOW),
@@ -65,9 +70,12 @@ impl Guard {
     /// gave; an error names the file (and line) when it cannot be used.
     /// The file is loaded even when authentication is off, so that a broken
     /// file is found before anyone switches it on.
-    pub fn from_keys(keys: &AuthKeys) -> Result<(Guard, Vec<String>), String> {
+    pub fn from_keys(
+        keys: &AuthKeys,
+        table: RequirementTable,
+    ) -> Result<(Guard, Vec<String>), String> {
         keys.check_consistent()?;
-        let guard = Guard::disabled();
+        let guard = Guard::disabled(table);
         if keys.accounts_file.trim().is_empty() {
             return Ok((guard, Vec::new()));
         }
@@ -76,7 +84,7 @@ impl Guard {
         };
         let (file, warnings) = AccountsFile::open(Path::new(keys.accounts_file.trim()), options)
             .map_err(|error| format!("authenticationAccountsFile: {error}"))?;
-        let mut policy = Policy::namesrv(file.accounts());
+        let mut policy = Policy::new(file.accounts(), table);
         policy.enabled = keys.enabled;
         policy.protect_reads = keys.protect_config_reads;
         policy.exempt_codes = keys.whitelisted_codes();
@@ -96,14 +104,25 @@ impl Guard {
 
     /// The number of accounts in force.
     pub fn account_count(&self) -> usize {
-        self.policy.read().accounts.len()
+        self.policy().accounts.len()
     }
 
     /// Decides `request` from `conn`: serve it, or the refusal to answer.
     /// Refusals are logged (rate-limited); admin writes that are served are
     /// audited.
     pub fn check(&self, conn: &ConnectionInfo, request: &RemotingCommand) -> Verdict {
-        let admin_write = requirement(NAMESRV_REQUIREMENTS, request.code) == Requirement::Admin;
+        self.check_as(conn, request, requirement(self.table, request.code))
+    }
+
+    /// As [`Guard::check`], with what the request needs decided by the
+    /// caller (a requirement that depends on a header field).
+    pub fn check_as(
+        &self,
+        conn: &ConnectionInfo,
+        request: &RemotingCommand,
+        needed: Requirement,
+    ) -> Verdict {
+        let admin_write = needed == Requirement::Admin;
         if !self.enabled {
             if admin_write {
                 audit(
@@ -114,13 +133,13 @@ impl Guard {
             }
             return Verdict::Serve;
         }
-        let policy = self.policy.read().clone();
+        let policy = self.policy();
         let identity = conn.tls_identity().and_then(|identity| {
             identity
                 .names()
                 .find(|name| policy.accounts.by_tls_subject(name).is_some())
         });
-        match policy.decide(request, conn.peer().ip(), identity) {
+        match policy.decide_as(request, conn.peer().ip(), identity, needed) {
             Decision::Open => Verdict::Serve,
             Decision::Allowed { who } => {
                 if admin_write {
@@ -149,7 +168,7 @@ impl Guard {
     /// Reloads the accounts file when it changed. A file that no longer
     /// loads leaves the accounts in force as they were, and says why.
     pub fn reload_if_changed(&self) {
-        let mut file = self.file.lock();
+        let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(file) = file.as_mut() else { return };
         match file.reload_if_changed() {
             ReloadOutcome::Unchanged => {}
@@ -157,16 +176,25 @@ impl Guard {
                 for warning in warnings {
                     tracing::warn!("authenticationAccountsFile: {warning}");
                 }
-                let mut policy = (**self.policy.read()).clone();
+                let mut policy = (*self.policy()).clone();
                 policy.accounts = file.accounts();
                 let count = policy.accounts.len();
-                *self.policy.write() = Arc::new(policy);
+                *self.policy.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(policy);
                 tracing::info!(path = %file.path().display(), accounts = count, "accounts file reloaded");
             }
             ReloadOutcome::Rejected { error } => {
                 tracing::error!(%error, "accounts file not reloaded, the previous accounts stay in force");
             }
         }
+    }
+}
+
+impl Guard {
+    fn policy(&self) -> Arc<Policy> {
+        self.policy
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
