@@ -7,10 +7,12 @@
 mod guard;
 mod keys;
 mod log_limit;
+mod startup;
 
 pub use guard::{Guard, Verdict};
 pub use keys::AuthKeys;
 pub use log_limit::LogLimit;
+pub use startup::ServerSecurity;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -16,7 +16,7 @@ use anyhow::Context;
 use clap::Parser;
 use rmq_controller::server::Security;
 use rmq_controller::{ControllerConfig, ControllerNode};
-use rmq_transport::auth::{self, AuthKeys, Guard};
+use rmq_transport::auth::{self, AuthKeys, ServerSecurity};
 use rmq_transport::ServerLimits;
 use rmq_wire::SerializeType;
 
@@ -57,11 +57,8 @@ fn main() -> anyhow::Result<()> {
         .init();
 
     let (config, limits, properties) = load_config(&args)?;
-    let auth = AuthKeys::from_properties(&properties);
-    let (guard, account_warnings) = Guard::from_keys(&auth, rmq_auth::CONTROLLER_REQUIREMENTS)
+    let security = ServerSecurity::from_properties(&properties, rmq_auth::CONTROLLER_REQUIREMENTS)
         .map_err(|why| anyhow::anyhow!("invalid configuration, not starting: {why}"))?;
-    let (tls, tls_warnings) = auth::server_tls(&properties)
-        .map_err(|error| anyhow::anyhow!("invalid TLS configuration, not starting: {error}"))?;
     if args.print_config {
         let mut out = std::io::stdout().lock();
         for (key, value) in config.to_properties() {
@@ -74,37 +71,15 @@ fn main() -> anyhow::Result<()> {
         for (key, value) in limits.to_properties() {
             writeln!(out, "{key}={value}")?;
         }
-        writeln!(
-            out,
-            "# authentication and TLS (docs/security.md); {}",
-            auth::describe_tls(&tls)
-        )?;
-        let tls_given = properties.iter().filter(|(key, _)| key.starts_with("tls."));
-        for (key, value) in auth.to_properties().iter().chain(tls_given) {
-            let shown = if key.to_ascii_lowercase().contains("password") {
-                "<redacted>"
-            } else {
-                value.as_str()
-            };
-            writeln!(out, "{key}={shown}")?;
-        }
+        out.write_all(security.print_lines(&properties).as_bytes())?;
         return Ok(());
     }
     for warning in config.warnings(&ControllerConfig::from_env()) {
         tracing::warn!("{warning}");
     }
-    for warning in &tls_warnings {
-        tracing::warn!("TLS: {warning}");
-    }
-    tracing::info!("{}", auth::describe_tls(&tls));
-    for warning in &account_warnings {
-        tracing::warn!("authenticationAccountsFile: {warning}");
-    }
-    if guard.is_enabled() {
-        tracing::info!(accounts = guard.account_count(), file = %auth.accounts_file, "authentication on: broker and admin requests need an account; Raft traffic only from controllerDLegerPeers (docs/security.md)");
-    } else {
-        tracing::warn!("AUTHENTICATION IS OFF: any host that reaches this port can register broker replicas, elect masters and change the controller's configuration; set authenticationEnabled=true and authenticationAccountsFile (docs/security.md)");
-    }
+    security.log_start(
+        "register broker replicas, elect masters and change the controller's configuration",
+    );
     let serialize_type = match std::env::var("ROCKETMQ_SERIALIZE_TYPE") {
         Err(_) => SerializeType::Json,
         Ok(name) => SerializeType::from_name(&name).with_context(|| {
@@ -145,7 +120,10 @@ fn main() -> anyhow::Result<()> {
             node,
             serialize_type,
             &limits,
-            Security { guard, tls },
+            Security {
+                guard: security.guard,
+                tls: security.tls,
+            },
             rmq_transport::shutdown::terminated(),
         )
         .await?;

@@ -18,8 +18,9 @@ use clap::Parser;
 use rmq_controller::{ControllerConfig, ControllerNode};
 use rmq_namesrv::config::startup_refusals;
 use rmq_namesrv::limits::LimitKeys;
-use rmq_namesrv::security::{self, AuthKeys, Guard};
+use rmq_namesrv::security::{self, AuthKeys};
 use rmq_namesrv::{KvStore, Namesrv, NamesrvConfig};
+use rmq_transport::auth::ServerSecurity;
 use rmq_transport::ServerLimits;
 use rmq_wire::SerializeType;
 
@@ -76,20 +77,15 @@ fn main() -> anyhow::Result<()> {
     refuse_invalid_values(&loaded.sources, controller.is_some())?;
     let limits = ServerLimits::from_properties(&properties);
     let request_limits = LimitKeys::from_properties(&properties);
-    let auth = AuthKeys::from_properties(&properties);
-    let (guard, account_warnings) = Guard::from_keys(&auth, rmq_auth::NAMESRV_REQUIREMENTS)
+    let security = ServerSecurity::from_properties(&properties, rmq_auth::NAMESRV_REQUIREMENTS)
         .map_err(|why| anyhow::anyhow!("invalid configuration, not starting: {why}"))?;
-    let (tls, tls_warnings) = security::server_tls(&properties)
-        .map_err(|error| anyhow::anyhow!("invalid TLS configuration, not starting: {error}"))?;
     // The embedded controller checks its requests with the same keys and
     // accounts (its own table) and serves TLS the same way.
     let controller_security = match &controller {
         Some(_) => {
-            let (guard, _) = Guard::from_keys(&auth, rmq_auth::CONTROLLER_REQUIREMENTS)
-                .map_err(|why| anyhow::anyhow!("invalid configuration, not starting: {why}"))?;
-            let (tls, _) = security::server_tls(&properties).map_err(|error| {
-                anyhow::anyhow!("invalid TLS configuration, not starting: {error}")
-            })?;
+            let ServerSecurity { guard, tls, .. } =
+                ServerSecurity::from_properties(&properties, rmq_auth::CONTROLLER_REQUIREMENTS)
+                    .map_err(|why| anyhow::anyhow!("invalid configuration, not starting: {why}"))?;
             rmq_controller::server::Security { guard, tls }
         }
         None => rmq_controller::server::Security::default(),
@@ -118,20 +114,7 @@ fn main() -> anyhow::Result<()> {
         for (key, value) in all_limits.collect::<BTreeMap<_, _>>() {
             writeln!(out, "{key}={value}")?;
         }
-        writeln!(
-            out,
-            "# authentication and TLS (docs/security.md); {}",
-            security::describe_tls(&tls)
-        )?;
-        let tls_given = properties.iter().filter(|(key, _)| key.starts_with("tls."));
-        for (key, value) in auth.to_properties().iter().chain(tls_given) {
-            let shown = if key.to_ascii_lowercase().contains("password") {
-                "<redacted>"
-            } else {
-                value.as_str()
-            };
-            writeln!(out, "{key}={shown}")?;
-        }
+        out.write_all(security.print_lines(&properties).as_bytes())?;
         if let Some(controller) = &controller {
             // Keys both option sets have were printed above; printing them
             // again (the controller's listenPort is 19876) would make the
@@ -151,22 +134,9 @@ fn main() -> anyhow::Result<()> {
     if let Some(warning) = config.ignored_warning(&NamesrvConfig::from_env()) {
         tracing::warn!("{warning}");
     }
-    for warning in &tls_warnings {
-        tracing::warn!("TLS: {warning}");
-    }
-    tracing::info!("{}", security::describe_tls(&tls));
-    for warning in &account_warnings {
-        tracing::warn!("authenticationAccountsFile: {warning}");
-    }
-    if guard.is_enabled() {
-        tracing::info!(
-            accounts = guard.account_count(),
-            file = %auth.accounts_file,
-            "authentication on: route and membership writes need an account (docs/security.md)"
-        );
-    } else {
-        tracing::warn!("AUTHENTICATION IS OFF: any host that reaches this port can register, unregister and wipe brokers and change the KV store and configuration; set authenticationEnabled=true and authenticationAccountsFile (docs/security.md)");
-    }
+    security.log_start(
+        "register, unregister and wipe brokers and change the KV store and configuration",
+    );
     if let Some(controller) = &controller {
         for warning in controller.warnings(&ControllerConfig::from_env()) {
             tracing::warn!("controller: {warning}");
@@ -198,7 +168,7 @@ fn main() -> anyhow::Result<()> {
         // With port 0 the OS picks one; report that one (GET_NAMESRV_CONFIG).
         config.listen_port = i32::from(local.port());
         let (mut state, queues) = Namesrv::with_limits(config, kv, request_limits.limits());
-        state.auth = guard;
+        state.auth = security.guard;
         // The controller starts after the NameServer, on its own port, as
         // Java's NamesrvStartup does.
         let embedded = match (controller, controller_address) {
@@ -249,7 +219,7 @@ fn main() -> anyhow::Result<()> {
             queues,
             serialize_type,
             &limits,
-            tls,
+            security.tls,
             stop.clone().cancelled_owned(),
         );
         match embedded {
