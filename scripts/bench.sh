@@ -3,7 +3,7 @@
 # the rocketmq-namesrv Rust port and the ceiling server; for the controller
 # scenario Waymark's and the Java controller -- in one invocation and rewrites
 # the generated sections of docs/benchmarks.md (plus docs/bench-*.png) of the
-# scenarios that ran. Raw results: .bench/bench-results.json. About 20 minutes
+# scenarios that ran. Raw results: .bench/bench-results.json. About 23 minutes
 # (the hostile scenario, peers under attack, takes about 6 of them).
 #
 #   scripts/bench.sh                      the full run (measure on an idle machine)

@@ -10,7 +10,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::peer::PeerKind;
 use crate::scenario::hostile::{self, Attack};
-use crate::scenario::{controller, failover, parse_duration, register, route_qps, startup, storm};
+use crate::scenario::{
+    controller, failover, parse_duration, register, route_qps, security, startup, storm,
+};
 use crate::workload::Layout;
 
 /// Runs NameServer workloads against Waymark, the Java NameServer, the
@@ -25,6 +27,7 @@ use crate::workload::Layout;
         rmq-bench --quick --peers waymark,ceiling compare --report /tmp/b.md\n  \
         rmq-bench route-qps --peers waymark,java --duration 10s --depth 8\n  \
         rmq-bench --peers waymark,java compare --scenarios controller\n  \
+        rmq-bench --peers waymark,java compare --scenarios security\n  \
         rmq-bench report --input .bench/bench-results.json\n\n\
         Servers run under `taskset -c <server-cpus>`; rmq-bench re-executes itself under\n\
         `taskset -c <client-cpus>`. Progress goes to stderr, JSON results to stdout (or --json)."
@@ -110,6 +113,9 @@ pub enum Command {
     /// Hostile peers (huge headers, slow frames, unread answers, connection
     /// and topic floods): memory, route queries during, alive after.
     Hostile(HostileArgs),
+    /// Server CPU per request: signed against unsigned registrations
+    /// (Waymark), TLS against plain route queries (Waymark and Java).
+    Security(SecurityArgs),
     /// Every scenario on every peer; writes JSON, the report and its charts.
     Compare(CompareArgs),
     /// Writes the report and charts from a saved JSON file.
@@ -348,6 +354,44 @@ impl HostileArgs {
     }
 }
 
+/// `security` overrides.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SecurityArgs {
+    /// Topics of the registration body of the signing part.
+    #[arg(long)]
+    pub topics: Option<usize>,
+    /// Route query connections of the TLS part (plain and TLS alike).
+    #[arg(long)]
+    pub connections: Option<usize>,
+    /// Route queries in flight per connection.
+    #[arg(long)]
+    pub depth: Option<usize>,
+    /// Each measured window (e.g. 20s).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Unmeasured load before each window.
+    #[arg(long, value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+    /// Unmeasured load over plain and TLS connections together before the
+    /// first window of the TLS part.
+    #[arg(long, value_parser = parse_duration)]
+    pub joint_warmup: Option<Duration>,
+}
+
+impl SecurityArgs {
+    /// The parameters: defaults with the overrides applied.
+    pub fn params(&self, quick: bool) -> security::Params {
+        let mut p = security::Params::defaults(quick);
+        p.register_topics = self.topics.unwrap_or(p.register_topics).max(2);
+        p.query_connections = self.connections.unwrap_or(p.query_connections).max(1);
+        p.query_depth = self.depth.unwrap_or(p.query_depth).max(1);
+        p.duration_s = secs_of(self.duration, p.duration_s).max(0.1);
+        p.warmup_s = secs_of(self.warmup, p.warmup_s);
+        p.joint_warmup_s = secs_of(self.joint_warmup, p.joint_warmup_s);
+        p
+    }
+}
+
 /// A scenario, for `compare --scenarios`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ScenarioName {
@@ -365,24 +409,37 @@ pub enum ScenarioName {
     Controller,
     /// `hostile`.
     Hostile,
+    /// `security`: Waymark and Java only.
+    Security,
 }
 
 impl ScenarioName {
     /// Whether it measures NameServers (every scenario but `controller`;
-    /// `hostile` too, in its own report section).
+    /// `hostile` and `security` too, in their own report sections).
     pub fn is_nameserver(self) -> bool {
         self != ScenarioName::Controller
+    }
+
+    /// Whether it starts `kind`'s NameServer (so that `kind` must be set
+    /// up): `security` runs Waymark and Java only, `controller` no
+    /// NameServer of a peer's own.
+    pub fn runs_nameserver(self, kind: PeerKind) -> bool {
+        match self {
+            ScenarioName::Controller => false,
+            ScenarioName::Security => matches!(kind, PeerKind::Waymark | PeerKind::Java),
+            _ => true,
+        }
     }
 }
 
 /// `compare` options.
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// Scenarios to run, comma-separated.
+    /// Scenarios to run, comma-separated (`security` runs Waymark and Java only).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "route-qps,route-under-storm,register,failover,startup,controller,hostile"
+        default_value = "route-qps,route-under-storm,register,failover,startup,controller,hostile,security"
     )]
     pub scenarios: Vec<ScenarioName>,
     /// The report to write (the generated sections of the scenarios that ran

@@ -4,8 +4,8 @@
 //!
 //! A peer that fails a scenario is recorded with its error and the run goes
 //! on. The ceiling is skipped where it has nothing to measure (failover,
-//! hostile), and the controller scenario runs only the peers that have a
-//! controller (Waymark and Java).
+//! hostile), and the controller and security scenarios run only Waymark and
+//! Java.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,7 +18,9 @@ use crate::group;
 use crate::peer::{self, JavaControllerSetup, JavaSetup, PeerKind, PeerSetup};
 use crate::pin::{self, Machine};
 use crate::results::{utc_now, PeerInfo, PeerOutcome, Pinning, Results};
-use crate::scenario::{self, controller, failover, hostile, register, route_qps, startup, storm};
+use crate::scenario::{
+    self, controller, failover, hostile, register, route_qps, security, startup, storm,
+};
 use crate::workload::Layout;
 
 /// The workspace this crate lives in (for `.bench/` and the Java pom).
@@ -65,7 +67,8 @@ pub fn setup(
     );
     let nameservers = scenarios.iter().any(|s| s.is_nameserver());
     let controllers = scenarios.contains(&ScenarioName::Controller);
-    let wants = |kind| nameservers && global.peers.contains(&kind);
+    let runs = |kind| scenarios.iter().any(|s| s.runs_nameserver(kind));
+    let wants = |kind| runs(kind) && global.peers.contains(&kind);
     let wants_controller = |kind| controllers && global.peers.contains(&kind);
     if (wants(PeerKind::Waymark) || controllers) && !waymark_bin.is_file() {
         bail!(
@@ -131,7 +134,7 @@ pub fn setup(
         queues: 8,
     };
     let mut infos = Vec::new();
-    for &kind in global.peers.iter().filter(|_| nameservers) {
+    for &kind in global.peers.iter().filter(|&&k| nameservers && runs(k)) {
         infos.push(PeerInfo {
             peer: kind,
             version: version_of(&setup, kind),
@@ -408,6 +411,10 @@ pub async fn run(
                 let params = hostile::Params::defaults(quick);
                 run_hostile(global, setup, &params, results).await?;
             }
+            ScenarioName::Security => {
+                let params = security::Params::defaults(quick);
+                run_security(global, setup, &params, results).await;
+            }
             ScenarioName::Startup => {
                 let params = startup::Params::defaults(quick);
                 for &kind in &global.peers {
@@ -569,6 +576,60 @@ pub async fn run_hostile(
         results.hostile.push(outcome);
     }
     Ok(())
+}
+
+/// `security` on the peers of `global` it runs: the signing part on
+/// Waymark (Java has no NameServer authentication), the TLS part on
+/// Waymark and Java; the others are left out with a line saying so.
+pub async fn run_security(
+    global: &Global,
+    setup: &PeerSetup,
+    params: &security::Params,
+    results: &mut Results,
+) {
+    for &kind in global
+        .peers
+        .iter()
+        .filter(|k| !ScenarioName::Security.runs_nameserver(**k))
+    {
+        eprintln!(
+            "[security] {} left out: the security scenario runs Waymark and Java",
+            kind.id()
+        );
+    }
+    if global.peers.contains(&PeerKind::Waymark) {
+        let outcome = PeerOutcome::of(
+            PeerKind::Waymark,
+            security::run_signing(setup, params).await,
+        );
+        summarize("security signing", &outcome, |r| {
+            format!(
+                "{:?} µs CPU per unsigned registration, {:?} µs signed: {:?} % extra",
+                r.unsigned.cpu_us_per_request,
+                r.signed.cpu_us_per_request,
+                r.extra_percent()
+            )
+        });
+        results.security_signing.push(outcome);
+    } else {
+        eprintln!("[security] signing part not run: waymark is not among --peers");
+    }
+    for &kind in global
+        .peers
+        .iter()
+        .filter(|k| ScenarioName::Security.runs_nameserver(**k))
+    {
+        let outcome = PeerOutcome::of(kind, security::run_tls(setup, kind, params).await);
+        summarize("security TLS", &outcome, |r| {
+            format!(
+                "{:?} µs CPU per plain query, {:?} µs over TLS: {:?}×",
+                r.plain.cpu_us_per_request,
+                r.tls.cpu_us_per_request,
+                r.tls_ratio()
+            )
+        });
+        results.security_tls.push(outcome);
+    }
 }
 
 /// `controller` on every peer that has a controller: first the heartbeat

@@ -30,13 +30,26 @@ use crate::stats;
 /// # Errors
 /// The first connection that fails.
 pub async fn connect(addr: SocketAddr, count: usize) -> anyhow::Result<Vec<RpcClient>> {
+    let config = ClientConfig {
+        inbound_capacity: 0,
+        ..ClientConfig::default()
+    };
+    connect_with(addr, count, &config).await
+}
+
+/// Opens `count` connections to `addr` made with `config` (TLS, a request
+/// hook that signs).
+///
+/// # Errors
+/// The first connection that fails (for TLS: whose handshake fails).
+pub async fn connect_with(
+    addr: SocketAddr,
+    count: usize,
+    config: &ClientConfig,
+) -> anyhow::Result<Vec<RpcClient>> {
     let mut clients = Vec::with_capacity(count);
     for _ in 0..count {
-        let config = ClientConfig {
-            inbound_capacity: 0,
-            ..ClientConfig::default()
-        };
-        let client = RpcClient::connect(addr, config)
+        let client = RpcClient::connect(addr, config.clone())
             .await
             .with_context(|| format!("cannot connect to {addr}"))?;
         clients.push(client);

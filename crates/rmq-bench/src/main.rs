@@ -63,6 +63,7 @@ fn scenarios_of(command: &Command) -> Vec<ScenarioName> {
         Command::Startup(_) => vec![ScenarioName::Startup],
         Command::Controller(_) => vec![ScenarioName::Controller],
         Command::Hostile(_) => vec![ScenarioName::Hostile],
+        Command::Security(_) => vec![ScenarioName::Security],
         Command::Report(_) | Command::CeilingServer(_) => Vec::new(),
     }
 }
@@ -129,6 +130,9 @@ async fn run(global: Global, command: Command) -> anyhow::Result<()> {
         }
         Command::Hostile(args) => {
             compare::run_hostile(&global, &setup, &args.params(quick), &mut results).await?;
+        }
+        Command::Security(args) => {
+            compare::run_security(&global, &setup, &args.params(quick), &mut results).await;
         }
         Command::Compare(_) | Command::Report(_) | Command::CeilingServer(_) => {
             unreachable!("handled before")

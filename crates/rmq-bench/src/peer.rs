@@ -3,7 +3,9 @@
 //! is stopped.
 //!
 //! Every peer gets a fresh process and a fresh directory per scenario, with
-//! its default settings apart from the port and the file locations. Ready
+//! its default settings apart from the port and the file locations, and
+//! whatever [`PeerOptions`] a scenario adds (the `security` scenario's
+//! accounts file and TLS certificate). Ready
 //! means "answered a request": the harness connects and sends
 //! GET_ROUTEINFO_BY_TOPIC for a missing topic until an answer arrives, which
 //! is also what the startup scenario times.
@@ -104,6 +106,33 @@ pub struct JavaControllerSetup {
     pub classpath: String,
     /// `-Xmx` of each node (interop/java/controller.sh's default is 256m).
     pub heap: String,
+}
+
+/// What one start adds to a peer's defaults: files written into its
+/// directory before it starts, and settings (Waymark: `--set key=value`;
+/// Java: lines of its `-c` properties file). [`DIR`] in a value stands for
+/// the peer's directory, so that a setting can name a file written there and
+/// the report can show it as `<dir>/…`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeerOptions {
+    /// `(file name, contents)`, written into the peer's directory.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// `(key, value)`, in order.
+    pub settings: Vec<(String, String)>,
+}
+
+/// Stands for the peer's directory in [`PeerOptions::settings`] values.
+pub const DIR: &str = "<dir>";
+
+impl PeerOptions {
+    /// The settings with [`DIR`] replaced by `dir`.
+    fn settings_in(&self, dir: &Path) -> Vec<(String, String)> {
+        let dir = dir.to_string_lossy();
+        self.settings
+            .iter()
+            .map(|(k, v)| (k.clone(), v.replace(DIR, &dir)))
+            .collect()
+    }
 }
 
 /// Everything needed to start any peer; resolved once per run.
@@ -244,8 +273,12 @@ fn command_for(
     port: u16,
     dir: &Path,
     ceiling_layout: &Layout,
+    options: &PeerOptions,
 ) -> anyhow::Result<Command> {
     let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    if !options.settings.is_empty() && !matches!(kind, PeerKind::Waymark | PeerKind::Java) {
+        bail!("{} takes no extra settings here", kind.title());
+    }
     let mut command;
     match kind {
         PeerKind::Waymark => {
@@ -257,6 +290,9 @@ fn command_for(
                 .arg(format!("kvConfigPath={}", path("kv.json")))
                 .arg("--set")
                 .arg(format!("configStorePath={}", path("ns.properties")));
+            for (key, value) in options.settings_in(dir) {
+                command.arg("--set").arg(format!("{key}={value}"));
+            }
         }
         PeerKind::Java => {
             let java = setup
@@ -329,13 +365,37 @@ pub async fn start(
     poll: Duration,
     limit: Duration,
 ) -> anyhow::Result<RunningPeer> {
+    start_with(
+        setup,
+        kind,
+        ceiling_layout,
+        &PeerOptions::default(),
+        poll,
+        limit,
+    )
+    .await
+}
+
+/// [`start`] with `options` added to the peer's defaults.
+///
+/// # Errors
+/// As [`start`]; also options for a peer that takes none (the Rust port,
+/// the ceiling), or a file that cannot be written.
+pub async fn start_with(
+    setup: &PeerSetup,
+    kind: PeerKind,
+    ceiling_layout: &Layout,
+    options: &PeerOptions,
+    poll: Duration,
+    limit: Duration,
+) -> anyhow::Result<RunningPeer> {
     let mut tried = Vec::new();
     for attempt in 1..=PORT_ATTEMPTS {
         let port = ports::choose().with_context(|| {
             let (low, high) = ports::candidate_range();
             format!("no free port in {low}..={high}")
         })?;
-        match start_on(setup, kind, port, ceiling_layout, poll, limit).await {
+        match start_on(setup, kind, port, ceiling_layout, options, poll, limit).await {
             Ok(peer) => return Ok(peer),
             Err(Start::PortTaken { log }) => {
                 tried.push(format!(
@@ -373,18 +433,27 @@ async fn start_on(
     kind: PeerKind,
     port: u16,
     ceiling_layout: &Layout,
+    options: &PeerOptions,
     poll: Duration,
     limit: Duration,
 ) -> Result<RunningPeer, Start> {
     let dir = peer_dir(kind)?;
+    for (name, contents) in &options.files {
+        let file = dir.join(name);
+        std::fs::write(&file, contents)
+            .with_context(|| format!("cannot write {}", file.display()))?;
+    }
     if kind == PeerKind::Java {
-        let properties = format!(
+        let mut properties = format!(
             "listenPort={port}\nbindAddress=127.0.0.1\nkvConfigPath={}\n",
             dir.join("kv.json").display()
         );
+        for (key, value) in options.settings_in(&dir) {
+            properties.push_str(&format!("{key}={value}\n"));
+        }
         std::fs::write(dir.join("namesrv.properties"), properties)?;
     }
-    let inner = command_for(setup, kind, port, &dir, ceiling_layout)?;
+    let inner = command_for(setup, kind, port, &dir, ceiling_layout, options)?;
     let mut command = pinned(setup, inner, &dir);
     let log = File::create(dir.join("server.log"))?;
     command
@@ -447,8 +516,26 @@ pub(crate) fn pinned(setup: &PeerSetup, inner: Command, dir: &Path) -> Command {
 /// # Errors
 /// Java was not set up.
 pub fn command_line(setup: &PeerSetup, kind: PeerKind, layout: &Layout) -> anyhow::Result<String> {
-    let dir = Path::new("<dir>");
-    let command = pinned(setup, command_for(setup, kind, 0, dir, layout)?, dir);
+    command_line_with(setup, kind, layout, &PeerOptions::default())
+}
+
+/// [`command_line`] of a start with `options` (Java's settings go to its
+/// `-c` file, which the command line does not show).
+///
+/// # Errors
+/// Java was not set up; options for a peer that takes none.
+pub fn command_line_with(
+    setup: &PeerSetup,
+    kind: PeerKind,
+    layout: &Layout,
+    options: &PeerOptions,
+) -> anyhow::Result<String> {
+    let dir = Path::new(DIR);
+    let command = pinned(
+        setup,
+        command_for(setup, kind, 0, dir, layout, options)?,
+        dir,
+    );
     let mut shown = show_command(&command).replace("127.0.0.1:0", "127.0.0.1:<port>");
     shown = shown.replace("--listenPort 0", "--listenPort <port>");
     for (key, value) in command.get_envs() {

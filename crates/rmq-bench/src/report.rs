@@ -2,19 +2,22 @@
 //! ratios to Java, to the Rust port and to the ceiling, the targets and
 //! whether they were met, the machine, versions and the exact command.
 //!
-//! The report owns three sections of the file: the NameServer benchmarks
+//! The report owns four sections of the file: the NameServer benchmarks
 //! between [`BEGIN`] and [`END`], the controller benchmarks between
-//! [`CONTROLLER_BEGIN`] and [`CONTROLLER_END`], and the hostile peers
-//! between [`HOSTILE_BEGIN`] and [`HOSTILE_END`] ([`hostile`]). A run
-//! rewrites the section of the scenarios it ran (the controller section goes
-//! right after the NameServer one when it is new, the hostile one at the
-//! end); everything else (the other sections, the codec micro-benchmarks,
-//! analysis written by hand) is kept as it is. Charts are drawn by
-//! [`crate::charts`] next to it.
+//! [`CONTROLLER_BEGIN`] and [`CONTROLLER_END`], the hostile peers between
+//! [`HOSTILE_BEGIN`] and [`HOSTILE_END`] ([`hostile`]), and the cost of
+//! authentication and TLS between [`SECURITY_BEGIN`] and [`SECURITY_END`]
+//! ([`security`]). A run rewrites the section of the scenarios it ran (the
+//! controller section goes right after the NameServer one when it is new,
+//! the hostile and security ones at the end); everything else (the other
+//! sections, the codec micro-benchmarks, analysis written by hand) is kept
+//! as it is. Charts are drawn by [`crate::charts`] next to it.
 
 mod hostile;
+mod security;
 
 pub use hostile::{merge_hostile, render_hostile, HOSTILE_BEGIN, HOSTILE_END};
+pub use security::{merge_security, render_security, SECURITY_BEGIN, SECURITY_END};
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -37,7 +40,8 @@ pub const CONTROLLER_END: &str = "<!-- rmq-bench:controller:end -->";
 /// Writes the report sections of what `results` holds into `path` (and the
 /// charts beside it): the NameServer section when a NameServer scenario ran
 /// (or nothing at all did), the controller section when the controller
-/// scenario ran, the hostile-peers section when `hostile` ran.
+/// scenario ran, the hostile-peers section when `hostile` ran, the security
+/// section when `security` ran.
 ///
 /// # Errors
 /// I/O.
@@ -48,7 +52,8 @@ pub fn write(results: &Results, path: &Path) -> anyhow::Result<()> {
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut text = std::fs::read_to_string(path).unwrap_or_default();
-    if results.has_nameserver() || !(results.has_controller() || results.has_hostile()) {
+    let own_sections = results.has_controller() || results.has_hostile() || results.has_security();
+    if results.has_nameserver() || !own_sections {
         let drawn = charts::draw_all(results, dir);
         text = merge(&text, &render(results, &drawn));
     }
@@ -57,6 +62,9 @@ pub fn write(results: &Results, path: &Path) -> anyhow::Result<()> {
     }
     if results.has_hostile() {
         text = merge_hostile(&text, &render_hostile(results));
+    }
+    if results.has_security() {
+        text = merge_security(&text, &render_security(results));
     }
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }

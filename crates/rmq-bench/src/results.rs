@@ -17,6 +17,7 @@ use crate::scenario::failover::Failover;
 use crate::scenario::hostile::Hostile;
 use crate::scenario::register::Register;
 use crate::scenario::route_qps::RouteQps;
+use crate::scenario::security::{Signing, TlsQueries};
 use crate::scenario::startup::Startup;
 use crate::scenario::storm::Storm;
 
@@ -121,11 +122,17 @@ pub struct Results {
     /// `hostile`: every attack on every real NameServer.
     #[serde(default)]
     pub hostile: Vec<PeerOutcome<Hostile>>,
+    /// `security`: signed against unsigned registrations (Waymark only).
+    #[serde(default)]
+    pub security_signing: Vec<PeerOutcome<Signing>>,
+    /// `security`: TLS against plain route queries (Waymark and Java).
+    #[serde(default)]
+    pub security_tls: Vec<PeerOutcome<TlsQueries>>,
 }
 
 impl Results {
     /// Whether a scenario of the main NameServer section ran (`hostile`
-    /// has its own section).
+    /// and `security` have their own sections).
     pub fn has_nameserver(&self) -> bool {
         !(self.route_qps.is_empty()
             && self.route_under_storm.is_empty()
@@ -137,6 +144,11 @@ impl Results {
     /// Whether the hostile scenario ran (it has its own report section).
     pub fn has_hostile(&self) -> bool {
         !self.hostile.is_empty()
+    }
+
+    /// Whether the security scenario ran (it has its own report section).
+    pub fn has_security(&self) -> bool {
+        !(self.security_signing.is_empty() && self.security_tls.is_empty())
     }
 
     /// Whether the controller scenario ran.

@@ -1,7 +1,8 @@
 //! The harness runs end to end: `rmq-bench --quick compare` against Waymark
 //! and the ceiling server writes a results file and a report, the
 //! controller scenario included (Waymark's controller only: the ceiling has
-//! none) and the hostile one (Waymark only: the ceiling keeps no state).
+//! none), the hostile one (Waymark only: the ceiling keeps no state) and
+//! the security one (Waymark's signing and TLS parts; not the ceiling).
 //! Performance is never asserted here; only that every scenario produced a
 //! result.
 
@@ -70,6 +71,8 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
         "controller_heartbeats",
         "controller_failover",
         "hostile",
+        "security_signing",
+        "security_tls",
     ] {
         let outcomes = json[scenario]
             .as_array()
@@ -120,7 +123,29 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
         );
     }
 
+    assert_eq!(peers("security_tls"), 1, "the ceiling has no TLS part");
+    let signing = &json["security_signing"][0]["result"];
+    for part in ["unsigned", "signed"] {
+        assert!(
+            signing[part]["answered"].as_u64().unwrap() > 0
+                && signing[part]["errors"].as_u64() == Some(0)
+                && signing[part]["cpu_us_per_request"].is_number(),
+            "{part} registrations: {signing}\n{stderr}"
+        );
+    }
+    let tls = &json["security_tls"][0]["result"];
+    assert!(
+        tls["tls"]["answered"].as_u64().unwrap() > 0 && tls["tls"]["errors"].as_u64() == Some(0),
+        "TLS route queries: {tls}\n{stderr}"
+    );
+
     let text = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        text.contains("<!-- rmq-bench:security:begin")
+            && text.contains("### Signed registrations (Waymark)")
+            && text.contains("### TLS route queries"),
+        "no security section:\n{text}"
+    );
     assert!(
         text.contains("kept as it is"),
         "the report dropped existing content"

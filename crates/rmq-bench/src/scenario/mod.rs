@@ -1,7 +1,8 @@
 //! The scenarios, one module each, and what they share: starting a peer for
 //! a scenario, a fleet of registered brokers, and checking that the routes
 //! a peer answers are the ones the fleet registered. `controller` runs
-//! controller groups instead of NameServers ([`crate::group`]).
+//! controller groups instead of NameServers ([`crate::group`]); `security`
+//! starts its servers with extra settings ([`crate::peer::PeerOptions`]).
 //!
 //! Every scenario starts its own fresh peer process and stops it at the end,
 //! so no scenario sees another's state. Each returns a plain result value
@@ -12,6 +13,7 @@ pub mod failover;
 pub mod hostile;
 pub mod register;
 pub mod route_qps;
+pub mod security;
 pub mod startup;
 pub mod storm;
 
