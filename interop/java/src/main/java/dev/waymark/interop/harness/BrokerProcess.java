@@ -47,6 +47,8 @@ public final class BrokerProcess implements AutoCloseable {
     private static final String READY = "BROKER READY ";
 
     private final Path classpathFile;
+    /** JVM options beyond {@link #JVM_OPTIONS} (e.g. {@code -Dtls.enable=true}), kept for restarts. */
+    private final List<String> extraJvmOptions;
     private final BrokerSpec spec;
     private final Path dir;
     private final Process process;
@@ -56,9 +58,10 @@ public final class BrokerProcess implements AutoCloseable {
     private boolean paused;
     private boolean ended;
 
-    private BrokerProcess(Path classpathFile, BrokerSpec spec, Path dir, Process process, String addr,
-                          Output output) {
+    private BrokerProcess(Path classpathFile, List<String> extraJvmOptions, BrokerSpec spec, Path dir,
+                          Process process, String addr, Output output) {
         this.classpathFile = classpathFile;
+        this.extraJvmOptions = extraJvmOptions;
         this.spec = spec;
         this.dir = dir;
         this.process = process;
@@ -72,20 +75,30 @@ public final class BrokerProcess implements AutoCloseable {
      * broker's directory) and returns once it runs (controller mode) or is registered.
      */
     public static BrokerProcess start(Path classpathFile, BrokerSpec spec) throws Exception {
+        return start(classpathFile, spec, List.of());
+    }
+
+    /**
+     * {@link #start(Path, BrokerSpec)} with more JVM options, after the harness's: system
+     * properties Java reads at start-up, e.g. {@code -Dtls.enable=true -Dtls.config.file=...}.
+     */
+    public static BrokerProcess start(Path classpathFile, BrokerSpec spec, List<String> extraJvmOptions)
+        throws Exception {
         Path dir = Files.createTempDirectory("waymark-broker-process-");
         BrokerSpec own = spec.copy();
         if (own.storeDir() == null) {
             own.store(dir.resolve("store"));
         }
         try {
-            return launch(classpathFile, own, dir);
+            return launch(classpathFile, List.copyOf(extraJvmOptions), own, dir);
         } catch (Exception e) {
             EmbeddedBroker.deleteTree(dir);
             throw e;
         }
     }
 
-    private static BrokerProcess launch(Path classpathFile, BrokerSpec spec, Path dir) throws Exception {
+    private static BrokerProcess launch(Path classpathFile, List<String> extraJvmOptions, BrokerSpec spec, Path dir)
+        throws Exception {
         if (classpathFile == null || !Files.isRegularFile(classpathFile)) {
             throw new IllegalStateException("no harness class path file (" + classpathFile
                 + "); run mvn -P <profile> test-compile first");
@@ -95,6 +108,7 @@ public final class BrokerProcess implements AutoCloseable {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(JVM_OPTIONS);
+        command.addAll(extraJvmOptions);
         command.add("-Duser.home=" + home);
         command.add("-Drocketmq.home.dir=" + home);
         command.add("-cp");
@@ -117,7 +131,7 @@ public final class BrokerProcess implements AutoCloseable {
         }
         // The ports it bound: a restart binds the same ones.
         spec.port(Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1)));
-        return new BrokerProcess(classpathFile, spec, dir, process, addr, output);
+        return new BrokerProcess(classpathFile, extraJvmOptions, spec, dir, process, addr, output);
     }
 
     /** What the launcher prints, as it prints it. */
@@ -329,7 +343,7 @@ public final class BrokerProcess implements AutoCloseable {
         if (process.isAlive()) {
             throw new IllegalStateException("kill or stop " + this + " before restarting it");
         }
-        return launch(classpathFile, spec.copy(), dir);
+        return launch(classpathFile, extraJvmOptions, spec.copy(), dir);
     }
 
     /** The last lines of its stdout and stderr. */

@@ -12,9 +12,11 @@ import org.apache.rocketmq.broker.BrokerController;
 import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.common.MixAll;
+import org.apache.rocketmq.remoting.common.TlsMode;
 import org.apache.rocketmq.remoting.netty.NettyClientConfig;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
+import org.apache.rocketmq.remoting.netty.TlsSystemConfig;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
 
 /**
@@ -36,11 +38,14 @@ public final class EmbeddedBroker implements AutoCloseable {
 
     private final BrokerSpec spec;
     private final BrokerController controller;
+    /** Whether the broker's outgoing connections use TLS: the harness's own checks then do too. */
+    private final boolean clientTls;
     private volatile boolean stopped;
 
-    private EmbeddedBroker(BrokerSpec spec, BrokerController controller) {
+    private EmbeddedBroker(BrokerSpec spec, BrokerController controller, boolean clientTls) {
         this.spec = spec;
         this.controller = controller;
+        this.clientTls = clientTls;
     }
 
     /**
@@ -89,12 +94,16 @@ public final class EmbeddedBroker implements AutoCloseable {
         NettyServerConfig serverConfig = new NettyServerConfig();
         NettyClientConfig clientConfig = new NettyClientConfig();
         MessageStoreConfig storeConfig = new MessageStoreConfig();
+        // As BrokerStartup (4.9.7 line 105; 5.x NettyClientConfig's initial value): outgoing TLS
+        // when -Dtls.enable=true, or when this JVM's server mode is enforcing; a useTLS option wins.
+        clientConfig.setUseTLS(Boolean.parseBoolean(System.getProperty(TlsSystemConfig.TLS_ENABLE,
+            String.valueOf(TlsSystemConfig.tlsMode == TlsMode.ENFORCING))));
         MixAll.properties2Object(p, brokerConfig);
         MixAll.properties2Object(p, serverConfig);
         MixAll.properties2Object(p, clientConfig);
         MixAll.properties2Object(p, storeConfig);
         brokerConfig.setRocketmqHome(System.getProperty(MixAll.ROCKETMQ_HOME_PROPERTY));
-        BrokerController controller = Brokers.create(brokerConfig, serverConfig, clientConfig, storeConfig);
+        BrokerController controller = Brokers.create(p, brokerConfig, serverConfig, clientConfig, storeConfig);
         if (!controller.initialize()) {
             shutdownQuietly(controller);
             throw new IllegalStateException("BrokerController.initialize() failed for " + spec);
@@ -105,7 +114,7 @@ public final class EmbeddedBroker implements AutoCloseable {
             shutdownQuietly(controller);
             throw e;
         }
-        return new EmbeddedBroker(spec, controller);
+        return new EmbeddedBroker(spec, controller, clientConfig.isUseTLS());
     }
 
     /** Shutdown of a broker whose start failed part way: whatever it started is stopped, errors ignored. */
@@ -158,7 +167,7 @@ public final class EmbeddedBroker implements AutoCloseable {
     public void awaitRegistered(List<String> namesrvs, Duration timeout) {
         long nudgeAt = System.nanoTime() + Duration.ofSeconds(3).toNanos();
         boolean[] nudged = {false};
-        try (RawClient client = new RawClient()) {
+        try (RawClient client = newRawClient()) {
             Poll.untilTrue(timeout, 200, addr() + " (" + spec.brokerName() + "/" + spec.brokerId()
                 + ") registered with " + namesrvs, () -> {
                     boolean all = namesrvs.stream()
@@ -170,6 +179,11 @@ public final class EmbeddedBroker implements AutoCloseable {
                     return all;
                 });
         }
+    }
+
+    /** A client for the harness's checks, with TLS when the broker's own connections use it. */
+    private RawClient newRawClient() {
+        return new RawClient(clientTls, null);
     }
 
     /**
@@ -201,7 +215,7 @@ public final class EmbeddedBroker implements AutoCloseable {
     public void awaitControllerReady(Duration timeout) {
         long[] runningSince = {0};
         boolean[] nudged = {false};
-        try (RawClient client = new RawClient()) {
+        try (RawClient client = newRawClient()) {
             Poll.untilTrue(timeout, 200, addr() + " (" + spec.brokerName() + ", controller mode) ready", () -> {
                 if (controllerReady(client)) {
                     return true;

@@ -3,12 +3,15 @@ package dev.waymark.interop.harness;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Map;
 import org.apache.commons.cli.CommandLine;
 import org.apache.commons.cli.Options;
 import org.apache.commons.cli.PosixParser;
+import org.apache.rocketmq.acl.common.AclUtils;
 import org.apache.rocketmq.common.MixAll;
+import org.apache.rocketmq.remoting.RPCHook;
 import org.apache.rocketmq.srvutil.ServerUtil;
 import org.apache.rocketmq.tools.command.SubCommand;
 
@@ -65,7 +68,26 @@ public final class Mqadmin {
     }
 
     /** {@code mqadmin <args>}; {@code args[0]} is the sub-command name. */
-    public static synchronized Result run(String... args) {
+    public static Result run(String... args) {
+        return execute(null, false, args);
+    }
+
+    /**
+     * {@code mqadmin <args>} as installed in {@code rocketmqHome}: the sub-command gets the RPC
+     * hook {@code MQAdminStartup.main0} builds, {@code AclUtils.getAclRPCHook(home +
+     * "/conf/tools.yml")} (an {@code AclClientRPCHook} signing every request with the file's
+     * {@code accessKey}/{@code secretKey}; none when the file is missing or incomplete). main0
+     * takes the home from {@code -Drocketmq.home.dir} / {@code ROCKETMQ_HOME}, read once per JVM
+     * ({@code MixAll.ROCKETMQ_HOME_DIR}), hence the explicit directory here. The result's
+     * output is stdout followed by stderr (where sub-commands such as wipeWritePerm print the
+     * exception of a NameServer that refused), as a terminal would show both.
+     */
+    public static Result runWithHome(Path rocketmqHome, String... args) {
+        RPCHook hook = AclUtils.getAclRPCHook(rocketmqHome.toAbsolutePath() + MixAll.ACL_CONF_TOOLS_FILE);
+        return execute(hook, true, args);
+    }
+
+    private static synchronized Result execute(RPCHook hook, boolean withStderr, String... args) {
         String name = args[0];
         String className = COMMANDS.get(name);
         if (className == null) {
@@ -89,21 +111,29 @@ public final class Mqadmin {
             System.setProperty(MixAll.NAMESRV_ADDR_PROPERTY, line.getOptionValue('n'));
         }
         PrintStream stdout = System.out;
+        PrintStream stderr = System.err;
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        ByteArrayOutputStream capturedErr = new ByteArrayOutputStream();
         Throwable error = null;
-        try (PrintStream capture = new PrintStream(captured, true, StandardCharsets.UTF_8)) {
+        try (PrintStream capture = new PrintStream(captured, true, StandardCharsets.UTF_8);
+             PrintStream captureErr = new PrintStream(capturedErr, true, StandardCharsets.UTF_8)) {
             System.setOut(capture);
-            command.execute(line, options, null);
+            if (withStderr) {
+                System.setErr(captureErr);
+            }
+            command.execute(line, options, hook);
         } catch (Throwable t) {
             error = t;
         } finally {
             System.setOut(stdout);
+            System.setErr(stderr);
             if (previous == null) {
                 System.clearProperty(MixAll.NAMESRV_ADDR_PROPERTY);
             } else {
                 System.setProperty(MixAll.NAMESRV_ADDR_PROPERTY, previous);
             }
         }
-        return new Result(String.join(" ", args), captured.toString(StandardCharsets.UTF_8), error);
+        return new Result(String.join(" ", args), captured.toString(StandardCharsets.UTF_8)
+            + capturedErr.toString(StandardCharsets.UTF_8), error);
     }
 }

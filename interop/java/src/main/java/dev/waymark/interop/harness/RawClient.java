@@ -1,5 +1,6 @@
 package dev.waymark.interop.harness;
 
+import org.apache.rocketmq.remoting.RPCHook;
 import org.apache.rocketmq.remoting.netty.NettyClientConfig;
 import org.apache.rocketmq.remoting.netty.NettyRemotingClient;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
@@ -17,10 +18,26 @@ public final class RawClient implements AutoCloseable {
     private final NettyRemotingClient client;
 
     public RawClient() {
+        this(null, null);
+    }
+
+    /**
+     * {@code tls}: TLS on every connection ({@code NettyClientConfig.useTLS}), with the client
+     * SslContext Java builds from this JVM's {@code TlsSystemConfig} when the client is made;
+     * null keeps the release's default. {@code hook}: an {@code RPCHook} run on every request
+     * (e.g. {@code AclClientRPCHook}, which signs); null for none.
+     */
+    public RawClient(Boolean tls, RPCHook hook) {
         NettyClientConfig config = new NettyClientConfig();
         config.setClientWorkerThreads(1);
         config.setClientCallbackExecutorThreads(1);
+        if (tls != null) {
+            config.setUseTLS(tls);
+        }
         this.client = new NettyRemotingClient(config);
+        if (hook != null) {
+            this.client.registerRPCHook(hook);
+        }
         this.client.start();
     }
 

@@ -1,6 +1,7 @@
 package dev.waymark.interop.harness;
 
 import java.lang.reflect.Field;
+import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.rocketmq.broker.BrokerController;
 import org.apache.rocketmq.common.BrokerConfig;
@@ -14,8 +15,9 @@ final class Brokers {
     private Brokers() {
     }
 
-    static BrokerController create(BrokerConfig broker, NettyServerConfig server, NettyClientConfig client,
-        MessageStoreConfig store) {
+    /** {@code p}: the broker's properties (4.x brokers have no AuthConfig; nothing else is read from them). */
+    static BrokerController create(Properties p, BrokerConfig broker, NettyServerConfig server,
+        NettyClientConfig client, MessageStoreConfig store) {
         return new BrokerController(broker, server, client, store);
     }
 

@@ -1,14 +1,19 @@
 package dev.waymark.interop.harness;
 
+import java.io.File;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.channels.SocketChannel;
+import java.util.Arrays;
+import java.util.Properties;
 import java.util.concurrent.ScheduledExecutorService;
+import org.apache.rocketmq.auth.config.AuthConfig;
 import org.apache.rocketmq.broker.BrokerController;
 import org.apache.rocketmq.broker.controller.ReplicasManager;
 import org.apache.rocketmq.common.BrokerConfig;
+import org.apache.rocketmq.common.MixAll;
 import org.apache.rocketmq.remoting.netty.NettyClientConfig;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
@@ -19,9 +24,30 @@ final class Brokers {
     private Brokers() {
     }
 
-    static BrokerController create(BrokerConfig broker, NettyServerConfig server, NettyClientConfig client,
-        MessageStoreConfig store) {
-        return new Freezable(broker, server, client, store);
+    static BrokerController create(Properties p, BrokerConfig broker, NettyServerConfig server,
+        NettyClientConfig client, MessageStoreConfig store) {
+        return new Freezable(broker, server, client, store, authConfig(p, broker, store));
+    }
+
+    /**
+     * The broker's {@code AuthConfig} as {@code BrokerStartup} (5.x) builds it from the same
+     * properties (e.g. {@code innerClientAuthenticationCredentials}, with which the broker signs
+     * every request it sends, and {@code authenticationMetadataProvider}), its user store under
+     * {@code <storePathRootDir>/config}; null (no AuthConfig, as before) unless the options name
+     * one of its keys, so other scenarios' brokers are built as they always were.
+     */
+    private static AuthConfig authConfig(Properties p, BrokerConfig broker, MessageStoreConfig store) {
+        boolean any = p.stringPropertyNames().stream().anyMatch(key -> Arrays.stream(AuthConfig.class.getMethods())
+            .anyMatch(m -> m.getParameterCount() == 1 && m.getName().equalsIgnoreCase("set" + key)));
+        if (!any) {
+            return null;
+        }
+        AuthConfig auth = new AuthConfig();
+        MixAll.properties2Object(p, auth);
+        auth.setConfigName(broker.getBrokerName());
+        auth.setClusterName(broker.getBrokerClusterName());
+        auth.setAuthConfigPath(store.getStorePathRootDir() + File.separator + "config");
+        return auth;
     }
 
     /** Whether {@link #freeze} can stop a broker's NameServer liveness signals. */
@@ -91,8 +117,9 @@ final class Brokers {
     }
 
     private static final class Freezable extends BrokerController {
-        Freezable(BrokerConfig broker, NettyServerConfig server, NettyClientConfig client, MessageStoreConfig store) {
-            super(broker, server, client, store);
+        Freezable(BrokerConfig broker, NettyServerConfig server, NettyClientConfig client, MessageStoreConfig store,
+            AuthConfig auth) {
+            super(broker, server, client, store, auth);
         }
 
         void freeze() {
