@@ -378,10 +378,15 @@ impl ControllerConfig {
         all.iter().map(|(k, v)| format!("{k}={v}\n")).collect()
     }
 
-    /// The black-listed keys of UPDATE_CONTROLLER_CONFIG: the fixed ones plus
+    /// The black-listed keys of UPDATE_CONTROLLER_CONFIG: the fixed ones,
+    /// the trusted PROXY protocol proxies (an update that could add its
+    /// sender would choose the address the allow-lists see) and
     /// `configBlackList` entries.
     pub fn black_list(&self) -> Vec<String> {
-        ControllerConfig::black_list_of(&ALWAYS_BLACK_LISTED, &self.config_black_list)
+        let mut keys =
+            ControllerConfig::black_list_of(&ALWAYS_BLACK_LISTED, &self.config_black_list);
+        keys.push(rmq_transport::ProxyProtocol::KEY.to_owned());
+        keys
     }
 }
 
@@ -496,6 +501,7 @@ mod tests {
             "configStorePath",
             "controllerStorePath",
             "controllerDLegerPeers",
+            "proxyProtocolTrustedAddresses",
         ] {
             assert!(list.iter().any(|k| k == key), "{key}");
         }

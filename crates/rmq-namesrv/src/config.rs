@@ -84,14 +84,17 @@ fn path_in(home: &std::path::Path, rest: &str) -> String {
 impl NamesrvConfig {
     /// The black-listed keys of UPDATE_NAMESRV_CONFIG: the fixed ones plus
     /// `configBlackList` entries as read at start-up.
-    /// The security keys (authentication and TLS) are black-listed too:
-    /// only the `-c` file and `--set` set them.
+    /// The security keys (authentication, TLS and the trusted PROXY
+    /// protocol proxies) are black-listed too: only the `-c` file and
+    /// `--set` set them (a remote request that could add its sender to the
+    /// trusted proxies would choose the address the allow-lists see).
     pub fn black_list(&self) -> Vec<String> {
         let mut keys = NamesrvConfig::black_list_of(&ALWAYS_BLACK_LISTED, &self.config_black_list);
         keys.extend(
             crate::security::AuthKeys::KEYS
                 .iter()
                 .chain(rmq_transport::tls::KEYS.iter())
+                .chain([&rmq_transport::ProxyProtocol::KEY])
                 .map(|key| (*key).to_owned()),
         );
         keys
@@ -323,6 +326,7 @@ mod tests {
             "kvConfigPath",
             "rocketmqHome",
             "listenPort",
+            "proxyProtocolTrustedAddresses",
         ] {
             assert!(list.iter().any(|k| k == key), "{key}");
         }

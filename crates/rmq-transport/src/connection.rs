@@ -64,7 +64,10 @@ pub enum DisconnectReason {
 #[derive(Debug, Clone)]
 pub struct ConnectionInfo {
     pub(crate) id: ConnId,
+    /// The client: the TCP peer, or the client a trusted proxy named.
     pub(crate) peer: SocketAddr,
+    /// The trusted proxy whose PROXY protocol header named `peer`.
+    pub(crate) proxied_by: Option<SocketAddr>,
     pub(crate) local: SocketAddr,
     pub(crate) handle: ConnectionHandle,
     /// What the TLS handshake established; `None` for a plain connection.
@@ -92,6 +95,7 @@ impl ConnectionInfo {
             ConnectionInfo {
                 id,
                 peer,
+                proxied_by: None,
                 local,
                 handle,
                 tls: None,
@@ -108,14 +112,33 @@ impl ConnectionInfo {
         self
     }
 
+    /// This connection as if its peer were a trusted proxy that relayed it
+    /// for `client` (a PROXY protocol header). For unit-testing services with
+    /// [`detached`](ConnectionInfo::detached) connections.
+    pub fn relayed_for(mut self, client: SocketAddr) -> ConnectionInfo {
+        self.proxied_by = Some(self.peer);
+        self.peer = client;
+        self
+    }
+
     /// The connection's id.
     pub fn id(&self) -> ConnId {
         self.id
     }
 
-    /// The remote address.
+    /// The client's address: the remote address, or, when a trusted proxy
+    /// relayed the connection, the client its PROXY protocol header named
+    /// ([`ServerConfig::proxy_protocol`](crate::ServerConfig::proxy_protocol)).
+    /// The address to decide on and to log.
     pub fn peer(&self) -> SocketAddr {
         self.peer
+    }
+
+    /// The remote address when it is a trusted proxy that named another
+    /// client as [`peer`](ConnectionInfo::peer); `None` otherwise (also for
+    /// a proxy's own connections: v1 `UNKNOWN`, v2 `LOCAL`). For logs.
+    pub fn proxied_by(&self) -> Option<SocketAddr> {
+        self.proxied_by
     }
 
     /// The local address the connection was accepted on.

@@ -25,6 +25,14 @@
 //! (`permissive` without one serves plain only), verifies every client
 //! certificate it takes an identity from, and verifies servers unless told
 //! `tls.client.authServer=false`; see [`tls`] for the rest.
+//!
+//! # PROXY protocol
+//!
+//! [`proxy_protocol`] reads the HAProxy PROXY protocol header (v1 and v2)
+//! that a load balancer may send first, before TLS detection, as Java 5.x
+//! does; unlike Java, only from the peers [`ServerConfig::proxy_protocol`]
+//! trusts (nobody by default). The client it names is
+//! [`ConnectionInfo::peer`].
 
 pub mod auth;
 mod budget;
@@ -35,6 +43,7 @@ pub mod durable;
 pub mod error;
 mod frames;
 pub mod limits;
+pub mod proxy_protocol;
 pub mod server;
 mod session;
 pub mod shutdown;
@@ -45,6 +54,7 @@ pub use codec::RemotingCodec;
 pub use connection::{ConnId, ConnectionHandle, ConnectionInfo, DisconnectReason, Outbox};
 pub use error::{ClientError, CodecError, ConnectionClosed};
 pub use limits::ServerLimits;
+pub use proxy_protocol::ProxyProtocol;
 pub use server::{run, Reply, ServerConfig, Service};
 pub use session::panic_message;
 pub use tls::{ServerTls, TlsClient, TlsIdentity, TlsServer, TlsSettings};

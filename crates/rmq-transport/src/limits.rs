@@ -1,10 +1,13 @@
 //! The keys that set a server's connection and memory limits
-//! ([`ServerConfig`]'s budgets), read from the same properties file and
-//! `--set` options as the Java keys. Java has no such limits, so these keys
-//! are Waymark's own; a Java server given the same file ignores them.
+//! ([`ServerConfig`]'s budgets) and the proxies it trusts
+//! (`proxyProtocolTrustedAddresses`, [`ServerConfig::proxy_protocol`]),
+//! read from the same properties file and `--set` options as the Java keys.
+//! Java has no such keys, so these are Waymark's own; a Java server given
+//! the same file ignores them.
 
 use std::time::Duration;
 
+use crate::proxy_protocol::ProxyProtocol;
 use crate::server::ServerConfig;
 
 rmq_protocol::java_options! {
@@ -18,6 +21,7 @@ rmq_protocol::java_options! {
         max_header_field_bytes: i32 = "maxHeaderFieldBytes", |_, _| 32 * 1024;
         response_budget_bytes_per_connection: i64 = "responseBudgetBytesPerConnection", |_, _| 32 << 20;
         response_budget_bytes: i64 = "responseBudgetBytes", |_, _| 256 << 20;
+        proxy_protocol_trusted_addresses: String = "proxyProtocolTrustedAddresses", |_, _| String::new();
     }
 }
 
@@ -40,13 +44,27 @@ impl ServerLimits {
     }
 
     /// Why `key` may not be `value` at start-up: the type check of
-    /// [`ServerLimits::check_update`], and every limit at least 1 (a limit
-    /// of zero would refuse everything). `Ok` for keys that are not limits.
+    /// [`ServerLimits::check_update`], every limit at least 1 (a limit of
+    /// zero would refuse everything), and the trusted proxies a list
+    /// [`ProxyProtocol::parse`] takes. `Ok` for keys that are not these.
     pub fn check(key: &str, value: &str) -> Result<(), String> {
+        if key == ProxyProtocol::KEY {
+            ServerLimits::check_update(key, value)?;
+            return ProxyProtocol::parse(value)
+                .map(drop)
+                .map_err(|error| format!("invalid value for {key}: {error}"));
+        }
         if !ServerLimits::KEYS.contains(&key) {
             return Ok(());
         }
         rmq_protocol::options::check_limit(key, value, ServerLimits::check_update)
+    }
+
+    /// The proxies whose PROXY protocol headers are believed. A list that
+    /// [`ServerLimits::check`] refuses trusts nobody (the servers refuse to
+    /// start with one).
+    pub fn proxy_protocol(&self) -> ProxyProtocol {
+        ProxyProtocol::parse(&self.proxy_protocol_trusted_addresses).unwrap_or_default()
     }
 
     /// Sets these limits on `config`.
@@ -61,6 +79,7 @@ impl ServerLimits {
         config.max_header_field_bytes = size(self.max_header_field_bytes.into());
         config.response_budget_per_connection = size(self.response_budget_bytes_per_connection);
         config.response_budget = size(self.response_budget_bytes);
+        config.proxy_protocol = self.proxy_protocol();
     }
 }
 
@@ -106,6 +125,8 @@ mod tests {
             defaults.response_budget_per_connection
         );
         assert_eq!(config.response_budget, defaults.response_budget);
+        assert_eq!(config.proxy_protocol, defaults.proxy_protocol);
+        assert!(!config.proxy_protocol.is_enabled());
     }
 
     #[test]
@@ -122,6 +143,31 @@ mod tests {
         ServerLimits::from_properties(&properties).apply_to(&mut config);
         assert_eq!(config.max_connections_per_ip, 16);
         assert_eq!(config.frame_timeout, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn the_trusted_proxies_key_sets_them_and_refuses_bad_entries() {
+        let properties = [(ProxyProtocol::KEY, " 10.0.0.0/8, 192.0.2.7 ")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let limits = ServerLimits::from_properties(&properties);
+        let mut config = ServerConfig::default();
+        limits.apply_to(&mut config);
+        assert!(config.proxy_protocol.trusts("10.1.1.1".parse().unwrap()));
+        assert!(!config.proxy_protocol.trusts("127.0.0.1".parse().unwrap()));
+        assert_eq!(
+            limits.to_properties()[ProxyProtocol::KEY],
+            "10.0.0.0/8, 192.0.2.7"
+        );
+        assert_eq!(ServerLimits::new().to_properties()[ProxyProtocol::KEY], "");
+        assert_eq!(ServerLimits::check(ProxyProtocol::KEY, ""), Ok(()));
+        let error = ServerLimits::check(ProxyProtocol::KEY, "10.0.0.0/8,lb.example").unwrap_err();
+        assert!(
+            error.contains(ProxyProtocol::KEY) && error.contains("\"lb.example\""),
+            "{error}"
+        );
+        assert!(ServerLimits::check(ProxyProtocol::KEY, "10.0.0.1\n").is_err());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The server loop: bind with Java's socket options ([`bind`]), accept,
 //! enforce the connection limit, run each connection against a [`Service`],
-//! and shut down gracefully.
+//! and shut down gracefully. A connection's PROXY protocol header and TLS
+//! handshake come first (`proxy_protocol`, `tls`), in `session`.
 //!
 //! What a request means is the service's business; this module only decides
 //! when requests are read (backpressure), that one-way requests are never
@@ -24,6 +25,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::budget::FrameBudget;
 use crate::connection::{ConnectionInfo, DisconnectReason};
+use crate::proxy_protocol::ProxyProtocol;
 use crate::session::{self, Lifecycle};
 use crate::tls::ServerTls;
 
@@ -173,6 +175,19 @@ pub struct ServerConfig {
     ///
     /// [`frame_timeout`]: ServerConfig::frame_timeout
     pub tls: ServerTls,
+    /// The peers whose PROXY protocol header (v1 or v2, as HAProxy and most
+    /// load balancers send it) is believed: from them a connection may start
+    /// with one, before TLS detection and within the same deadline, and the
+    /// client it names is the address the services see
+    /// ([`ConnectionInfo::peer`]; the proxy's own is
+    /// [`ConnectionInfo::proxied_by`]). From any other peer a header closes
+    /// the connection, with a rate-limited warning. Connections without one
+    /// are served as ever; from a trusted peer, or with TLS on, they reach the
+    /// service once their first byte has arrived. The per-IP connection limit
+    /// counts the proxy. Default: nobody trusted (Java believes a header
+    /// from anyone, which would let any peer choose the address the
+    /// allow-lists see).
+    pub proxy_protocol: ProxyProtocol,
 }
 
 impl ServerConfig {
@@ -207,6 +222,7 @@ impl Default for ServerConfig {
             response_budget_per_connection: 32 << 20,
             response_budget: 256 << 20,
             tls: ServerTls::Disabled,
+            proxy_protocol: ProxyProtocol::default(),
         }
     }
 }

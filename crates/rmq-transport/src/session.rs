@@ -4,8 +4,9 @@
 //!
 //! Requests are pipelined: a response is queued the moment its request
 //! finishes, in whatever order that is. Identity and the writer loop are
-//! `connection`'s; accepting and shutdown sequencing are `server`'s; telling
-//! TLS from plain and the handshake are `tls`'s.
+//! `connection`'s; accepting and shutdown sequencing are `server`'s; the
+//! PROXY protocol header is `proxy_protocol`'s; telling TLS from plain and
+//! the handshake are `tls`'s.
 
 use std::any::Any;
 use std::net::SocketAddr;
@@ -27,8 +28,9 @@ use crate::connection::{
     write_loop, ConnId, ConnectionHandle, ConnectionInfo, DisconnectReason, Outbound,
 };
 use crate::frames::{FrameLimits, FrameReader, ReadError, Received};
+use crate::proxy_protocol::{self, accept, accept::Outcome};
 use crate::server::{Reply, ServerConfig, Service};
-use crate::tls::{self, Accepted, TlsSession};
+use crate::tls::{self, Accepted, ServerTls, TlsSession};
 
 /// Last read or write of a connection, as milliseconds since it opened.
 struct Activity {
@@ -86,19 +88,51 @@ pub(crate) async fn serve<S: Service>(
             return;
         }
     };
-    // A peer that sends nothing, or stalls its handshake, is closed after
-    // the frame timeout (or the idle timeout if shorter): both bound how
-    // long a peer may hold a connection slot without sending a request.
+    // A peer that sends nothing, or stalls its PROXY header or handshake, is
+    // closed after the frame timeout (or the idle timeout if shorter): both
+    // bound how long a peer may hold a connection slot without sending a
+    // request. Header and handshake share the one deadline.
     let handshake_timeout = config
         .frame_timeout
         .min(config.idle_timeout.unwrap_or(Duration::MAX));
-    match tls::accept(stream, peer, &config.tls, handshake_timeout, &life.stop).await {
+    let deadline = Instant::now()
+        .checked_add(handshake_timeout)
+        .unwrap_or_else(far_future);
+    let mut stream = stream;
+    // The first bytes are looked at where TLS looks at them anyway, or the
+    // peer may send a header. Elsewhere a header fails as a frame (see
+    // `Reader::run`), and the connection reaches the service at once, as
+    // before there was a header to look for.
+    let look =
+        !matches!(config.tls, ServerTls::Disabled) || config.proxy_protocol.trusts(peer.ip());
+    let (client, proxied_by) = if look {
+        match accept::read_header(
+            &mut stream,
+            peer,
+            &config.proxy_protocol,
+            deadline,
+            &life.stop,
+        )
+        .await
+        {
+            Outcome::Absent => (peer, None),
+            Outcome::Header(header) => match header.addresses {
+                Some(addresses) => (addresses.source, Some(peer)),
+                None => (peer, None),
+            },
+            Outcome::Closed => return,
+        }
+    } else {
+        (peer, None)
+    };
+    match tls::accept(stream, client, &config.tls, deadline, &life.stop).await {
         Accepted::Plain(stream) => {
             let (read, write) = stream.into_split();
             let opened = Opened {
                 read,
                 write,
-                peer,
+                peer: client,
+                proxied_by,
                 local,
                 tls: None,
             };
@@ -109,7 +143,8 @@ pub(crate) async fn serve<S: Service>(
             let opened = Opened {
                 read,
                 write,
-                peer,
+                peer: client,
+                proxied_by,
                 local,
                 tls: Some(Arc::new(session)),
             };
@@ -119,12 +154,21 @@ pub(crate) async fn serve<S: Service>(
     }
 }
 
+/// A deadline no timeout reaches (about 30 years on), for a timeout too
+/// large to add to now.
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(86_400 * 365 * 30)
+}
+
 /// A connection ready to serve: its halves (plain or TLS) and what is known
 /// of it.
 struct Opened<R, W> {
     read: R,
     write: W,
+    /// The client (from a trusted proxy's header, or the TCP peer).
     peer: SocketAddr,
+    /// The trusted proxy that named `peer`.
+    proxied_by: Option<SocketAddr>,
     local: SocketAddr,
     tls: Option<Arc<TlsSession>>,
 }
@@ -145,6 +189,7 @@ async fn run<S, R, W>(
         read: read_half,
         write: write_half,
         peer,
+        proxied_by,
         local,
         tls,
     } = opened;
@@ -172,6 +217,7 @@ async fn run<S, R, W>(
     let info = ConnectionInfo {
         id,
         peer,
+        proxied_by,
         local,
         handle,
         tls,
@@ -180,7 +226,7 @@ async fn run<S, R, W>(
     let close = CancellationToken::new();
     let write_error = Arc::new(OnceLock::new());
 
-    tracing::debug!(conn = %id, %peer, tls = info.is_tls(), "connection opened");
+    tracing::debug!(conn = %id, %peer, proxy = ?proxied_by, tls = info.is_tls(), "connection opened");
     service.on_connect(&info);
 
     let mut writer = tokio::spawn({
@@ -334,6 +380,10 @@ impl<S: Service> Reader<S> {
                         self.dispatch(received, permit.take());
                     }
                     Err(ReadError::Io(error)) => return DisconnectReason::Error(error.to_string()),
+                    Err(error) if self.untrusted_proxy_header(&error) => {
+                        accept::refuse_untrusted(self.info.peer);
+                        return DisconnectReason::Error(error.to_string());
+                    }
                     Err(error) => {
                         let hint = tls_hint(&error);
                         tracing::warn!(conn = %self.info.id, peer = %self.info.peer, %error,
@@ -389,6 +439,18 @@ impl<S: Service> Reader<S> {
                 });
             }
         }
+    }
+
+    /// Whether a frame error is a PROXY protocol header that was not looked
+    /// for: the server's first bytes are not inspected when TLS is disabled
+    /// and the peer is not a trusted proxy, so its header arrives here, as a
+    /// length word far over the limit.
+    fn untrusted_proxy_header(&self, error: &ReadError) -> bool {
+        let ReadError::Frame(FrameError::TooLong(length)) = error else {
+            return false;
+        };
+        let word = u32::try_from(*length).unwrap_or(0).to_be_bytes();
+        self.info.proxied_by.is_none() && proxy_protocol::detect(&word).is_ok()
     }
 
     fn panic_response(&self, panic: &(dyn Any + Send), opaque: i32) -> RemotingCommand {

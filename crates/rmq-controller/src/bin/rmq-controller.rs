@@ -66,7 +66,7 @@ fn main() -> anyhow::Result<()> {
         }
         writeln!(
             out,
-            "# connection and memory limits (Waymark's own keys, docs/configuration.md)"
+            "# connection and memory limits, trusted proxies (Waymark's own keys, docs/configuration.md)"
         )?;
         for (key, value) in limits.to_properties() {
             writeln!(out, "{key}={value}")?;
@@ -80,6 +80,7 @@ fn main() -> anyhow::Result<()> {
     security.log_start(
         "register broker replicas, elect masters and change the controller's configuration",
     );
+    limits.proxy_protocol().log_start();
     let serialize_type = match std::env::var("ROCKETMQ_SERIALIZE_TYPE") {
         Err(_) => SerializeType::Json,
         Ok(name) => SerializeType::from_name(&name).with_context(|| {

@@ -105,7 +105,7 @@ fn main() -> anyhow::Result<()> {
         out.write_all(config.to_annotated_text().as_bytes())?;
         writeln!(
             out,
-            "# connection and memory limits (Waymark's own keys, docs/configuration.md)"
+            "# connection and memory limits, trusted proxies (Waymark's own keys, docs/configuration.md)"
         )?;
         let all_limits = limits
             .to_properties()
@@ -137,6 +137,7 @@ fn main() -> anyhow::Result<()> {
     security.log_start(
         "register, unregister and wipe brokers and change the KV store and configuration",
     );
+    limits.proxy_protocol().log_start();
     if let Some(controller) = &controller {
         for warning in controller.warnings(&ControllerConfig::from_env()) {
             tracing::warn!("controller: {warning}");

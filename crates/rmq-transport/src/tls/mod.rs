@@ -28,8 +28,9 @@
 //! * unknown values (`tls.server.mode=enforcng`) are errors, not Java's
 //!   silent fallback to a default.
 //!
-//! Not here: PROXY-protocol detection before the first byte, and which
-//! account an identity maps to (the auth layer's).
+//! Not here: the PROXY protocol header that may come before the first
+//! byte (`proxy_protocol`'s), and which account an identity maps to (the
+//! auth layer's).
 //!
 //! The crypto provider is rustls' `ring`: `aws-lc-rs`, rustls' default, builds
 //! C with cmake (and nasm on some targets), which the project's machines and

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use rustls::server::WebPkiClientVerifier;
 use rustls::sign::SingleCertAndKey;
@@ -335,12 +335,14 @@ pub(crate) enum Accepted {
 }
 
 /// Looks at the first byte (unless TLS is disabled) and runs the TLS
-/// handshake if it starts one, both within `timeout` and until `stop`.
+/// handshake if it starts one, both before `deadline` and until `stop`.
+/// A PROXY protocol header has been taken off already: the first byte is
+/// the one after it (`proxy_protocol`).
 pub(crate) async fn accept(
     stream: TcpStream,
     peer: SocketAddr,
     tls: &ServerTls,
-    timeout: Duration,
+    deadline: Instant,
     stop: &CancellationToken,
 ) -> Accepted {
     let (server, enforcing) = match tls {
@@ -348,7 +350,6 @@ pub(crate) async fn accept(
         ServerTls::Permissive(server) => (server, false),
         ServerTls::Enforcing(server) => (server, true),
     };
-    let deadline = Instant::now() + timeout;
     let mut first = [0u8; 1];
     let peeked = tokio::select! {
         () = stop.cancelled() => return Accepted::Closed,
@@ -356,7 +357,7 @@ pub(crate) async fn accept(
     };
     match peeked {
         Err(_) => {
-            tracing::debug!(%peer, ?timeout, "nothing received in time, closing connection");
+            tracing::debug!(%peer, "nothing received in time, closing connection");
             return Accepted::Closed;
         }
         Ok(Ok(0)) => return Accepted::Closed,
@@ -385,7 +386,7 @@ pub(crate) async fn accept(
                 return Accepted::Closed;
             }
             Err(_) => {
-                tracing::warn!(%peer, ?timeout, "TLS handshake not done in time, closing connection");
+                tracing::warn!(%peer, "TLS handshake not done in time, closing connection");
                 return Accepted::Closed;
             }
         },
