@@ -14,6 +14,8 @@
 //!   it changes.
 //! * [`policy`]: the per-request decision, from a table of what each request
 //!   code needs.
+//! * [`verified`]: a bounded memo of verified requests, so that an unchanged
+//!   periodic re-registration is compared instead of hashed again.
 //!
 //! # What this protects, and what it does not
 //!
@@ -48,6 +50,7 @@ pub mod address;
 pub mod credentials;
 pub mod policy;
 pub mod signature;
+pub mod verified;
 
 pub use accounts::{
     Account, Accounts, AccountsError, AccountsFile, BrokerBinding, BrokerClaim, LoadOptions,
@@ -59,3 +62,4 @@ pub use policy::{
     AuthMethod, Decision, Policy, Principal, Refusal, RefusalReason, Requirement, RequirementTable,
     CONTROLLER_REQUIREMENTS, NAMESRV_REQUIREMENTS,
 };
+pub use verified::VerifiedMemo;

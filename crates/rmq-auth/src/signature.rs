@@ -84,17 +84,26 @@ pub fn verify_received(
     version: i32,
     claimed: &str,
 ) -> bool {
-    let old_client = version <= V4_9_3;
     let mut mac = Hmac::<Sha1>::new_from_slice(secret_key.as_bytes())
         .expect("HMAC-SHA1 accepts a key of any length");
-    for (_, value) in sorted_fields(ext, |key| {
-        key == SIGNATURE || (old_client && key == UNIQUE_KEY_QUERY)
-    }) {
+    for value in received_fields(ext, version) {
         mac.update(value.as_bytes());
     }
     mac.update(body.unwrap_or_default());
     let expected = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
     expected.as_bytes().ct_eq(claimed.as_bytes()).into()
+}
+
+/// The ext-field values a received request's signature covers, in signing
+/// order ([`content`] without the body).
+pub fn received_fields(ext: &ExtFields, version: i32) -> Vec<&str> {
+    let old_client = version <= V4_9_3;
+    sorted_fields(ext, |key| {
+        key == SIGNATURE || (old_client && key == UNIQUE_KEY_QUERY)
+    })
+    .into_iter()
+    .map(|(_, value)| value)
+    .collect()
 }
 
 /// Java's `String.compareTo`: lexicographic over UTF-16 code units.

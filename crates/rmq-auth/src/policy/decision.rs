@@ -101,6 +101,9 @@ pub enum RefusalReason {
     NoCredentials {
         /// The peer's address.
         peer: IpAddr,
+        /// The verified client certificate's identity, when the connection
+        /// had one that names no account.
+        certificate: Option<String>,
     },
     /// An `AccessKey` ext field that is empty.
     EmptyAccessKey,
@@ -150,8 +153,18 @@ impl Refusal {
     pub fn remark(&self) -> String {
         let code = self.code;
         match &self.reason {
-            RefusalReason::NoCredentials { peer } => format!(
+            RefusalReason::NoCredentials {
+                peer,
+                certificate: None,
+            } => format!(
                 "username cannot be null. (no AccessKey, and {peer} is not allow-listed; request code {code})"
+            ),
+            RefusalReason::NoCredentials {
+                peer,
+                certificate: Some(identity),
+            } => format!(
+                "username cannot be null. (no AccessKey; the client certificate {} is no account's tlsSubject, and {peer} is not allow-listed; request code {code})",
+                shown(identity)
             ),
             RefusalReason::EmptyAccessKey => {
                 format!("username cannot be null. (empty AccessKey; request code {code})")

@@ -46,11 +46,14 @@ pub use requirement::{
 use crate::accounts::{Account, Accounts, BrokerClaim};
 use crate::address::canonical;
 use crate::signature::{self, ACCESS_KEY, SIGNATURE};
+use crate::verified::VerifiedMemo;
 
 /// Who may do what, for one server.
 ///
 /// Fields are public so the caller can swap `accounts` after a reload or flip
-/// switches from its configuration; the policy keeps no other state.
+/// switches from its configuration; the policy keeps no other state than
+/// its optional memo of verified requests, which saves work and never
+/// changes a decision.
 #[derive(Debug, Clone)]
 pub struct Policy {
     /// The accounts in force.
@@ -64,6 +67,10 @@ pub struct Policy {
     /// Codes served without authentication whatever the table says (Java 5.x
     /// `authenticationWhitelist`).
     pub exempt_codes: Vec<i32>,
+    /// Requests already verified, so that an unchanged one is compared
+    /// instead of hashed again; `None` verifies every request in full. The
+    /// memo never changes a decision (see [`VerifiedMemo`]).
+    pub memo: Option<Arc<VerifiedMemo>>,
 }
 
 impl Policy {
@@ -75,6 +82,7 @@ impl Policy {
             protect_reads: false,
             table,
             exempt_codes: Vec::new(),
+            memo: None,
         }
     }
 
@@ -177,7 +185,10 @@ impl Policy {
             };
             return Ok((who, None));
         }
-        Err(RefusalReason::NoCredentials { peer })
+        Err(RefusalReason::NoCredentials {
+            peer,
+            certificate: tls_identity.map(str::to_owned),
+        })
     }
 
     fn by_access_key(
@@ -213,13 +224,12 @@ impl Policy {
                     access_key: access_key.to_owned(),
                 })?;
             let body = request.body.as_deref();
-            if !signature::verify_received(
-                account.secret_key(),
-                ext,
-                body,
-                request.version,
-                claimed,
-            ) {
+            let secret = account.secret_key();
+            let valid = match &self.memo {
+                Some(memo) => memo.verify_received(secret, ext, body, request.version, claimed),
+                None => signature::verify_received(secret, ext, body, request.version, claimed),
+            };
+            if !valid {
                 return Err(RefusalReason::BadSignature {
                     access_key: access_key.to_owned(),
                 });

@@ -110,7 +110,10 @@ fn open_codes_disabled_policies_and_exempt_codes_need_nothing() {
 fn refused_no_credentials(code: i32) -> Decision {
     Decision::Refused(Refusal {
         code,
-        reason: RefusalReason::NoCredentials { peer: ip(STRANGER) },
+        reason: RefusalReason::NoCredentials {
+            peer: ip(STRANGER),
+            certificate: None,
+        },
     })
 }
 
@@ -339,8 +342,13 @@ fn tls_identities_name_accounts() {
     let (_, remark) = refusal(policy.decide(&request, ip(STRANGER), Some("CN=retired")));
     assert_eq!(remark, "User:retired-key is disabled. (request code 103)");
     // An identity naming no account falls through to the address checks.
-    let (reason, _) = refusal(policy.decide(&request, ip(STRANGER), Some("CN=unknown")));
+    let (reason, remark) = refusal(policy.decide(&request, ip(STRANGER), Some("CN=unknown")));
     assert!(matches!(reason, RefusalReason::NoCredentials { .. }));
+    assert_eq!(
+        remark,
+        "username cannot be null. (no AccessKey; the client certificate CN=unknown is no \
+         account's tlsSubject, and 203.0.113.9 is not allow-listed; request code 103)"
+    );
     allowed(policy.decide(&request, ip("10.10.103.4"), Some("CN=unknown")));
 }
 

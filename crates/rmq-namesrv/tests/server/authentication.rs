@@ -289,6 +289,36 @@ async fn the_accounts_file_is_reloaded_and_a_broken_one_keeps_the_last() {
     assert_code(&conn.call(kv()).await, ResponseCode::Success);
 }
 
+/// An unchanged signed re-registration is answered from the memo of
+/// verified requests; a new secret in the accounts file must still refuse
+/// it, and a memo of 0 bytes must give the same answers.
+#[tokio::test]
+async fn a_remembered_signature_stops_counting_when_the_secret_changes() {
+    for memo in ["67108864", "0"] {
+        let dir = TempDir::new();
+        let server = start(
+            &dir,
+            &accounts_yml(""),
+            &[("authenticationSignatureMemoBytes", memo)],
+        );
+        let conn = Conn::open(&server).await;
+        let register = Register::new("broker-a", "127.0.0.1:10911", 0, &["TopicA", "TopicB"]);
+        let periodic = signed(register.request(), BROKER_KEY, BROKER_SECRET);
+        for _ in 0..3 {
+            assert_code(&conn.call(periodic.clone()).await, ResponseCode::Success);
+        }
+        let rotated = accounts_yml("").replace(BROKER_SECRET, "broker-secret-2");
+        std::fs::write(dir.path("acl.yml"), rotated).unwrap();
+        let refused = eventually(Duration::from_secs(10), || async {
+            conn.call(periodic.clone()).await.response_code() == ResponseCode::NoPermission
+        })
+        .await;
+        assert!(refused, "memo {memo}: {}", read(&dir.path("server.log")));
+        let resigned = signed(register.request(), BROKER_KEY, "broker-secret-2");
+        assert_code(&conn.call(resigned).await, ResponseCode::Success);
+    }
+}
+
 #[test]
 fn bad_accounts_files_stop_the_start_naming_file_and_line() {
     let cases = [
@@ -447,6 +477,7 @@ async fn a_client_certificate_can_name_the_account() {
     let pki = Pki::new("ns-mtls");
     let server_cert = pki.issue("server", "waymark-ns", &[]);
     let broker_cert = pki.issue("broker", "broker-a.example", &[]);
+    let stranger_cert = pki.issue("stranger", "stranger.example", &[]);
     let ca = pki.ca_path();
     let server = start(
         &dir,
@@ -459,11 +490,11 @@ async fn a_client_certificate_can_name_the_account() {
             ("tls.server.need.client.auth", "optional"),
         ],
     );
-    let connect = |with_cert: bool| {
+    let connect = |cert: Option<&rmq_testkit::pki::Issued>| {
         let mut pairs = vec![("tls.client.trustCertPath", path(&ca))];
-        if with_cert {
-            pairs.push(("tls.client.certPath", path(&broker_cert.cert)));
-            pairs.push(("tls.client.keyPath", path(&broker_cert.key)));
+        if let Some(cert) = cert {
+            pairs.push(("tls.client.certPath", path(&cert.cert)));
+            pairs.push(("tls.client.keyPath", path(&cert.key)));
         }
         let settings = TlsSettings::from_properties_with(&props(&pairs), None).unwrap();
         let (tls, _) = TlsClient::from_settings(&settings).unwrap();
@@ -476,10 +507,19 @@ async fn a_client_certificate_can_name_the_account() {
         )
     };
     let register = Register::new("broker-a", "127.0.0.1:10911", 0, &["TopicA", "TopicB"]);
-    let anonymous = connect(false).await.unwrap();
+    let anonymous = connect(None).await.unwrap();
     let refused = anonymous.invoke(register.request(), TIMEOUT).await.unwrap();
     assert_code(&refused, ResponseCode::NoPermission);
-    let identified = connect(true).await.unwrap();
+    // A verified certificate that names no account: the refusal says which.
+    let stranger = connect(Some(&stranger_cert)).await.unwrap();
+    let refused = stranger.invoke(register.request(), TIMEOUT).await.unwrap();
+    assert_code(&refused, ResponseCode::NoPermission);
+    let remark = refused.remark.unwrap_or_default();
+    assert!(
+        remark.contains("client certificate stranger.example is no account's tlsSubject"),
+        "{remark}"
+    );
+    let identified = connect(Some(&broker_cert)).await.unwrap();
     let accepted = identified
         .invoke(register.request(), TIMEOUT)
         .await

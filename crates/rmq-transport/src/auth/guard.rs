@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use rmq_auth::policy::requirement;
 use rmq_auth::{
     Accounts, AccountsFile, Decision, LoadOptions, Policy, ReloadOutcome, Requirement,
-    RequirementTable,
+    RequirementTable, VerifiedMemo,
 };
 use rmq_wire::RemotingCommand;
 
@@ -88,6 +88,10 @@ impl Guard {
         policy.enabled = keys.enabled;
         policy.protect_reads = keys.protect_config_reads;
         policy.exempt_codes = keys.whitelisted_codes();
+        let memo_budget = keys.signature_memo_budget();
+        if memo_budget > 0 {
+            policy.memo = Some(Arc::new(VerifiedMemo::new(memo_budget)));
+        }
         let guard = Guard {
             enabled: keys.enabled,
             policy: RwLock::new(Arc::new(policy)),
@@ -134,10 +138,13 @@ impl Guard {
             return Verdict::Serve;
         }
         let policy = self.policy();
+        // The name that is an account's tlsSubject; else the first one, so
+        // that a refusal can say which certificate named no account.
         let identity = conn.tls_identity().and_then(|identity| {
             identity
                 .names()
                 .find(|name| policy.accounts.by_tls_subject(name).is_some())
+                .or_else(|| identity.names().next())
         });
         match policy.decide_as(request, conn.peer().ip(), identity, needed) {
             Decision::Open => Verdict::Serve,

@@ -425,7 +425,8 @@ class SecurityTest extends ScenarioBase {
             // A verified certificate that names no account is no broker: its REGISTER_BROKER for tls4-a is refused.
             String impostor = "127.0.0.1:" + (broker.spec().listenPort() + 7);
             refused(mtls.invoke(ns.addr(), register("TlsCluster4", "tls4-a", impostor), 3000),
-                "REGISTER_BROKER over mTLS as " + CLIENT4_CN, UNSIGNED);
+                "REGISTER_BROKER over mTLS as " + CLIENT4_CN,
+                UNSIGNED + ". (no AccessKey; the client certificate " + CLIENT4_CN + " is no account's tlsSubject");
             assertEquals(Map.of(0L, broker.addr()), mtls.clusterInfo(ns.addr()).addrsOf("tls4-a"));
         }
     }
