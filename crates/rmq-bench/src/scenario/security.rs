@@ -4,7 +4,9 @@
 //! *Signed registrations* (Waymark only: the Java NameServer has no
 //! authentication). One broker registers a body of 2,000 topics, then
 //! re-registers it (full body, new DataVersion, as `register`'s steady phase
-//! does) closed-loop over one connection: once against a Waymark started
+//! does) closed-loop over one connection, then sends one registration again
+//! and again unchanged (a Java broker's periodic re-registration while its
+//! topics stay): once against a Waymark started
 //! with its defaults (authentication off, requests unsigned), once against
 //! a Waymark with `authenticationEnabled=true` and an accounts file holding
 //! one broker account bound to that broker, every request signed as Java's
@@ -150,6 +152,13 @@ pub struct Signing {
     pub unsigned: CpuWindow,
     /// Authentication on, requests signed.
     pub signed: CpuWindow,
+    /// Authentication off, the same registration sent again unchanged (a
+    /// Java broker's periodic re-registration while its topics stay).
+    #[serde(default)]
+    pub unchanged_unsigned: Option<CpuWindow>,
+    /// Authentication on, the same signed registration sent again unchanged.
+    #[serde(default)]
+    pub unchanged_signed: Option<CpuWindow>,
     /// How the server without authentication was started.
     pub unsigned_command: String,
     /// How the server with authentication was started.
@@ -162,13 +171,22 @@ impl Signing {
     /// How much more server CPU a signed registration costs, %
     /// (`signed ÷ unsigned − 1`).
     pub fn extra_percent(&self) -> Option<f64> {
-        match (
-            self.signed.cpu_us_per_request,
-            self.unsigned.cpu_us_per_request,
-        ) {
-            (Some(s), Some(u)) if u > 0.0 => Some((s / u - 1.0) * 100.0),
-            _ => None,
-        }
+        extra_percent(&self.signed, &self.unsigned)
+    }
+
+    /// As [`Signing::extra_percent`], for unchanged re-registrations.
+    pub fn unchanged_extra_percent(&self) -> Option<f64> {
+        extra_percent(
+            self.unchanged_signed.as_ref()?,
+            self.unchanged_unsigned.as_ref()?,
+        )
+    }
+}
+
+fn extra_percent(signed: &CpuWindow, unsigned: &CpuWindow) -> Option<f64> {
+    match (signed.cpu_us_per_request, unsigned.cpu_us_per_request) {
+        (Some(s), Some(u)) if u > 0.0 => Some((s / u - 1.0) * 100.0),
+        _ => None,
     }
 }
 
@@ -286,15 +304,18 @@ pub async fn run_signing(setup: &PeerSetup, params: &Params) -> anyhow::Result<S
     let kind = PeerKind::Waymark;
     let off = PeerOptions::default();
     let on = auth_options();
-    let (unsigned, server_cpus) =
+    let (unsigned, unchanged_unsigned, server_cpus) =
         registrations_window(setup, params, &off, None, template.clone()).await?;
     let credentials = Arc::new(Credentials::new(ACCESS_KEY, SECRET_KEY));
-    let (signed, _) = registrations_window(setup, params, &on, Some(credentials), template).await?;
+    let (signed, unchanged_signed, _) =
+        registrations_window(setup, params, &on, Some(credentials), template).await?;
     Ok(Signing {
         params: params.clone(),
         body_bytes,
         unsigned,
         signed,
+        unchanged_unsigned: Some(unchanged_unsigned),
+        unchanged_signed: Some(unchanged_signed),
         unsigned_command: peer::command_line_with(setup, kind, &layout, &off)?,
         signed_command: peer::command_line_with(setup, kind, &layout, &on)?,
         server_cpus,
@@ -302,14 +323,15 @@ pub async fn run_signing(setup: &PeerSetup, params: &Params) -> anyhow::Result<S
 }
 
 /// One fresh Waymark with `options`; its broker registers once, then
-/// re-registers closed-loop (signed with `credentials` if given).
+/// re-registers closed-loop (signed with `credentials` if given): first each
+/// time with a new DataVersion, then the same registration unchanged.
 async fn registrations_window(
     setup: &PeerSetup,
     params: &Params,
     options: &PeerOptions,
     credentials: Option<Arc<Credentials>>,
     registration: Registration,
-) -> anyhow::Result<(CpuWindow, Option<String>)> {
+) -> anyhow::Result<(CpuWindow, CpuWindow, Option<String>)> {
     let label = if credentials.is_some() {
         "security signed"
     } else {
@@ -342,11 +364,28 @@ async fn registrations_window(
             make: Box::new(move || next_registration(&registration)),
         }]
     };
-    let window = measure(&peer, label, params, REGISTER_TIMEOUT, workers).await;
+    // A Java broker re-registers every 30 s with the same header and, while
+    // its topics stay, the same body (and so the same signature).
+    let unchanged_label = format!("{label} unchanged");
+    let measured = async {
+        let changed = measure(&peer, label, params, REGISTER_TIMEOUT, workers).await?;
+        let unchanged = next_registration(&registration);
+        let repeat = || {
+            let unchanged = unchanged.clone();
+            vec![Worker {
+                client: client.clone(),
+                make: Box::new(move || unchanged.clone()),
+            }]
+        };
+        let unchanged = measure(&peer, &unchanged_label, params, REGISTER_TIMEOUT, repeat).await?;
+        anyhow::Ok((changed, unchanged))
+    }
+    .await;
     let server_cpus = peer.cpus_allowed();
     client.close();
     peer.stop();
-    Ok((window?, server_cpus))
+    let (changed, unchanged) = measured?;
+    Ok((changed, unchanged, server_cpus))
 }
 
 fn next_registration(registration: &Mutex<Registration>) -> rmq_wire::RemotingCommand {
@@ -611,11 +650,19 @@ mod tests {
             body_bytes: 1,
             unsigned: window(200.0),
             signed: window(206.0),
+            unchanged_unsigned: Some(window(100.0)),
+            unchanged_signed: Some(window(101.0)),
             unsigned_command: String::new(),
             signed_command: String::new(),
             server_cpus: None,
         };
         assert!((signing.extra_percent().unwrap() - 3.0).abs() < 1e-9);
+        assert!((signing.unchanged_extra_percent().unwrap() - 1.0).abs() < 1e-9);
+        let older = Signing {
+            unchanged_signed: None,
+            ..signing.clone()
+        };
+        assert_eq!(older.unchanged_extra_percent(), None);
         let tls = TlsQueries {
             params,
             plain: window(10.0),
