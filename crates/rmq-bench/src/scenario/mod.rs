@@ -123,6 +123,39 @@ impl Fleet {
         }
         Ok(Round { elapsed, latencies })
     }
+
+    /// Re-registers every broker every [`KEEP_REGISTERED_EVERY`], as real
+    /// brokers do, until the returned guard is dropped: the registrations
+    /// carry no heartbeat timeout, so a server drops them after its default
+    /// of 120 s, which a part whose windows are measured again (a disturbed
+    /// machine) can outlast. A failed round is printed and retried at the next.
+    pub fn keep_registered(mut self) -> KeepRegistered {
+        let task = tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(KEEP_REGISTERED_EVERY);
+            ticker.tick().await;
+            loop {
+                ticker.tick().await;
+                if let Err(error) = self.register_all().await {
+                    eprintln!("[keep registered] {error:#}");
+                }
+            }
+        });
+        KeepRegistered(task)
+    }
+}
+
+/// How often [`Fleet::keep_registered`] re-registers: Java's
+/// `registerNameServerPeriod` default.
+pub const KEEP_REGISTERED_EVERY: Duration = Duration::from_secs(30);
+
+/// Stops [`Fleet::keep_registered`]'s re-registrations (and closes the
+/// fleet's connections, which unregisters the brokers) when dropped.
+pub struct KeepRegistered(tokio::task::JoinHandle<()>);
+
+impl Drop for KeepRegistered {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Registrations of every broker of `layout`.

@@ -84,6 +84,7 @@ pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::
     let peer = start_peer(setup, kind, &layout).await?;
     let mut fleet = Fleet::connect(peer.addr, registrations(&layout)?).await?;
     fleet.register_all().await?;
+    let fleet = fleet.keep_registered();
     let clients = load::connect(peer.addr, params.connections).await?;
     verify_routes(&clients[0], &layout, kind).await?;
 

@@ -412,6 +412,7 @@ pub async fn run_tls(
     let peer = start(setup, kind, &layout, &options).await?;
     let mut fleet = Fleet::connect(peer.addr, registrations(&layout)?).await?;
     fleet.register_all().await?;
+    let fleet = fleet.keep_registered();
     let connections = params.query_connections.max(1);
     let plain = load::connect_with(peer.addr, connections, &client_config()).await?;
     verify_routes(&plain[0], &layout, kind).await?;
