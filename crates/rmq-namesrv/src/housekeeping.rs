@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmq_protocol::headers::NotifyMinBrokerIdChangeRequestHeader;
+use rmq_transport::tls::TlsClient;
 use rmq_transport::{ClientConfig, RpcClient};
 use rmq_wire::{RemotingCommand, RequestCode, SerializeType};
 use tokio::sync::mpsc;
@@ -75,10 +76,11 @@ pub async fn expiry_scan(state: Arc<Namesrv>) {
 
 /// Sends NOTIFY_MIN_BROKER_ID_CHANGE one-way to each target over a fresh
 /// connection to the broker's own listener, in the server's serialize type,
-/// as Java's NameServer does.
+/// over TLS when `tls` is given, as Java's NameServer does.
 pub async fn notification_sender(
     mut queue: mpsc::UnboundedReceiver<MinIdNotification>,
     serialize_type: SerializeType,
+    tls: Option<TlsClient>,
 ) {
     while let Some(notification) = queue.recv().await {
         let header = NotifyMinBrokerIdChangeRequestHeader {
@@ -93,9 +95,11 @@ pub async fn notification_sender(
             .with_serialize_type(serialize_type);
         for target in notification.targets {
             let request = request.clone();
+            let tls = tls.clone();
             tokio::spawn(async move {
                 let config = ClientConfig {
                     connect_timeout: NOTIFY_TIMEOUT,
+                    tls,
                     ..ClientConfig::default()
                 };
                 match RpcClient::connect(target.as_str(), config).await {

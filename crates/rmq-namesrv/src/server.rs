@@ -39,6 +39,7 @@ pub async fn run(
         tokio::spawn(housekeeping::notification_sender(
             queues.notifications,
             serialize_type,
+            state.outgoing_tls.clone(),
         )),
         tokio::spawn({
             let state = state.clone();

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use parking_lot::{Mutex, RwLock};
+use rmq_transport::tls::TlsClient;
 use rmq_transport::ConnectionHandle;
 use tokio::sync::mpsc;
 
@@ -46,6 +47,9 @@ pub struct Namesrv {
     /// Who may send which request (`authenticationEnabled` and the
     /// accounts file); off unless set.
     pub auth: Guard,
+    /// TLS for the connections the NameServer opens (NOTIFY_MIN_BROKER_ID_CHANGE
+    /// to brokers); `None`: plain.
+    pub outgoing_tls: Option<TlsClient>,
 }
 
 /// The receiving ends of the state's queues, for the background tasks.
@@ -85,6 +89,7 @@ impl Namesrv {
             connections: Mutex::new(HashMap::new()),
             limits,
             auth: Guard::disabled(rmq_auth::NAMESRV_REQUIREMENTS),
+            outgoing_tls: None,
         };
         (
             state,

@@ -17,8 +17,6 @@ pub use startup::ServerSecurity;
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::collections::BTreeMap;
-
 use crate::tls::{ServerTls, TlsError, TlsServer, TlsSettings};
 
 /// How often [`reload_files`] looks at the certificate and accounts files.
@@ -55,13 +53,11 @@ pub fn is_security_key(key: &str) -> bool {
     AuthKeys::KEYS.contains(&key) || crate::tls::KEYS.contains(&key) || key.starts_with("tls.")
 }
 
-/// The listener's TLS from the `tls.*` keys of `properties` (and the
-/// `tls.config.file` they name), with every warning to log at start-up.
-pub fn server_tls(
-    properties: &BTreeMap<String, String>,
-) -> Result<(ServerTls, Vec<String>), TlsError> {
-    let settings = TlsSettings::from_properties(properties)?;
-    let (tls, more) = ServerTls::from_settings(&settings)?;
+/// The listener's TLS from the `tls.*` settings (read from the properties
+/// and the `tls.config.file` they name), with every warning to log at
+/// start-up.
+pub fn server_tls(settings: &TlsSettings) -> Result<(ServerTls, Vec<String>), TlsError> {
+    let (tls, more) = ServerTls::from_settings(settings)?;
     let warnings = settings
         .warnings
         .iter()

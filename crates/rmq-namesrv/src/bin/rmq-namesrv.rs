@@ -170,6 +170,7 @@ fn main() -> anyhow::Result<()> {
         config.listen_port = i32::from(local.port());
         let (mut state, queues) = Namesrv::with_limits(config, kv, request_limits.limits());
         state.auth = security.guard;
+        state.outgoing_tls = security.outgoing_tls;
         // The controller starts after the NameServer, on its own port, as
         // Java's NamesrvStartup does.
         let embedded = match (controller, controller_address) {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use rmq_auth::RequirementTable;
 
 use super::{describe_tls, server_tls, AuthKeys, Guard};
-use crate::tls::ServerTls;
+use crate::tls::{ServerTls, TlsClient, TlsSettings};
 
 /// Authentication and TLS of one server, as configured.
 #[derive(Debug)]
@@ -18,6 +18,11 @@ pub struct ServerSecurity {
     pub guard: Guard,
     /// TLS on the listening port.
     pub tls: ServerTls,
+    /// TLS for the connections the server opens itself (notices to brokers,
+    /// Raft traffic to peer controllers): `Some` when `tls.enable=true`, or
+    /// when `tls.enable` is unset and the server is enforcing, as Java's
+    /// `NettyClientConfig` decides; the `tls.client.*` keys say how.
+    pub outgoing_tls: Option<TlsClient>,
     /// What to warn about at start-up (TLS settings, the accounts file).
     pub warnings: Vec<String>,
 }
@@ -31,10 +36,14 @@ impl ServerSecurity {
     ) -> Result<ServerSecurity, String> {
         let keys = AuthKeys::from_properties(properties);
         let (guard, account_warnings) = Guard::from_keys(&keys, table)?;
+        let settings = TlsSettings::from_properties(properties)
+            .map_err(|error| format!("TLS configuration: {error}"))?;
         let (tls, tls_warnings) =
-            server_tls(properties).map_err(|error| format!("TLS configuration: {error}"))?;
+            server_tls(&settings).map_err(|error| format!("TLS configuration: {error}"))?;
+        let (outgoing_tls, outgoing_warnings) = outgoing_tls(&settings)?;
         let warnings = tls_warnings
             .into_iter()
+            .chain(outgoing_warnings)
             .map(|warning| format!("TLS: {warning}"))
             .chain(
                 account_warnings
@@ -46,6 +55,7 @@ impl ServerSecurity {
             keys,
             guard,
             tls,
+            outgoing_tls,
             warnings,
         })
     }
@@ -77,6 +87,11 @@ impl ServerSecurity {
             tracing::warn!("{warning}");
         }
         tracing::info!("{}", describe_tls(&self.tls));
+        if self.outgoing_tls.is_some() {
+            tracing::info!(
+                "connections this server opens (to brokers, to peer controllers) use TLS"
+            );
+        }
         if self.guard.is_enabled() {
             tracing::info!(
                 accounts = self.guard.account_count(),
@@ -86,5 +101,31 @@ impl ServerSecurity {
         } else {
             tracing::warn!("AUTHENTICATION IS OFF: any host that reaches this port can {exposed}; set authenticationEnabled=true and authenticationAccountsFile (docs/security.md)");
         }
+    }
+}
+
+/// The client TLS of the connections a server opens, with its warnings.
+/// `tls.enable=true` that cannot be honoured stops the start; TLS only
+/// implied by `tls.server.mode=enforcing` that cannot be built (no trust
+/// file and no `tls.client.authServer=false`) leaves those connections
+/// plain, with a warning that says how to fix it.
+fn outgoing_tls(settings: &TlsSettings) -> Result<(Option<TlsClient>, Vec<String>), String> {
+    if !settings.client_enabled() {
+        return Ok((None, Vec::new()));
+    }
+    match TlsClient::from_settings(settings) {
+        Ok((client, warnings)) => Ok((
+            Some(client),
+            warnings.iter().map(ToString::to_string).collect(),
+        )),
+        Err(error) if settings.client.enable.is_none() => Ok((
+            None,
+            vec![format!(
+                "connections this server opens (to brokers, to peer controllers) stay plain although \
+                 tls.server.mode=enforcing asks for TLS: {error}; set tls.client.trustCertPath, or \
+                 tls.client.authServer=false to accept any certificate as Java does"
+            )],
+        )),
+        Err(error) => Err(format!("TLS configuration: tls.enable=true: {error}")),
     }
 }
