@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 use openraft::error::{ClientWriteError, RaftError};
 use openraft::{BasicNode, ServerState};
+use rmq_transport::tls::TlsClient;
 use rmq_wire::{RemotingCommand, ResponseCode};
 
 use crate::config::{ControllerConfig, Peer};
@@ -64,6 +65,8 @@ pub struct ControllerNode {
     /// Leader requests admitted at once (`controllerRequestThreadPoolQueueCapacity`);
     /// more are answered SYSTEM_BUSY, as Java's full request queue is.
     admitted: Arc<tokio::sync::Semaphore>,
+    /// TLS for the connections the node opens (`None`: plain).
+    outgoing_tls: Option<TlsClient>,
 }
 
 impl std::fmt::Debug for ControllerNode {
@@ -100,6 +103,17 @@ impl ControllerNode {
         config: ControllerConfig,
         store_dir: &Path,
     ) -> Result<Arc<ControllerNode>, StartError> {
+        ControllerNode::start_with_tls(config, store_dir, None).await
+    }
+
+    /// As [`ControllerNode::start`], with `tls` for the connections the node
+    /// opens: Raft traffic to its peers and role-change notices to brokers
+    /// (`None`: plain).
+    pub async fn start_with_tls(
+        config: ControllerConfig,
+        store_dir: &Path,
+        tls: Option<TlsClient>,
+    ) -> Result<Arc<ControllerNode>, StartError> {
         let (peers, me) = config.peers()?;
         // Java overwrites listenPort with the self peer's port; GET_CONTROLLER_CONFIG
         // then shows where the node listens.
@@ -134,7 +148,8 @@ impl ControllerNode {
                 .validate()
                 .map_err(|e| StartError::Raft(e.to_string()))?,
         );
-        let raft = Raft::new(me.node_id, raft_config, PeerNetwork, log, machine)
+        let network = PeerNetwork { tls: tls.clone() };
+        let raft = Raft::new(me.node_id, raft_config, network, log, machine)
             .await
             .map_err(|e| StartError::Raft(e.to_string()))?;
         if !raft
@@ -166,6 +181,7 @@ impl ControllerNode {
             stopping: std::sync::atomic::AtomicBool::new(false),
             store,
             admitted: Arc::new(tokio::sync::Semaphore::new(capacity)),
+            outgoing_tls: tls,
         });
         tokio::spawn(track_leadership(node.clone()));
         Ok(node)
@@ -179,6 +195,11 @@ impl ControllerNode {
     /// The Raft handle.
     pub fn raft(&self) -> &Raft {
         &self.raft
+    }
+
+    /// TLS for the connections the node opens (`None`: plain).
+    pub fn outgoing_tls(&self) -> Option<&TlsClient> {
+        self.outgoing_tls.as_ref()
     }
 
     /// This node's peer entry.

@@ -150,9 +150,11 @@ pub fn notify_members(node: &Arc<ControllerNode>, answer: &Answer) {
     };
     for addr in targets {
         let notice = notice.clone();
+        let tls = node.outgoing_tls().cloned();
         tokio::spawn(async move {
             let config = ClientConfig {
                 connect_timeout: Duration::from_secs(3),
+                tls,
                 ..ClientConfig::default()
             };
             match RpcClient::connect(addr.as_str(), config).await {

@@ -99,14 +99,15 @@ fn main() -> anyhow::Result<()> {
             .await
             .with_context(|| format!("cannot listen on {address}"))?;
         let local = listener.local_addr()?;
-        let node = ControllerNode::start(config, &store_dir)
-            .await
-            .with_context(|| {
-                format!(
-                    "cannot start the controller (store {})",
-                    store_dir.display()
-                )
-            })?;
+        let node =
+            ControllerNode::start_with_tls(config, &store_dir, security.outgoing_tls.clone())
+                .await
+                .with_context(|| {
+                    format!(
+                        "cannot start the controller (store {})",
+                        store_dir.display()
+                    )
+                })?;
         // Deployment scripts and health checks grep stdout for this line.
         let mut out = std::io::stdout().lock();
         writeln!(

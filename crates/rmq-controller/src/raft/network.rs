@@ -26,6 +26,7 @@ use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
 };
 use openraft::{BasicNode, Snapshot, SnapshotMeta, Vote};
+use rmq_transport::tls::TlsClient;
 use rmq_transport::{ClientConfig, ClientError, RpcClient};
 use rmq_wire::{RemotingCommand, ResponseCode};
 use serde::de::DeserializeOwned;
@@ -53,7 +54,11 @@ pub struct SnapshotTransfer {
 
 /// Makes one [`PeerClient`] per peer.
 #[derive(Debug, Clone, Default)]
-pub struct PeerNetwork;
+pub struct PeerNetwork {
+    /// TLS towards the peers (`None`: plain): a peer in
+    /// `tls.server.mode=enforcing` takes nothing else.
+    pub tls: Option<TlsClient>,
+}
 
 impl RaftNetworkFactory<TypeConfig> for PeerNetwork {
     type Network = PeerClient;
@@ -63,6 +68,7 @@ impl RaftNetworkFactory<TypeConfig> for PeerNetwork {
             target,
             addr: node.addr.clone(),
             client: None,
+            tls: self.tls.clone(),
         }
     }
 }
@@ -73,6 +79,7 @@ pub struct PeerClient {
     target: NodeId,
     addr: String,
     client: Option<RpcClient>,
+    tls: Option<TlsClient>,
 }
 
 /// Why a call to a peer did not return its answer.
@@ -103,6 +110,7 @@ impl PeerClient {
             _ => {
                 let config = ClientConfig {
                     connect_timeout: timeout.min(Duration::from_secs(3)),
+                    tls: self.tls.clone(),
                     ..ClientConfig::default()
                 };
                 let client = RpcClient::connect(self.addr.as_str(), config)

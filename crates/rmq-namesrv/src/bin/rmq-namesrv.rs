@@ -170,7 +170,7 @@ fn main() -> anyhow::Result<()> {
         config.listen_port = i32::from(local.port());
         let (mut state, queues) = Namesrv::with_limits(config, kv, request_limits.limits());
         state.auth = security.guard;
-        state.outgoing_tls = security.outgoing_tls;
+        state.outgoing_tls = security.outgoing_tls.clone();
         // The controller starts after the NameServer, on its own port, as
         // Java's NamesrvStartup does.
         let embedded = match (controller, controller_address) {
@@ -179,7 +179,8 @@ fn main() -> anyhow::Result<()> {
                     .await
                     .with_context(|| format!("cannot listen on {address} (controller)"))?;
                 let store_dir = controller.store_dir(&home);
-                let node = ControllerNode::start(controller, &store_dir)
+                let tls = security.outgoing_tls.clone();
+                let node = ControllerNode::start_with_tls(controller, &store_dir, tls)
                     .await
                     .with_context(|| {
                         format!(
