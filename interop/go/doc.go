@@ -3,7 +3,7 @@
 //
 // Everything lives in the tests (`go test ./...`); this file only carries the package
 // documentation. The tests start the Waymark binary (WAYMARK_NAMESRV_BIN) and, for the
-// publish/subscribe test, a real Java broker through interop/java's BrokerLauncher, and
+// publish/subscribe tests, a real Java broker through interop/java's BrokerLauncher, and
 // put a small frame-recording TCP proxy between the Go client and the NameServer so that
 // the bytes the client saw can be asserted on and printed when something fails.
 //

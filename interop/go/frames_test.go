@@ -4,16 +4,19 @@ package interop
 // unchanged and, on the side, cuts both directions into RocketMQ remoting frames
 // (4-byte length, 1-byte serialize type + 3-byte header length, header, body), so a
 // test can assert on exactly what the client sent and received and print it when
-// something fails.
+// something fails. The same framing serves tests that talk to the NameServer themselves
+// (encodeRequest, readFrame, roundTrip).
 
 import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // frame is one remoting frame as it crossed the proxy.
@@ -159,33 +162,124 @@ func (p *frameProxy) pipe(conn int, toServer bool, src, dst net.Conn) {
 
 // cut records every complete frame at the start of b and returns the rest.
 func (p *frameProxy) cut(conn int, toServer bool, b []byte) ([]byte, bool) {
-	for len(b) >= 8 {
-		total := int(binary.BigEndian.Uint32(b[0:4]))
-		ht := binary.BigEndian.Uint32(b[4:8])
-		hlen := int(ht & 0xFFFFFF)
-		if total < 4+hlen || total > 16<<20 {
-			p.record(&frame{conn: conn, toServer: toServer, hdrErr: fmt.Errorf("not a frame: % x", b[:8])})
+	for {
+		f, n, err := decodeFrame(b)
+		if err != nil {
+			p.record(&frame{conn: conn, toServer: toServer, hdrErr: err})
 			return nil, false
 		}
-		if len(b) < 4+total {
+		if f == nil {
 			return b, true
 		}
-		f := &frame{
-			conn:     conn,
-			toServer: toServer,
-			serType:  byte(ht >> 24),
-			header:   append([]byte(nil), b[8:8+hlen]...),
-			body:     append([]byte(nil), b[8+hlen:4+total]...),
-		}
-		if f.serType == 0 {
-			f.hdrErr = json.Unmarshal(f.header, &f.hdr)
-		} else {
-			f.hdrErr = fmt.Errorf("serialize type %d not decoded by the proxy", f.serType)
-		}
+		f.conn, f.toServer = conn, toServer
 		p.record(f)
-		b = b[4+total:]
+		b = b[n:]
 	}
-	return b, true
+}
+
+// decodeFrame decodes the frame at the start of b and returns it with its length in bytes,
+// or nil while b holds less than a whole frame. An error means b is not a frame stream.
+// The frame's header is parsed when it is JSON; the frame does not share memory with b.
+func decodeFrame(b []byte) (*frame, int, error) {
+	if len(b) < 8 {
+		return nil, 0, nil
+	}
+	total := int(binary.BigEndian.Uint32(b[0:4]))
+	ht := binary.BigEndian.Uint32(b[4:8])
+	hlen := int(ht & 0xFFFFFF)
+	if total < 4+hlen || total > maxFrame {
+		return nil, 0, fmt.Errorf("not a frame: % x", b[:8])
+	}
+	if len(b) < 4+total {
+		return nil, 0, nil
+	}
+	f := &frame{
+		serType: byte(ht >> 24),
+		header:  append([]byte(nil), b[8:8+hlen]...),
+		body:    append([]byte(nil), b[8+hlen:4+total]...),
+	}
+	if f.serType == 0 {
+		f.hdrErr = json.Unmarshal(f.header, &f.hdr)
+	} else {
+		f.hdrErr = fmt.Errorf("serialize type %d not decoded here", f.serType)
+	}
+	return f, 4 + total, nil
+}
+
+// maxFrame is the largest frame length (the 4-byte length field) the tests accept.
+const maxFrame = 16 << 20
+
+// goRequest is a request header in the Go client's shape: its remote.RemotingCommand
+// marshalled as JSON (field order code, language, version, opaque, flag, remark,
+// extFields; `"remark":""`, no serializeTypeCurrentRPC).
+type goRequest struct {
+	Code      int               `json:"code"`
+	Language  string            `json:"language"`
+	Version   int               `json:"version"`
+	Opaque    int               `json:"opaque"`
+	Flag      int               `json:"flag"`
+	Remark    string            `json:"remark"`
+	ExtFields map[string]string `json:"extFields"`
+}
+
+// encodeRequest is a request frame as rocketmq-client-go writes it (JSON codec,
+// "language":"GO", version 317).
+func encodeRequest(code, opaque int, ext map[string]string, body []byte) []byte {
+	if ext == nil {
+		ext = map[string]string{}
+	}
+	h, err := json.Marshal(goRequest{Code: code, Language: "GO", Version: goClientVersion, Opaque: opaque, ExtFields: ext})
+	if err != nil {
+		panic(err) // strings only: cannot happen
+	}
+	b := make([]byte, 8, 8+len(h)+len(body))
+	binary.BigEndian.PutUint32(b[0:4], uint32(4+len(h)+len(body)))
+	binary.BigEndian.PutUint32(b[4:8], uint32(len(h))) // serialize type 0 (JSON) in the top byte
+	b = append(b, h...)
+	return append(b, body...)
+}
+
+// readFrame reads one whole frame from r.
+func readFrame(r io.Reader) (*frame, error) {
+	var prefix [8]byte
+	if _, err := io.ReadFull(r, prefix[:]); err != nil {
+		return nil, err
+	}
+	total := int(binary.BigEndian.Uint32(prefix[0:4]))
+	if total < 4 || total > maxFrame {
+		return nil, fmt.Errorf("not a frame: % x", prefix)
+	}
+	b := make([]byte, 4+total)
+	copy(b, prefix[:])
+	if _, err := io.ReadFull(r, b[8:]); err != nil {
+		return nil, err
+	}
+	f, _, err := decodeFrame(b)
+	return f, err
+}
+
+// roundTrip sends one request frame on conn and returns the response with the same
+// opaque, skipping anything else the server sends first. Every read and write must finish
+// before deadline.
+func roundTrip(conn net.Conn, deadline time.Time, code, opaque int, ext map[string]string, body []byte) (*frame, error) {
+	if err := conn.SetDeadline(deadline); err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write(encodeRequest(code, opaque, ext, body)); err != nil {
+		return nil, fmt.Errorf("write request %d: %w", code, err)
+	}
+	for {
+		f, err := readFrame(conn)
+		if err != nil {
+			return nil, fmt.Errorf("read the response to request %d: %w", code, err)
+		}
+		if f.hdrErr != nil {
+			return nil, fmt.Errorf("response to request %d: %v\n%s", code, f.hdrErr, f)
+		}
+		if f.isResponse() && f.hdr.Opaque == opaque {
+			return f, nil
+		}
+	}
 }
 
 func (p *frameProxy) record(f *frame) {
@@ -307,9 +401,13 @@ func fastjsonString(s string) string {
 }
 
 const (
+	codePutKvConfig         = 100
+	codeGetKvConfig         = 101
 	codeGetRouteInfoByTopic = 105
 	codeSuccess             = 0
+	codeNoPermission        = 16
 	codeTopicNotExist       = 17
+	codeQueryNotFound       = 22
 	// goClientVersion is the `version` rocketmq-client-go puts in every request (its
 	// remote._Version); below 401, so the NameServer must answer in the default dialect.
 	goClientVersion = 317

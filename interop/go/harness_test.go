@@ -224,17 +224,22 @@ var namesrvReady = regexp.MustCompile(`The Name Server boot success.*address (\S
 
 // startNamesrv starts the Waymark NameServer on 127.0.0.1 port 0 (it binds a port the kernel
 // picks, so nothing is guessed free) with its KV store and config file in a temp dir, and
-// returns the address from its boot line.
-func startNamesrv(t *testing.T) string {
+// returns the address from its boot line. Each of settings ("key=value") is passed as
+// `--set key=value`.
+func startNamesrv(t *testing.T, settings ...string) string {
 	t.Helper()
 	bin := namesrvBin(t)
 	dir := t.TempDir()
-	_, m := startProc(t, "waymark namesrv", namesrvReady, 20*time.Second, []string{
+	argv := []string{
 		bin,
 		"--listen", "127.0.0.1:0",
 		"--set", "kvConfigPath=" + filepath.Join(dir, "kv.json"),
 		"--set", "configStorePath=" + filepath.Join(dir, "ns.properties"),
-	}, "NO_COLOR=1")
+	}
+	for _, s := range settings {
+		argv = append(argv, "--set", s)
+	}
+	_, m := startProc(t, "waymark namesrv", namesrvReady, 20*time.Second, argv, "NO_COLOR=1")
 	return m[1]
 }
 

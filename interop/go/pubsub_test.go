@@ -26,7 +26,23 @@ const (
 )
 
 func TestProduceConsumeWithJavaBroker(t *testing.T) {
-	ns := startNamesrv(t)
+	produceConsume(t, startNamesrv(t))
+}
+
+// topicRoute is where produceConsume's topic lives: enough to ask for its route again
+// and to know the answer.
+type topicRoute struct {
+	topic, cluster, brokerName, brokerAddr string
+}
+
+// produceConsume starts a Java broker registered with the NameServer ns and runs the Go
+// client against both: the admin creates a topic on the broker and finds its route
+// through ns, a producer sends messageCount messages and a push consumer must receive
+// exactly those. The Go clients reach ns through a recording proxy, and
+// every successful route answer they got must be what Java sends (checkRouteFrames).
+// It returns the topic and where it lives.
+func produceConsume(t *testing.T, ns string) topicRoute {
+	t.Helper()
 	brokerAddr := startBroker(t, ns) // the broker talks to Waymark directly
 	proxy := startProxy(t, ns)       // the Go clients go through the recording proxy
 	resolver := primitive.NewPassthroughResolver([]string{proxy.addr()})
@@ -183,7 +199,9 @@ func TestProduceConsumeWithJavaBroker(t *testing.T) {
 	}
 	t.Logf("sent %d, received %d distinct, per queue %v, broker %s at %s", len(sent), len(received), perQueue, brokerName, brokerAddr)
 
-	checkRouteFrames(t, proxy, topic, clusters[0], brokerName, brokerAddr)
+	route := topicRoute{topic: topic, cluster: clusters[0], brokerName: brokerName, brokerAddr: brokerAddr}
+	checkRouteFrames(t, proxy, route)
+	return route
 }
 
 // waitForRoute asks Waymark for the topic's route through the Go client until the broker
@@ -203,16 +221,21 @@ func waitForRoute(t *testing.T, ctx context.Context, adm admin.Admin, topic stri
 	}
 }
 
-// checkRouteFrames checks the GET_ROUTEINFO_BY_TOPIC exchanges the Go clients had for
-// topic: every successful answer must be the body Java would send to a version-317
-// client, i.e. fastjson's default dialect with an unquoted broker id
+// javaRouteBody is the GET_ROUTEINFO_BY_TOPIC body Java sends a version-317 client for
+// the route, i.e. fastjson's default dialect with an unquoted broker id
 // (spec/wire-protocol.md §9.1, §12.3).
-func checkRouteFrames(t *testing.T, proxy *frameProxy, topic, cluster, brokerName, brokerAddr string) {
-	t.Helper()
-	want := fmt.Sprintf(`{"brokerDatas":[{"brokerAddrs":{0:%s},"brokerName":%s,"cluster":%s,"enableActingMaster":false}],`+
+func javaRouteBody(r topicRoute) string {
+	return fmt.Sprintf(`{"brokerDatas":[{"brokerAddrs":{0:%s},"brokerName":%s,"cluster":%s,"enableActingMaster":false}],`+
 		`"filterServerTable":{},"queueDatas":[{"brokerName":%s,"perm":6,"readQueueNums":%d,"topicSysFlag":0,"writeQueueNums":%d}]}`,
-		fastjsonString(brokerAddr), fastjsonString(brokerName), fastjsonString(cluster),
-		fastjsonString(brokerName), queueCount, queueCount)
+		fastjsonString(r.brokerAddr), fastjsonString(r.brokerName), fastjsonString(r.cluster),
+		fastjsonString(r.brokerName), queueCount, queueCount)
+}
+
+// checkRouteFrames checks the GET_ROUTEINFO_BY_TOPIC exchanges the Go clients had for
+// the route's topic: every successful answer must be javaRouteBody.
+func checkRouteFrames(t *testing.T, proxy *frameProxy, r topicRoute) {
+	t.Helper()
+	topic, want := r.topic, javaRouteBody(r)
 	conns := map[int]bool{}
 	for _, ex := range proxy.routeQueries(topic) {
 		checkGoRequest(t, ex.req)
