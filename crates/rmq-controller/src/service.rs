@@ -103,7 +103,7 @@ impl ControllerService {
 }
 
 impl Service for ControllerService {
-    fn call(&self, conn: &ConnectionInfo, request: RemotingCommand) -> Reply {
+    fn call(&self, conn: &ConnectionInfo, mut request: RemotingCommand) -> Reply {
         let code = request.code;
         if matches!(code, RAFT_VOTE | RAFT_APPEND_ENTRIES | RAFT_FULL_SNAPSHOT) {
             if self.foreign_raft_peer(conn) {
@@ -138,9 +138,9 @@ impl Service for ControllerService {
                 let answer = match code {
                     RequestCode::BrokerHeartbeat => {
                         let now = self.node.now();
-                        let answer = request::heartbeat(
+                        let recorded = request::heartbeat(
                             &mut self.node.live(),
-                            &request,
+                            &mut request,
                             Some(conn.id().0),
                             now,
                         );
@@ -149,7 +149,7 @@ impl Service for ControllerService {
                         if request.is_oneway() {
                             return Reply::none();
                         }
-                        answer
+                        request::heartbeat_answer(recorded)
                     }
                     RequestCode::ControllerGetMetadataInfo => self.metadata(),
                     RequestCode::GetControllerConfig => config_requests::get(&self.node),

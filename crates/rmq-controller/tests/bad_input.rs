@@ -82,7 +82,7 @@ proptest! {
         for (i, command) in sequence.iter().enumerate() {
             let now = Millis(i as u64 * 100);
             if command.request_code() == RequestCode::BrokerHeartbeat {
-                let _ = request::heartbeat(&mut live, command, Some(1), now);
+                let _ = request::heartbeat(&mut live, &mut command.clone(), Some(1), now);
                 continue;
             }
             let decision = request::decide(

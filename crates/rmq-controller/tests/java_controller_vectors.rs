@@ -290,7 +290,12 @@ impl Replay {
         let code = request.request_code();
         match request::serving(code) {
             Serving::AnyNode if code == RequestCode::BrokerHeartbeat => {
-                Some(request::heartbeat(&mut self.live, request, Some(1), now))
+                Some(request::heartbeat_answer(request::heartbeat(
+                    &mut self.live,
+                    &mut request.clone(),
+                    Some(1),
+                    now,
+                )))
             }
             Serving::AnyNode => {
                 if code == RequestCode::UpdateControllerConfig {

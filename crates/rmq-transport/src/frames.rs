@@ -28,6 +28,14 @@ pub(crate) const FREE_FRAME_BYTES: usize = 4 * 1024;
 /// The read buffer a connection starts with.
 const READ_BUFFER_START: usize = 1024;
 
+/// Room left for a read, at least: a frame up to this size that arrived
+/// whole is taken with one `recv`. A buffer with only its last few hundred
+/// bytes left would cut every few frames in two, each half costing a
+/// `recv` (one-way heartbeats of about 300 bytes would take 4 `recv` per 3
+/// frames). Once the frames read before have been dropped, the room is made
+/// by moving back to the start of the same allocation, not by allocating.
+const MIN_READ_ROOM: usize = READ_BUFFER_START / 2;
+
 /// Read buffers that grew past this for one large frame are not kept.
 const SHRINK_ABOVE: usize = 64 * 1024;
 
@@ -112,7 +120,8 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                     if needed > FREE_FRAME_BYTES && self.large.is_none() {
                         self.take_budget(needed).await?;
                     }
-                    self.buf.reserve(needed.saturating_sub(self.buf.len()));
+                    let rest = needed.saturating_sub(self.buf.len());
+                    self.buf.reserve(rest.max(MIN_READ_ROOM));
                     let read = match &self.large {
                         Some((_, deadline)) => {
                             tokio::time::timeout_at(*deadline, self.io.read_buf(&mut self.buf))
@@ -180,5 +189,73 @@ fn header_len(buf: &[u8]) -> usize {
     match buf.get(5..8) {
         Some(&[a, b, c]) => u32::from_be_bytes([0, a, b, c]) as usize,
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use rmq_wire::RequestCode;
+    use tokio::io::ReadBuf;
+
+    use super::*;
+
+    /// A socket whose peer writes `arrivals` one after another: a read gets
+    /// what has arrived, up to the room it offers, as `recv` does.
+    struct Arrivals {
+        arrivals: VecDeque<Vec<u8>>,
+        reads: usize,
+    }
+
+    impl AsyncRead for Arrivals {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            self.reads += 1;
+            if let Some(front) = self.arrivals.front_mut() {
+                let n = front.len().min(buf.remaining());
+                buf.put_slice(&front[..n]);
+                front.drain(..n);
+                if front.is_empty() {
+                    self.arrivals.pop_front();
+                }
+            }
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    fn heartbeat_frame(opaque: i32) -> Vec<u8> {
+        let command = RemotingCommand::request(RequestCode::BrokerHeartbeat, opaque)
+            .with_remark("r".repeat(200));
+        let mut frame = BytesMut::new();
+        frame::encode(&command, &mut frame);
+        frame.to_vec()
+    }
+
+    /// Frames a few hundred bytes long that arrive one at a time are read
+    /// with one read each: the buffer keeps room for a whole one.
+    #[tokio::test]
+    async fn small_frames_arriving_one_at_a_time_take_one_read_each() {
+        let arrivals: VecDeque<Vec<u8>> = (0..12).map(heartbeat_frame).collect();
+        let frame_len = arrivals[0].len();
+        assert!((300..MIN_READ_ROOM).contains(&frame_len), "{frame_len}");
+        let limits = FrameLimits {
+            budget: FrameBudget::new(1 << 20),
+            frame_timeout: Duration::from_secs(1),
+            max_header_bytes: 64 * 1024,
+        };
+        let mut reader = FrameReader::new(Arrivals { arrivals, reads: 0 }, limits);
+        for opaque in 0..12 {
+            let received = reader.next().await.expect("a frame").expect("not closed");
+            assert_eq!(received.command.opaque, opaque);
+        }
+        assert!(reader.next().await.expect("closed cleanly").is_none());
+        // One read per frame, and the read that finds the peer gone.
+        assert_eq!(reader.io.reads, 13);
     }
 }

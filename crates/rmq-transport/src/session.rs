@@ -377,7 +377,7 @@ impl<S: Service> Reader<S> {
                     Ok(None) => return DisconnectReason::Closed,
                     Ok(Some(received)) => {
                         activity.touch();
-                        self.dispatch(received, permit.take());
+                        permit = self.dispatch(received, permit.take());
                     }
                     Err(ReadError::Io(error)) => return DisconnectReason::Error(error.to_string()),
                     Err(error) if self.untrusted_proxy_header(&error) => {
@@ -395,7 +395,15 @@ impl<S: Service> Reader<S> {
         }
     }
 
-    fn dispatch(&self, received: Received, permit: Option<OwnedSemaphorePermit>) {
+    /// Hands one request to the service. Gives the in-flight permit back
+    /// when nothing was queued with it (a one-way request served at once,
+    /// a stray response), for the next frame to use: taking a fresh one for
+    /// every frame locks the semaphore's waiter list to give it back.
+    fn dispatch(
+        &self,
+        received: Received,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Option<OwnedSemaphorePermit> {
         // The frame's budget is given back once the request is handled: its
         // body shares the frame's memory until then.
         let Received {
@@ -405,12 +413,11 @@ impl<S: Service> Reader<S> {
         if request.is_response() {
             tracing::debug!(conn = %self.info.id, peer = %self.info.peer, opaque = request.opaque,
                 code = request.code, "response matches no outstanding request, dropped");
-            return;
+            return permit;
         }
         let (opaque, oneway) = (request.opaque, request.is_oneway());
         if let Some(refusal) = self.oversized_field(&request) {
-            respond(&self.info.handle, Some(refusal), opaque, oneway, permit);
-            return;
+            return respond(&self.info.handle, Some(refusal), opaque, oneway, permit);
         }
         let reply = catch_unwind(AssertUnwindSafe(|| self.service.call(&self.info, request)))
             .unwrap_or_else(|panic| {
@@ -437,6 +444,7 @@ impl<S: Service> Reader<S> {
                     };
                     respond(&handle, response, opaque, oneway, permit);
                 });
+                None
             }
         }
     }
@@ -496,16 +504,20 @@ fn tls_hint(error: &ReadError) -> &'static str {
 
 /// Queues the answer to a request: the server, not the service, fixes the
 /// opaque, the response flag and the serialize type (as Java's remoting layer).
+/// The in-flight permit goes with the answer; it is given back when there is
+/// none to queue (no answer, or the request was one-way).
 fn respond(
     handle: &ConnectionHandle,
     response: Option<RemotingCommand>,
     opaque: i32,
     oneway: bool,
     permit: Option<OwnedSemaphorePermit>,
-) {
-    let Some(mut command) = response else { return };
+) -> Option<OwnedSemaphorePermit> {
+    let Some(mut command) = response else {
+        return permit;
+    };
     if oneway {
-        return;
+        return permit;
     }
     command.opaque = opaque;
     command.flag |= FLAG_RESPONSE;
@@ -517,6 +529,7 @@ fn respond(
         permit,
         charge,
     });
+    None
 }
 
 /// The text a panic was raised with (`panic!("...")` or a formatted one).
@@ -541,4 +554,87 @@ fn panic_response(
         .with_remark(format!("request handler panicked: {message}"));
     response.flag = FLAG_RESPONSE;
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use rmq_wire::RequestCode;
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::{ClientConfig, RpcClient};
+
+    /// Answers at once, except CONTROLLER_ELECT_MASTER, which waits for
+    /// `gate` (any two-way code would do).
+    struct Gated {
+        calls: AtomicUsize,
+        gate: Arc<Semaphore>,
+    }
+
+    impl Service for Gated {
+        fn call(&self, _conn: &ConnectionInfo, request: RemotingCommand) -> Reply {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let response = RemotingCommand::response_to(&request, ResponseCode::Success);
+            if request.code != i32::from(RequestCode::ControllerElectMaster) {
+                return Reply::ready(response);
+            }
+            let gate = self.gate.clone();
+            Reply::later(async move {
+                gate.acquire().await.ok()?.forget();
+                Some(response)
+            })
+        }
+    }
+
+    /// One-way requests answered at once give their in-flight slot back to
+    /// the reader, and the limit still holds after them.
+    #[tokio::test]
+    async fn oneway_requests_served_at_once_take_no_in_flight_slot() {
+        let service = Arc::new(Gated {
+            calls: AtomicUsize::new(0),
+            gate: Arc::new(Semaphore::new(0)),
+        });
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let config = ServerConfig {
+            max_in_flight: 2,
+            ..ServerConfig::default()
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(crate::run(listener, service.clone(), config, async {
+            let _ = stopped.await;
+        }));
+        let client = RpcClient::connect(addr, ClientConfig::default())
+            .await
+            .unwrap();
+        let heartbeat = RemotingCommand::request(RequestCode::BrokerHeartbeat, 0);
+        for _ in 0..10 {
+            client.invoke_oneway(heartbeat.clone()).unwrap();
+        }
+        let wait = Duration::from_secs(5);
+        let elections: Vec<_> = (0..5)
+            .map(|_| {
+                let client = client.clone();
+                let elect = RemotingCommand::request(RequestCode::ControllerElectMaster, 0);
+                tokio::spawn(async move { client.invoke(elect, wait).await })
+            })
+            .collect();
+        let calls = || service.calls.load(Ordering::SeqCst);
+        let deadline = Instant::now() + wait;
+        while calls() < 12 {
+            assert!(Instant::now() < deadline, "only {} calls", calls());
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(calls(), 12, "still only max_in_flight requests taken up");
+        service.gate.add_permits(5);
+        for election in elections {
+            assert!(election.await.unwrap().is_ok());
+        }
+        assert_eq!(calls(), 15);
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
+    }
 }

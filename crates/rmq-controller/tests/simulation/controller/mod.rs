@@ -174,13 +174,13 @@ impl Controller {
                 let reply = Msg::MetadataReply { req, leader };
                 ctx.send(Endpoint::Node(self.id), Endpoint::Broker(broker), reply);
             }
-            (Endpoint::Broker(_), Msg::Heartbeat { cmd, conn }) => {
+            (Endpoint::Broker(_), Msg::Heartbeat { mut cmd, conn }) => {
                 let now = self.now(ctx);
-                let answer =
-                    rmq_controller::request::heartbeat(&mut self.live, &cmd, Some(conn), now);
+                let recorded =
+                    rmq_controller::request::heartbeat(&mut self.live, &mut cmd, Some(conn), now);
                 assert!(
-                    answer.is_success(),
-                    "the model's heartbeat is well formed: {answer:?}"
+                    recorded.is_ok(),
+                    "the model's heartbeat is well formed: {recorded:?}"
                 );
             }
             (Endpoint::Broker(_), Msg::Closed { conn }) => {
