@@ -84,12 +84,19 @@ pub fn verify_received(
     version: i32,
     claimed: &str,
 ) -> bool {
+    let fields = received_fields(ext, version);
+    verify_fields(secret_key, &fields, body.unwrap_or_default(), claimed)
+}
+
+/// [`verify_received`] over ext-field values already in signing order
+/// ([`received_fields`]).
+pub fn verify_fields(secret_key: &str, fields: &[&str], body: &[u8], claimed: &str) -> bool {
     let mut mac = Hmac::<Sha1>::new_from_slice(secret_key.as_bytes())
         .expect("HMAC-SHA1 accepts a key of any length");
-    for value in received_fields(ext, version) {
+    for value in fields {
         mac.update(value.as_bytes());
     }
-    mac.update(body.unwrap_or_default());
+    mac.update(body);
     let expected = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
     expected.as_bytes().ct_eq(claimed.as_bytes()).into()
 }

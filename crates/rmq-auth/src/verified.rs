@@ -19,7 +19,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmq_wire::ExtFields;
 
@@ -38,7 +38,8 @@ pub struct VerifiedMemo {
 
 #[derive(Default)]
 struct Entries {
-    by_signature: HashMap<String, Entry>,
+    /// Shared, so that a lookup compares the bytes after the lock is let go.
+    by_signature: HashMap<String, Arc<Entry>>,
     /// Signatures in the order their entries were made: the oldest is
     /// evicted first.
     order: VecDeque<String>,
@@ -93,18 +94,15 @@ impl VerifiedMemo {
         claimed: &str,
     ) -> bool {
         let body = body.unwrap_or_default();
-        if self.budget == 0 {
-            return signature::verify_received(secret_key, ext, Some(body), version, claimed);
-        }
         let fields = signature::received_fields(ext, version);
         let signed_len = fields.iter().map(|value| value.len()).sum::<usize>() + body.len();
         if signed_len + ENTRY_OVERHEAD > self.budget {
-            return signature::verify_received(secret_key, ext, Some(body), version, claimed);
+            return signature::verify_fields(secret_key, &fields, body, claimed);
         }
         if self.recalls(secret_key, &fields, body, claimed) {
             return true;
         }
-        if !signature::verify_received(secret_key, ext, Some(body), version, claimed) {
+        if !signature::verify_fields(secret_key, &fields, body, claimed) {
             return false;
         }
         let entry = Entry {
@@ -117,8 +115,7 @@ impl VerifiedMemo {
     }
 
     fn recalls(&self, secret_key: &str, fields: &[&str], body: &[u8], claimed: &str) -> bool {
-        let entries = self.lock();
-        let Some(entry) = entries.by_signature.get(claimed) else {
+        let Some(entry) = self.lock().by_signature.get(claimed).cloned() else {
             return false;
         };
         entry.secret_key == secret_key
@@ -143,7 +140,9 @@ impl VerifiedMemo {
         }
         entries.bytes += cost;
         entries.order.push_back(signature.to_owned());
-        entries.by_signature.insert(signature.to_owned(), entry);
+        entries
+            .by_signature
+            .insert(signature.to_owned(), Arc::new(entry));
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
