@@ -150,6 +150,20 @@ async fn who_with_header(addr: SocketAddr, header: &[u8]) -> (Option<String>, So
 
 /// A v2 PROXY header over TCP from `source` to `destination` (the same
 /// family), with a PP2_TYPE_AUTHORITY TLV the server skips.
+/// A v1 and a v2 header naming `client` (IPv4), relayed to 192.0.2.1:9876.
+fn both_headers(client: &str) -> [Vec<u8>; 2] {
+    let source: SocketAddr = client.parse().unwrap();
+    let destination: SocketAddr = "192.0.2.1:9876".parse().unwrap();
+    let v1 = format!(
+        "PROXY TCP4 {} {} {} {}\r\n",
+        source.ip(),
+        destination.ip(),
+        source.port(),
+        destination.port()
+    );
+    [v1.into_bytes(), v2_header(source, destination)]
+}
+
 fn v2_header(source: SocketAddr, destination: SocketAddr) -> Vec<u8> {
     let mut block = Vec::new();
     let family = match (source, destination) {
@@ -268,14 +282,7 @@ async fn a_header_then_a_tls_handshake() {
     let client = tls_client(&pki);
     for mode in ["permissive", "enforcing"] {
         let server = serve(trusting("127.0.0.1", server_tls(&pki, mode))).await;
-        let variants = [
-            b"PROXY TCP4 203.0.113.8 192.0.2.1 40002 9876\r\n".to_vec(),
-            v2_header(
-                "203.0.113.8:40002".parse().unwrap(),
-                "192.0.2.1:9876".parse().unwrap(),
-            ),
-        ];
-        for header in variants {
+        for header in both_headers("203.0.113.8:40002") {
             let mut stream = TcpStream::connect(server.addr).await.unwrap();
             let proxy = stream.local_addr().unwrap();
             stream.write_all(&header).await.unwrap();
@@ -298,14 +305,7 @@ async fn a_header_in_single_byte_writes_arrives_whole() {
     let pki = Pki::new("proxy-split");
     for tls in [ServerTls::Disabled, server_tls(&pki, "permissive")] {
         let server = serve(trusting("127.0.0.1", tls)).await;
-        let variants = [
-            b"PROXY TCP4 203.0.113.9 192.0.2.1 40003 9876\r\n".to_vec(),
-            v2_header(
-                "203.0.113.9:40003".parse().unwrap(),
-                "192.0.2.1:9876".parse().unwrap(),
-            ),
-        ];
-        for header in variants {
+        for header in both_headers("203.0.113.9:40003") {
             let mut stream = TcpStream::connect(server.addr).await.unwrap();
             stream.set_nodelay(true).unwrap();
             let proxy = stream.local_addr().unwrap();
