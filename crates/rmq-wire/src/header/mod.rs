@@ -9,6 +9,7 @@ use crate::command::RemotingCommand;
 
 pub mod binary;
 pub mod json;
+mod json_plain;
 
 /// A header whose bytes cannot be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
