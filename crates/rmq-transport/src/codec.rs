@@ -85,7 +85,9 @@ mod tests {
         let mut codec = RemotingCodec::new();
         let mut buf = BytesMut::from(&16_777_213u32.to_be_bytes()[..]);
         match codec.decode(&mut buf) {
-            Err(CodecError::Frame(FrameError::TooLong(16_777_213))) => {}
+            Err(CodecError::Frame(FrameError::TooLong {
+                length: 16_777_213, ..
+            })) => {}
             other => panic!("unexpected {other:?}"),
         }
         let mut buf = BytesMut::from(&[0u8, 0, 0, 6, 7, 0, 0, 2, b'{', b'}'][..]);

@@ -46,6 +46,8 @@ pub(crate) struct FrameLimits {
     /// How long a frame that needed budget may take to arrive whole,
     /// waiting for the budget included.
     pub(crate) frame_timeout: Duration,
+    /// Largest length word accepted ([`frame::max_length_field`]).
+    pub(crate) max_length_field: usize,
     /// Largest header accepted, in bytes.
     pub(crate) max_header_bytes: usize,
 }
@@ -114,7 +116,9 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// reader.
     pub(crate) async fn next(&mut self) -> Result<Option<Received>, ReadError> {
         loop {
-            match frame::check(&self.buf).map_err(ReadError::Frame)? {
+            match frame::check_within(&self.buf, self.limits.max_length_field)
+                .map_err(ReadError::Frame)?
+            {
                 FrameStatus::Complete { len } => return self.split(len).map(Some),
                 FrameStatus::Incomplete { needed } => {
                     if needed > FREE_FRAME_BYTES && self.large.is_none() {
@@ -247,6 +251,7 @@ mod tests {
         let limits = FrameLimits {
             budget: FrameBudget::new(1 << 20),
             frame_timeout: Duration::from_secs(1),
+            max_length_field: frame::MAX_LENGTH_FIELD,
             max_header_bytes: 64 * 1024,
         };
         let mut reader = FrameReader::new(Arrivals { arrivals, reads: 0 }, limits);

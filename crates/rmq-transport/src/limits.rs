@@ -17,6 +17,7 @@ rmq_protocol::java_options! {
         max_connections_per_ip: i32 = "maxConnectionsPerIp", |_, _| 4_096;
         partial_frame_budget_bytes: i64 = "partialFrameBudgetBytes", |_, _| 128 << 20;
         frame_read_timeout_seconds: i32 = "frameReadTimeoutSeconds", |_, _| 60;
+        frame_max_length: i64 = "com.rocketmq.remoting.frameMaxLength", |_, _| 16 << 20;
         max_header_bytes: i32 = "maxHeaderBytes", |_, _| 64 * 1024;
         max_header_field_bytes: i32 = "maxHeaderFieldBytes", |_, _| 32 * 1024;
         response_budget_bytes_per_connection: i64 = "responseBudgetBytesPerConnection", |_, _| 32 << 20;
@@ -48,6 +49,9 @@ impl ServerLimits {
     /// zero would refuse everything), and the trusted proxies a list
     /// [`ProxyProtocol::parse`] takes. `Ok` for keys that are not these.
     pub fn check(key: &str, value: &str) -> Result<(), String> {
+        if key == FRAME_MAX_LENGTH_KEY {
+            return check_frame_max_length(value);
+        }
         if key == ProxyProtocol::KEY {
             ServerLimits::check_update(key, value)?;
             return ProxyProtocol::parse(value)
@@ -67,6 +71,22 @@ impl ServerLimits {
         ProxyProtocol::parse(&self.proxy_protocol_trusted_addresses).unwrap_or_default()
     }
 
+    /// Logs at start-up what the limits together make of a single key: a
+    /// frame limit above the partial-frame budget would let a frame be
+    /// announced that can never get the budget to be read, so such a frame
+    /// waits out `frameReadTimeoutSeconds` and its connection is closed.
+    pub fn log_start(&self) {
+        self.proxy_protocol().log_start();
+        if self.frame_max_length > self.partial_frame_budget_bytes {
+            tracing::warn!(
+                "{FRAME_MAX_LENGTH_KEY}={} is above partialFrameBudgetBytes={}: frames longer \
+                 than the budget are closed after frameReadTimeoutSeconds; raise the budget too",
+                self.frame_max_length,
+                self.partial_frame_budget_bytes
+            );
+        }
+    }
+
     /// Sets these limits on `config`.
     pub fn apply_to(&self, config: &mut ServerConfig) {
         let size = rmq_protocol::options::limit_size;
@@ -75,11 +95,49 @@ impl ServerLimits {
         config.frame_budget = size(self.partial_frame_budget_bytes);
         config.frame_timeout =
             Duration::from_secs(u64::try_from(self.frame_read_timeout_seconds.max(1)).unwrap_or(1));
+        config.max_frame_bytes =
+            size(self.frame_max_length).clamp(MIN_FRAME_MAX_LENGTH, MAX_FRAME_MAX_LENGTH);
         config.max_header_bytes = size(self.max_header_bytes.into());
         config.max_header_field_bytes = size(self.max_header_field_bytes.into());
         config.response_budget_per_connection = size(self.response_budget_bytes_per_connection);
         config.response_budget = size(self.response_budget_bytes);
         config.proxy_protocol = self.proxy_protocol();
+    }
+}
+
+/// Java's name for the frame limit (a system property there, read by
+/// `NettyDecoder`), taken unchanged as Waymark's key: the whole frame,
+/// length prefix included, in bytes.
+pub const FRAME_MAX_LENGTH_KEY: &str = "com.rocketmq.remoting.frameMaxLength";
+
+/// The smallest frame limit: room for the largest header
+/// (`maxHeaderBytes`' own ceiling is the operator's business; 64 KiB is
+/// what every request Waymark serves fits in).
+const MIN_FRAME_MAX_LENGTH: usize = 64 * 1024;
+
+/// The largest frame limit, 200 MiB. A length word above it is what the
+/// first bytes of a PROXY protocol v2 header (`\r\n\r\n`, 218 MB) or of a
+/// TLS record (0x16…, 369 MB and up) read as, and the server tells those
+/// from frames by their being over the limit.
+const MAX_FRAME_MAX_LENGTH: usize = 200 << 20;
+
+/// Why `value` is not a frame limit.
+fn check_frame_max_length(value: &str) -> Result<(), String> {
+    let bytes: i64 = value.trim().parse().map_err(|_| {
+        format!(
+            "invalid value for {FRAME_MAX_LENGTH_KEY}: {value:?} is not a whole number of bytes"
+        )
+    })?;
+    let allowed = MIN_FRAME_MAX_LENGTH as i64..=MAX_FRAME_MAX_LENGTH as i64;
+    if allowed.contains(&bytes) {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid value for {FRAME_MAX_LENGTH_KEY}: {bytes} bytes; it must be between \
+             {} (64 KiB) and {} (200 MiB)",
+            allowed.start(),
+            allowed.end()
+        ))
     }
 }
 
@@ -168,6 +226,27 @@ mod tests {
             "{error}"
         );
         assert!(ServerLimits::check(ProxyProtocol::KEY, "10.0.0.1\n").is_err());
+    }
+
+    #[test]
+    fn the_frame_limit_takes_javas_key_within_its_bounds() {
+        let mut config = ServerConfig::default();
+        ServerLimits::new().apply_to(&mut config);
+        assert_eq!(config.max_frame_bytes, 16 << 20);
+        let properties = [(FRAME_MAX_LENGTH_KEY, "67108864")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ServerLimits::from_properties(&properties).apply_to(&mut config);
+        assert_eq!(config.max_frame_bytes, 64 << 20);
+        assert_eq!(
+            ServerLimits::check(FRAME_MAX_LENGTH_KEY, "67108864"),
+            Ok(())
+        );
+        for refused in ["1024", "209715201", "-1", "16M"] {
+            let error = ServerLimits::check(FRAME_MAX_LENGTH_KEY, refused).unwrap_err();
+            assert!(error.contains(FRAME_MAX_LENGTH_KEY), "{error}");
+        }
     }
 
     #[test]

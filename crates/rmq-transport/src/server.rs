@@ -152,6 +152,13 @@ pub struct ServerConfig {
     /// for the frame budget included; then its connection is closed, so that
     /// slow senders cannot hold the budget. Default 60 s.
     pub frame_timeout: Duration,
+    /// Largest whole frame, length prefix included, as Java's
+    /// `com.rocketmq.remoting.frameMaxLength` counts it; a longer length word
+    /// closes its connection before anything of the frame is read. Default
+    /// 16 MiB, Java's. A raised limit lets a broker with more topics than
+    /// 16 MiB of JSON register; such a frame is still read only within
+    /// [`frame_budget`](ServerConfig::frame_budget).
+    pub max_frame_bytes: usize,
     /// Largest request header, in bytes; a larger one closes its connection
     /// before it is decoded. Default 64 KiB.
     pub max_header_bytes: usize,
@@ -217,6 +224,7 @@ impl Default for ServerConfig {
             max_connections_per_ip: 4096,
             frame_budget: 128 << 20,
             frame_timeout: Duration::from_secs(60),
+            max_frame_bytes: rmq_wire::frame::DEFAULT_MAX_FRAME_BYTES,
             max_header_bytes: 64 * 1024,
             max_header_field_bytes: 32 * 1024,
             response_budget_per_connection: 32 << 20,

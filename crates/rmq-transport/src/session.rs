@@ -258,6 +258,7 @@ async fn run<S, R, W>(
         FrameLimits {
             budget: life.frame_budget.clone(),
             frame_timeout: config.frame_timeout,
+            max_length_field: rmq_wire::frame::max_length_field(config.max_frame_bytes),
             max_header_bytes: config.max_header_bytes,
         },
     );
@@ -454,7 +455,7 @@ impl<S: Service> Reader<S> {
     /// and the peer is not a trusted proxy, so its header arrives here, as a
     /// length word far over the limit.
     fn untrusted_proxy_header(&self, error: &ReadError) -> bool {
-        let ReadError::Frame(FrameError::TooLong(length)) = error else {
+        let ReadError::Frame(FrameError::TooLong { length, .. }) = error else {
             return false;
         };
         let word = u32::try_from(*length).unwrap_or(0).to_be_bytes();
@@ -494,7 +495,7 @@ impl<S: Service> Reader<S> {
 /// handshake on a server that takes no TLS (a length word starting 0x16).
 fn tls_hint(error: &ReadError) -> &'static str {
     match error {
-        ReadError::Frame(FrameError::TooLong(length)) if length >> 24 == 0x16 => {
+        ReadError::Frame(FrameError::TooLong { length, .. }) if length >> 24 == 0x16 => {
             "; it looks like a TLS handshake, and TLS is not enabled on this server \
              (tls.server.mode disabled, or no tls.server.certPath)"
         }

@@ -6,7 +6,9 @@
 //!
 //! [`check`] says whether a buffer holds a whole frame (an incomplete frame is
 //! "need more bytes", not an error); [`decode`] turns one whole frame into a
-//! [`RemotingCommand`]; [`encode`] writes one. Limits are Java's exactly.
+//! [`RemotingCommand`]; [`encode`] writes one. Limits are Java's exactly,
+//! except that a reader may raise the length limit ([`check_within`]), as
+//! Java's `com.rocketmq.remoting.frameMaxLength` does.
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -14,9 +16,20 @@ use crate::code::SerializeType;
 use crate::command::RemotingCommand;
 use crate::header::{self, HeaderDecodeError};
 
-/// Largest allowed value of the length word: a whole frame, prefix included,
-/// is at most 16 MiB (Java's `LengthFieldBasedFrameDecoder(16777216, 0, 4, 0, 4)`).
+/// Largest allowed value of the length word by default: a whole frame,
+/// prefix included, is at most 16 MiB (Java's
+/// `LengthFieldBasedFrameDecoder(16777216, 0, 4, 0, 4)`).
 pub const MAX_LENGTH_FIELD: usize = 16_777_212;
+
+/// Java's default for `com.rocketmq.remoting.frameMaxLength`: the largest
+/// whole frame, length prefix included.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = MAX_LENGTH_FIELD + 4;
+
+/// The largest length word a frame limit of `max_frame_bytes` (a whole frame,
+/// prefix included, as Java's `frameMaxLength` counts) allows.
+pub fn max_length_field(max_frame_bytes: usize) -> usize {
+    max_frame_bytes.saturating_sub(4)
+}
 
 /// Smallest valid length word: the type-and-header-length word alone.
 const MIN_LENGTH_FIELD: usize = 4;
@@ -24,9 +37,15 @@ const MIN_LENGTH_FIELD: usize = 4;
 /// A frame that cannot be decoded. The connection it came on must be closed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FrameError {
-    /// The length word is above [`MAX_LENGTH_FIELD`].
-    #[error("frame length {0} exceeds the maximum of {MAX_LENGTH_FIELD}")]
-    TooLong(usize),
+    /// The length word is above the reader's limit ([`MAX_LENGTH_FIELD`]
+    /// unless raised).
+    #[error("frame length {length} exceeds the maximum of {max}")]
+    TooLong {
+        /// The length word.
+        length: usize,
+        /// The largest length word the reader accepts.
+        max: usize,
+    },
     /// The length word is too small to hold the header-length word.
     #[error("frame length {0} is shorter than the 4-byte header-length word")]
     TooShort(usize),
@@ -68,15 +87,24 @@ pub enum FrameStatus {
     },
 }
 
-/// Checks the start of `buf` without consuming it. Errors only for a length
-/// word that no valid frame can have.
+/// Checks the start of `buf` without consuming it, with Java's default
+/// limit. Errors only for a length word that no valid frame can have.
 pub fn check(buf: &[u8]) -> Result<FrameStatus, FrameError> {
+    check_within(buf, MAX_LENGTH_FIELD)
+}
+
+/// [`check`] with the largest acceptable length word given (see
+/// [`max_length_field`]).
+pub fn check_within(buf: &[u8], max_length_field: usize) -> Result<FrameStatus, FrameError> {
     let Some(word) = buf.get(..4) else {
         return Ok(FrameStatus::Incomplete { needed: 4 });
     };
     let length = u32::from_be_bytes([word[0], word[1], word[2], word[3]]) as usize;
-    if length > MAX_LENGTH_FIELD {
-        return Err(FrameError::TooLong(length));
+    if length > max_length_field {
+        return Err(FrameError::TooLong {
+            length,
+            max: max_length_field,
+        });
     }
     if length < MIN_LENGTH_FIELD {
         return Err(FrameError::TooShort(length));
@@ -90,9 +118,11 @@ pub fn check(buf: &[u8]) -> Result<FrameStatus, FrameError> {
 }
 
 /// Decodes one whole frame (length prefix included, as [`check`] measured it).
-/// The body shares `frame`'s memory.
+/// The body shares `frame`'s memory. The length limit is the reader's, applied
+/// by [`check_within`] before the bytes were read; here the frame is in
+/// memory already and any length a length word can hold is decoded.
 pub fn decode(frame: Bytes) -> Result<RemotingCommand, FrameError> {
-    let len = match check(&frame)? {
+    let len = match check_within(&frame, u32::MAX as usize)? {
         FrameStatus::Complete { len } => len,
         FrameStatus::Incomplete { needed } => return Err(FrameError::TooShort(needed - 4)),
     };
@@ -176,8 +206,36 @@ mod tests {
             })
         );
         let over = (MAX_LENGTH_FIELD as u32 + 1).to_be_bytes();
-        assert_eq!(check(&over), Err(FrameError::TooLong(MAX_LENGTH_FIELD + 1)));
+        assert_eq!(
+            check(&over),
+            Err(FrameError::TooLong {
+                length: MAX_LENGTH_FIELD + 1,
+                max: MAX_LENGTH_FIELD
+            })
+        );
         assert_eq!(check(&[0, 0, 0, 3]), Err(FrameError::TooShort(3)));
+    }
+
+    #[test]
+    fn a_raised_limit_admits_longer_frames_and_no_more() {
+        let limit = max_length_field(64 << 20);
+        assert_eq!(limit, (64 << 20) - 4);
+        assert_eq!(max_length_field(DEFAULT_MAX_FRAME_BYTES), MAX_LENGTH_FIELD);
+        let over_default = (MAX_LENGTH_FIELD as u32 + 1).to_be_bytes();
+        assert_eq!(
+            check_within(&over_default, limit),
+            Ok(FrameStatus::Incomplete {
+                needed: MAX_LENGTH_FIELD + 5
+            })
+        );
+        let over = (limit as u32 + 1).to_be_bytes();
+        assert_eq!(
+            check_within(&over, limit),
+            Err(FrameError::TooLong {
+                length: limit + 1,
+                max: limit
+            })
+        );
     }
 
     #[test]

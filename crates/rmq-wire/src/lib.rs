@@ -17,4 +17,4 @@ pub mod lenient;
 pub use code::{LanguageCode, RequestCode, ResponseCode, SerializeType};
 pub use command::{RemotingCommand, CURRENT_VERSION, FLAG_ONEWAY, FLAG_RESPONSE};
 pub use ext_fields::{ExtFields, ExtReader, ExtWriter, FromExtFields, HeaderError, ToExtFields};
-pub use frame::{FrameError, FrameStatus, MAX_LENGTH_FIELD};
+pub use frame::{FrameError, FrameStatus, DEFAULT_MAX_FRAME_BYTES, MAX_LENGTH_FIELD};

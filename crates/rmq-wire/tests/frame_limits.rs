@@ -26,11 +26,17 @@ fn length_16_777_212_is_accepted_and_16_777_213_rejected() {
     );
     assert_eq!(
         frame::check(&16_777_213u32.to_be_bytes()),
-        Err(FrameError::TooLong(16_777_213))
+        Err(FrameError::TooLong {
+            length: 16_777_213,
+            max: MAX_LENGTH_FIELD
+        })
     );
     assert_eq!(
         frame::check(&u32::MAX.to_be_bytes()),
-        Err(FrameError::TooLong(u32::MAX as usize))
+        Err(FrameError::TooLong {
+            length: u32::MAX as usize,
+            max: MAX_LENGTH_FIELD
+        })
     );
 
     // A frame of exactly the maximum size decodes, body included.

@@ -80,7 +80,7 @@ fn main() -> anyhow::Result<()> {
     security.log_start(
         "register broker replicas, elect masters and change the controller's configuration",
     );
-    limits.proxy_protocol().log_start();
+    limits.log_start();
     let serialize_type = match std::env::var("ROCKETMQ_SERIALIZE_TYPE") {
         Err(_) => SerializeType::Json,
         Ok(name) => SerializeType::from_name(&name).with_context(|| {

@@ -137,7 +137,7 @@ fn main() -> anyhow::Result<()> {
     security.log_start(
         "register, unregister and wipe brokers and change the KV store and configuration",
     );
-    limits.proxy_protocol().log_start();
+    limits.log_start();
     if let Some(controller) = &controller {
         for warning in controller.warnings(&ControllerConfig::from_env()) {
             tracing::warn!("controller: {warning}");

@@ -13,6 +13,7 @@ mod configuration;
 mod embedded_controller;
 mod hostile_peers;
 mod kv_and_config;
+mod large_registration;
 mod liveness;
 mod notify;
 mod route_and_topic_requests;
