@@ -49,8 +49,17 @@ when no leader was found, each controller's reason; with sync-state-set -c the
 JSON document adds \"nameServers\", each NameServer's broker names of the
 cluster.
 
+mqadmin's command names work too, with mqadmin's options for their
+arguments: clusterList, topicRoute -t T, topicList, deleteTopic -t T [-c C],
+updateKvConfig -s NS -k K -v V, deleteKvConfig -s NS -k K, wipeWritePerm -b B,
+addWritePerm -b B, getNamesrvConfig, updateNamesrvConfig -k K -v V,
+getControllerMetaData, getSyncStateSet, electMaster, cleanBrokerMetadata,
+getControllerConfig, updateControllerConfig (the controller ones with -a and
+the options rmq-admin's controller commands share with mqadmin).
+
 Examples:
   rmq-admin -n 127.0.0.1:9876 cluster list
+  rmq-admin -n 127.0.0.1:9876 topicRoute -t TopicTest
   NAMESRV_ADDR='10.0.0.1:9876;10.0.0.2:9876' rmq-admin namesrv diff
   rmq-admin -n 127.0.0.1:9876 --json topic route TopicTest
   rmq-admin controller -a '10.0.0.1:9878;10.0.0.2:9878' metadata

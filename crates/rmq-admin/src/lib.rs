@@ -41,6 +41,7 @@ pub mod commands;
 pub mod controller;
 pub mod diff;
 pub mod error;
+pub mod mqadmin_names;
 pub mod namesrv;
 pub mod output;
 pub mod security;

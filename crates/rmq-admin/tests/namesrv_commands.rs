@@ -292,4 +292,44 @@ fn broker_perms_and_member_group() {
     let group = &run.json()["results"][0]["result"]["brokerMemberGroup"];
     assert_eq!(group["brokerName"], "nobody");
     assert_eq!(group["brokerAddrs"], serde_json::json!({}));
+
+    // A broker name no NameServer knows is a failure, not "0 topics changed".
+    for command in ["wipe-write-perm", "add-write-perm"] {
+        let run = admin(&["-n", a, "broker", command, "broker-typo"]);
+        assert_eq!(run.code, 3, "{command}: {run:?}");
+        assert!(
+            run.stderr.contains("\"broker-typo\""),
+            "{command}: {}",
+            run.stderr
+        );
+        assert!(
+            !run.stdout.contains("broker-typo"),
+            "{command}: {}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn mqadmin_command_names_run_the_same_commands() {
+    let (ns, _brokers) = loaded();
+    let a = &ns.addr;
+    let pairs: [(&[&str], &[&str]); 3] = [
+        (
+            &["topicRoute", "-t", "TopicTest"],
+            &["topic", "route", "TopicTest"],
+        ),
+        (&["clusterList"], &["cluster", "list"]),
+        (&["getNamesrvConfig"], &["config", "get"]),
+    ];
+    for (mqadmin, own) in pairs {
+        let alias = admin(&[&["-n", a.as_str()], mqadmin].concat());
+        let written_out = admin(&[&["-n", a.as_str()], own].concat());
+        assert_eq!(alias.code, 0, "{mqadmin:?}: {alias:?}");
+        assert_eq!(alias.stdout, written_out.stdout, "{mqadmin:?}");
+    }
+    let run = admin(&["-n", a, "updateKvConfig", "-s", "NS", "-k", "K", "-v", "V"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = admin(&["-n", a, "kv", "get", "NS", "K"]);
+    assert!(run.has_row(&[a, "V"]), "{}", run.stdout);
 }

@@ -161,7 +161,7 @@ fn tools_yml_signs_when_named_and_from_rocketmq_home() {
     let put = |extra: &[&str], env: &[(&str, &str)]| {
         let mut args = vec!["-n", ns.addr.as_str()];
         args.extend_from_slice(extra);
-        args.extend_from_slice(&["broker", "wipe-write-perm", "broker-a"]);
+        args.extend_from_slice(&["kv", "put", "ORDER_TOPIC_CONFIG", "TopicB", "broker-a:4"]);
         admin_env(&args, env)
     };
 

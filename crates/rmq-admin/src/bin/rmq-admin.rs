@@ -8,7 +8,10 @@ use rmq_admin::cli::Cli;
 use rmq_admin::error::EXIT_FAILED;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // mqadmin's command names (clusterList, topicRoute -t T, ...) are aliases.
+    let cli = Cli::parse_from(rmq_admin::mqadmin_names::expand(
+        std::env::args_os().collect(),
+    ));
     let addrs = rmq_admin::addrs(&cli).unwrap_or_else(|error| error.exit());
     let env = |name: &str| std::env::var(name).ok();
     let (connect, messages) =

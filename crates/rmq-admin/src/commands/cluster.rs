@@ -71,11 +71,26 @@ struct PermResult {
 }
 
 /// `broker wipe-write-perm` / `broker add-write-perm`.
+///
+/// A NameServer answers both with a count of 0 for a broker name it has
+/// never heard of, the same as for a known broker without topics, so a typo
+/// would look like success. Each NameServer is asked for its cluster view
+/// first, and one that does not list the broker is a failure naming it,
+/// with nothing sent to change.
 pub async fn write_perm(target: Target<'_>, broker_name: &str, change: PermChange) -> Report {
     let command = request_for(change, broker_name);
     let answers = fan_out(target.addrs, target.connect, |session| {
         let command = command.clone();
         async move {
+            let info = session
+                .call_json::<ClusterInfo>(RequestCode::GetBrokerClusterInfo, None)
+                .await?;
+            if !info.broker_addr_table.contains_key(broker_name) {
+                return Err(CallError::NotFound(format!(
+                    "no broker named {broker_name:?} is registered with this NameServer; \
+                     `cluster list` shows the broker names"
+                )));
+            }
             let response = session.call(command).await?;
             let unreadable = |e: rmq_wire::HeaderError| CallError::Decode(e.to_string());
             let mut result = PermResult {
