@@ -125,11 +125,13 @@ pub struct Args {
     /// brokerPermission (6 = read|write, 4 = read-only, 2 = write-only).
     #[arg(long, default_value_t = 6)]
     pub permission: i32,
-    /// Register once (masters first, then slaves) and exit. The NameServers
-    /// drop the brokers when the connections close.
+    /// Register once (masters first, then slaves) and exit. Exiting closes
+    /// the connections, and a NameServer drops a broker whose registration
+    /// connection closes: the brokers leave the routes at once.
     #[arg(long, conflicts_with = "duration")]
     pub once: bool,
-    /// Run this long, then unregister and exit (default: until Ctrl-C).
+    /// Run this long, then unregister and exit (default: until Ctrl-C or
+    /// SIGTERM, which unregister too).
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<Duration>,
     /// Delay between the starts of consecutive brokers.
@@ -286,7 +288,14 @@ async fn run(args: Args) -> anyhow::Result<bool> {
     let fleet =
         fleet::build(&args, &security, &namesrv).context("cannot build the simulated brokers")?;
     if args.once {
-        return Ok(fleet::register_once(&fleet, args.stagger).await);
+        let registered = fleet::register_once(&fleet, args.stagger).await;
+        eprintln!(
+            "note: --once exits now, closing its connections, and a NameServer drops a broker \
+             whose registration connection closes: these brokers leave the routes at once. \
+             Run without --once to keep them registered (re-registering every 30 s) until \
+             Ctrl-C or SIGTERM, when they unregister as Java brokers do."
+        );
+        return Ok(registered);
     }
 
     let mut running = Vec::new();
@@ -309,9 +318,7 @@ async fn run(args: Args) -> anyhow::Result<bool> {
     }
     match args.duration {
         Some(duration) => tokio::time::sleep(duration).await,
-        None => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
+        None => stop_requested().await,
     }
     for run in running {
         let registrar = run.registrar().clone();
@@ -333,6 +340,24 @@ async fn run(args: Args) -> anyhow::Result<bool> {
         printer.abort();
     }
     Ok(true)
+}
+
+/// Ctrl-C or SIGTERM. A Java broker unregisters from every NameServer on
+/// both (its shutdown hook); `kill`, systemd and container runtimes send
+/// SIGTERM.
+pub async fn stop_requested() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// Writes one line to stdout (ignoring a closed pipe).

@@ -98,9 +98,7 @@ pub async fn run(
     let end = async {
         match args.duration {
             Some(duration) => tokio::time::sleep(duration).await,
-            None => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+            None => crate::stop_requested().await,
         }
     };
     tokio::pin!(stop_master, end);
