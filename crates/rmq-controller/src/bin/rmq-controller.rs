@@ -54,6 +54,8 @@ fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,openraft=error")),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only for a terminal: in a redirected log file they are noise.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
 
     let (config, limits, properties) = load_config(&args)?;

@@ -84,3 +84,14 @@ async fn config_file_is_loaded_and_becomes_the_store() {
         "{rewritten}"
     );
 }
+
+/// A log going to a file (stderr not a terminal) is plain text: no colour codes.
+#[test]
+fn a_redirected_log_has_no_colour_codes() {
+    let dir = TempDir::new();
+    let server = Server::start(&dir, &[]);
+    server.stop();
+    let log = read(&dir.path("server.log"));
+    assert!(log.contains("INFO"), "nothing logged at info:\n{log}");
+    assert!(!log.contains('\u{1b}'), "colour codes in the log:\n{log}");
+}
