@@ -1,7 +1,8 @@
 //! Test support shared by the crates' integration tests: the NameServer
 //! under test as a child process ([`Namesrv`]), the few admin requests
 //! the tests send it ([`admin`]), Waymark's controller as child processes
-//! ([`Controller`]), and loopback ports ([`ports`]).
+//! ([`Controller`]), loopback ports ([`ports`]), and a peer host that can
+//! vanish without a FIN ([`netns`]).
 //!
 //! Which NameServer runs is a parameter of the test run, not of the test:
 //! by default Waymark's `rmq-namesrv` binary; with the environment variable
@@ -15,6 +16,7 @@
 
 pub mod admin;
 mod controller;
+pub mod netns;
 pub mod pki;
 pub mod ports;
 mod process;

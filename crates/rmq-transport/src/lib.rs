@@ -33,6 +33,14 @@
 //! does; unlike Java, only from the peers [`ServerConfig::proxy_protocol`]
 //! trusts (nobody by default). The client it names is
 //! [`ConnectionInfo::peer`].
+//!
+//! # Dead peers
+//!
+//! [`keepalive`] sets TCP keepalive and TCP_USER_TIMEOUT on every accepted
+//! connection ([`ServerConfig::keepalive`]), so that a peer gone without FIN
+//! or RST (power loss, a cut link) is closed within seconds and its
+//! `on_disconnect` runs, where Java's server (SO_KEEPALIVE off) waits for its
+//! idle close.
 
 pub mod auth;
 mod budget;
@@ -42,6 +50,7 @@ pub mod connection;
 pub mod durable;
 pub mod error;
 mod frames;
+pub mod keepalive;
 pub mod limits;
 pub mod proxy_protocol;
 pub mod server;
@@ -53,6 +62,7 @@ pub use client::{ClientConfig, RequestHook, RpcClient};
 pub use codec::RemotingCodec;
 pub use connection::{ConnId, ConnectionHandle, ConnectionInfo, DisconnectReason, Outbox};
 pub use error::{ClientError, CodecError, ConnectionClosed};
+pub use keepalive::Keepalive;
 pub use limits::ServerLimits;
 pub use proxy_protocol::ProxyProtocol;
 pub use server::{run, Reply, ServerConfig, Service};

@@ -1,12 +1,16 @@
 //! The keys that set a server's connection and memory limits
-//! ([`ServerConfig`]'s budgets) and the proxies it trusts
-//! (`proxyProtocolTrustedAddresses`, [`ServerConfig::proxy_protocol`]),
+//! ([`ServerConfig`]'s budgets), the proxies it trusts
+//! (`proxyProtocolTrustedAddresses`, [`ServerConfig::proxy_protocol`]) and
+//! how it detects dead peers (`tcpKeepalive*`, `tcpUserTimeoutMillis`,
+//! [`ServerConfig::keepalive`]),
 //! read from the same properties file and `--set` options as the Java keys.
 //! Java has no such keys, so these are Waymark's own; a Java server given
 //! the same file ignores them.
 
+use std::ops::RangeInclusive;
 use std::time::Duration;
 
+use crate::keepalive::Keepalive;
 use crate::proxy_protocol::ProxyProtocol;
 use crate::server::ServerConfig;
 
@@ -23,6 +27,10 @@ rmq_protocol::java_options! {
         response_budget_bytes_per_connection: i64 = "responseBudgetBytesPerConnection", |_, _| 32 << 20;
         response_budget_bytes: i64 = "responseBudgetBytes", |_, _| 256 << 20;
         proxy_protocol_trusted_addresses: String = "proxyProtocolTrustedAddresses", |_, _| String::new();
+        tcp_keepalive_idle_seconds: i32 = "tcpKeepaliveIdleSeconds", |_, _| 5;
+        tcp_keepalive_interval_seconds: i32 = "tcpKeepaliveIntervalSeconds", |_, _| 2;
+        tcp_keepalive_probes: i32 = "tcpKeepaliveProbes", |_, _| 5;
+        tcp_user_timeout_millis: i32 = "tcpUserTimeoutMillis", |_, _| 15_000;
     }
 }
 
@@ -46,8 +54,10 @@ impl ServerLimits {
 
     /// Why `key` may not be `value` at start-up: the type check of
     /// [`ServerLimits::check_update`], every limit at least 1 (a limit of
-    /// zero would refuse everything), and the trusted proxies a list
-    /// [`ProxyProtocol::parse`] takes. `Ok` for keys that are not these.
+    /// zero would refuse everything), the keepalive keys within what the
+    /// kernel takes (0 turns the idle time and the user timeout off), and
+    /// the trusted proxies a list [`ProxyProtocol::parse`] takes. `Ok` for
+    /// keys that are not these.
     pub fn check(key: &str, value: &str) -> Result<(), String> {
         if key == FRAME_MAX_LENGTH_KEY {
             return check_frame_max_length(value);
@@ -57,6 +67,10 @@ impl ServerLimits {
             return ProxyProtocol::parse(value)
                 .map(drop)
                 .map_err(|error| format!("invalid value for {key}: {error}"));
+        }
+        if let Some((_, allowed, zero)) = KEEPALIVE_RANGES.iter().find(|(k, ..)| *k == key) {
+            ServerLimits::check_update(key, value)?;
+            return check_in_range(key, value, allowed, *zero);
         }
         if !ServerLimits::KEYS.contains(&key) {
             return Ok(());
@@ -102,7 +116,51 @@ impl ServerLimits {
         config.response_budget_per_connection = size(self.response_budget_bytes_per_connection);
         config.response_budget = size(self.response_budget_bytes);
         config.proxy_protocol = self.proxy_protocol();
+        config.keepalive = Keepalive::from_settings(
+            self.tcp_keepalive_idle_seconds.into(),
+            self.tcp_keepalive_interval_seconds.into(),
+            self.tcp_keepalive_probes.into(),
+            self.tcp_user_timeout_millis.into(),
+        );
     }
+}
+
+/// The keepalive keys, what each takes and what 0 means if it takes 0.
+/// The ceilings are Linux's (`MAX_TCP_KEEPIDLE`, `MAX_TCP_KEEPINTVL`,
+/// `MAX_TCP_KEEPCNT`; TCP_USER_TIMEOUT takes any non-negative int): the
+/// kernel refuses more, and the option would be silently missing.
+const KEEPALIVE_RANGES: [(&str, RangeInclusive<i64>, Option<&str>); 4] = [
+    (
+        "tcpKeepaliveIdleSeconds",
+        0..=32_767,
+        Some("0 turns keepalive off"),
+    ),
+    ("tcpKeepaliveIntervalSeconds", 1..=32_767, None),
+    ("tcpKeepaliveProbes", 1..=127, None),
+    (
+        "tcpUserTimeoutMillis",
+        0..=i32::MAX as i64,
+        Some("0 leaves the system's retransmission timeout"),
+    ),
+];
+
+/// Why `value` is not within `allowed`.
+fn check_in_range(
+    key: &str,
+    value: &str,
+    allowed: &RangeInclusive<i64>,
+    zero: Option<&str>,
+) -> Result<(), String> {
+    let number = value.trim().parse::<i64>().ok();
+    if number.is_some_and(|number| allowed.contains(&number)) {
+        return Ok(());
+    }
+    let zero = zero.map(|zero| format!(" ({zero})")).unwrap_or_default();
+    Err(format!(
+        "invalid value for {key}: must be from {} to {}{zero}",
+        allowed.start(),
+        allowed.end()
+    ))
 }
 
 /// Java's name for the frame limit (a system property there, read by
@@ -162,6 +220,7 @@ mod tests {
             max_header_field_bytes: 1,
             response_budget_per_connection: 1,
             response_budget: 1,
+            keepalive: Keepalive::DISABLED,
             ..ServerConfig::default()
         };
         ServerLimits::new().apply_to(&mut config);
@@ -185,6 +244,83 @@ mod tests {
         assert_eq!(config.response_budget, defaults.response_budget);
         assert_eq!(config.proxy_protocol, defaults.proxy_protocol);
         assert!(!config.proxy_protocol.is_enabled());
+        assert_eq!(config.keepalive, defaults.keepalive);
+    }
+
+    #[test]
+    fn the_keepalive_keys_set_detection_and_zero_turns_it_off() {
+        let mut config = ServerConfig {
+            keepalive: Keepalive::DISABLED,
+            ..ServerConfig::default()
+        };
+        ServerLimits::new().apply_to(&mut config);
+        assert_eq!(
+            config.keepalive,
+            Keepalive {
+                idle: Some(Duration::from_secs(5)),
+                interval: Duration::from_secs(2),
+                probes: 5,
+                user_timeout: Some(Duration::from_millis(15_000)),
+            }
+        );
+        let properties = [
+            ("tcpKeepaliveIdleSeconds", "7"),
+            ("tcpKeepaliveIntervalSeconds", "3"),
+            ("tcpKeepaliveProbes", "4"),
+            ("tcpUserTimeoutMillis", "20500"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        ServerLimits::from_properties(&properties).apply_to(&mut config);
+        assert_eq!(
+            config.keepalive,
+            Keepalive {
+                idle: Some(Duration::from_secs(7)),
+                interval: Duration::from_secs(3),
+                probes: 4,
+                user_timeout: Some(Duration::from_millis(20_500)),
+            }
+        );
+        let off = [
+            ("tcpKeepaliveIdleSeconds", "0"),
+            ("tcpUserTimeoutMillis", "0"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        ServerLimits::from_properties(&off).apply_to(&mut config);
+        assert_eq!(config.keepalive.idle, None);
+        assert_eq!(config.keepalive.user_timeout, None);
+    }
+
+    #[test]
+    fn the_keepalive_keys_take_what_the_kernel_takes() {
+        for (key, value) in [
+            ("tcpKeepaliveIdleSeconds", "0"),
+            ("tcpKeepaliveIdleSeconds", "32767"),
+            ("tcpKeepaliveIntervalSeconds", "1"),
+            ("tcpKeepaliveProbes", "127"),
+            ("tcpUserTimeoutMillis", "0"),
+            ("tcpUserTimeoutMillis", "2147483647"),
+        ] {
+            assert_eq!(ServerLimits::check(key, value), Ok(()), "{key}={value}");
+        }
+        for (key, value) in [
+            ("tcpKeepaliveIdleSeconds", "-1"),
+            ("tcpKeepaliveIdleSeconds", "32768"),
+            ("tcpKeepaliveIntervalSeconds", "0"),
+            ("tcpKeepaliveProbes", "0"),
+            ("tcpKeepaliveProbes", "128"),
+            ("tcpUserTimeoutMillis", "-1"),
+            ("tcpUserTimeoutMillis", "2147483648"),
+            ("tcpUserTimeoutMillis", "15s"),
+        ] {
+            let error = ServerLimits::check(key, value).unwrap_err();
+            assert!(error.contains(key), "{key}={value}: {error}");
+        }
+        let error = ServerLimits::check("tcpKeepaliveIdleSeconds", "-1").unwrap_err();
+        assert!(error.contains("0 turns keepalive off"), "{error}");
     }
 
     #[test]

@@ -25,6 +25,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::budget::FrameBudget;
 use crate::connection::{ConnectionInfo, DisconnectReason};
+use crate::keepalive::Keepalive;
 use crate::proxy_protocol::ProxyProtocol;
 use crate::session::{self, Lifecycle};
 use crate::tls::ServerTls;
@@ -195,6 +196,12 @@ pub struct ServerConfig {
     /// from anyone, which would let any peer choose the address the
     /// allow-lists see).
     pub proxy_protocol: ProxyProtocol,
+    /// TCP keepalive and TCP_USER_TIMEOUT on every accepted connection, so
+    /// that a peer gone without FIN or RST is closed within seconds (its
+    /// `on_disconnect` follows) instead of at the idle timeout or never.
+    /// Default: found within 15 s ([`Keepalive::default`]); Java's server
+    /// sets neither ([`Keepalive::DISABLED`]).
+    pub keepalive: Keepalive,
 }
 
 impl ServerConfig {
@@ -231,6 +238,7 @@ impl Default for ServerConfig {
             response_budget: 256 << 20,
             tls: ServerTls::Disabled,
             proxy_protocol: ProxyProtocol::default(),
+            keepalive: Keepalive::default(),
         }
     }
 }
@@ -316,7 +324,7 @@ fn bind_one(addr: std::net::SocketAddr, options: ListenOptions) -> io::Result<Tc
 /// flush for at most [`ServerConfig::drain_timeout`], closes every connection
 /// (`on_disconnect` with [`DisconnectReason::Shutdown`]) and returns.
 ///
-/// Accepted sockets get TCP_NODELAY. A malformed frame or socket error closes
+/// Accepted sockets get TCP_NODELAY and [`ServerConfig::keepalive`]. A malformed frame or socket error closes
 /// only its own connection. Accept errors (e.g. out of file descriptors) are
 /// logged and retried after a short pause.
 ///

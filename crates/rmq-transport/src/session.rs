@@ -81,6 +81,7 @@ pub(crate) async fn serve<S: Service>(
     if let Err(error) = stream.set_nodelay(true) {
         tracing::debug!(%peer, %error, "cannot set TCP_NODELAY");
     }
+    config.keepalive.apply(&stream);
     let local = match stream.local_addr() {
         Ok(local) => local,
         Err(error) => {

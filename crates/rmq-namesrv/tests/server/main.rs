@@ -18,4 +18,5 @@ mod liveness;
 mod notify;
 mod route_and_topic_requests;
 mod tls;
+mod vanished_broker;
 mod wire_vectors;
