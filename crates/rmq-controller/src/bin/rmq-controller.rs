@@ -68,7 +68,7 @@ fn main() -> anyhow::Result<()> {
         }
         writeln!(
             out,
-            "# connection and memory limits, trusted proxies (Waymark's own keys, docs/configuration.md)"
+            "# connection and memory limits, frame limit, trusted proxies, dead-peer detection (Waymark's own keys, docs/configuration.md)"
         )?;
         for (key, value) in limits.to_properties() {
             writeln!(out, "{key}={value}")?;

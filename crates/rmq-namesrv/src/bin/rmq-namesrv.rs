@@ -107,7 +107,7 @@ fn main() -> anyhow::Result<()> {
         out.write_all(config.to_annotated_text().as_bytes())?;
         writeln!(
             out,
-            "# connection and memory limits, trusted proxies (Waymark's own keys, docs/configuration.md)"
+            "# connection and memory limits, frame limit, trusted proxies, dead-peer detection (Waymark's own keys, docs/configuration.md)"
         )?;
         let all_limits = limits
             .to_properties()
