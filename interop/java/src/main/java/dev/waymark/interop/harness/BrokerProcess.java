@@ -49,6 +49,8 @@ public final class BrokerProcess implements AutoCloseable {
     private final Path classpathFile;
     /** JVM options beyond {@link #JVM_OPTIONS} (e.g. {@code -Dtls.enable=true}), kept for restarts. */
     private final List<String> extraJvmOptions;
+    /** What the command runs under ({@link #start(Path, BrokerSpec, List, List)}), kept for restarts. */
+    private final List<String> commandPrefix;
     private final BrokerSpec spec;
     private final Path dir;
     private final Process process;
@@ -58,10 +60,11 @@ public final class BrokerProcess implements AutoCloseable {
     private boolean paused;
     private boolean ended;
 
-    private BrokerProcess(Path classpathFile, List<String> extraJvmOptions, BrokerSpec spec, Path dir,
-                          Process process, String addr, Output output) {
+    private BrokerProcess(Path classpathFile, List<String> extraJvmOptions, List<String> commandPrefix,
+                          BrokerSpec spec, Path dir, Process process, String addr, Output output) {
         this.classpathFile = classpathFile;
         this.extraJvmOptions = extraJvmOptions;
+        this.commandPrefix = commandPrefix;
         this.spec = spec;
         this.dir = dir;
         this.process = process;
@@ -84,28 +87,40 @@ public final class BrokerProcess implements AutoCloseable {
      */
     public static BrokerProcess start(Path classpathFile, BrokerSpec spec, List<String> extraJvmOptions)
         throws Exception {
+        return start(classpathFile, spec, extraJvmOptions, List.of());
+    }
+
+    /**
+     * {@link #start(Path, BrokerSpec, List)} with the JVM's command line run under {@code
+     * commandPrefix}, e.g. {@code ip netns exec NAME} for a broker in another network namespace
+     * (the prefix must exec the JVM, not fork it, so that its pid is the broker's for
+     * {@link #pause} and {@link #kill}). Such a broker sets {@code brokerIP1} to its own address,
+     * under which the launcher waits for it to be registered. The prefix is kept for {@link #restart}.
+     */
+    public static BrokerProcess start(Path classpathFile, BrokerSpec spec, List<String> extraJvmOptions,
+                                      List<String> commandPrefix) throws Exception {
         Path dir = Files.createTempDirectory("waymark-broker-process-");
         BrokerSpec own = spec.copy();
         if (own.storeDir() == null) {
             own.store(dir.resolve("store"));
         }
         try {
-            return launch(classpathFile, List.copyOf(extraJvmOptions), own, dir);
+            return launch(classpathFile, List.copyOf(extraJvmOptions), List.copyOf(commandPrefix), own, dir);
         } catch (Exception e) {
             EmbeddedBroker.deleteTree(dir);
             throw e;
         }
     }
 
-    private static BrokerProcess launch(Path classpathFile, List<String> extraJvmOptions, BrokerSpec spec, Path dir)
-        throws Exception {
+    private static BrokerProcess launch(Path classpathFile, List<String> extraJvmOptions, List<String> commandPrefix,
+                                        BrokerSpec spec, Path dir) throws Exception {
         if (classpathFile == null || !Files.isRegularFile(classpathFile)) {
             throw new IllegalStateException("no harness class path file (" + classpathFile
                 + "); run mvn -P <profile> test-compile first");
         }
         String classpath = Files.readString(classpathFile).trim();
         Path home = dir.resolve("home");
-        List<String> command = new ArrayList<>();
+        List<String> command = new ArrayList<>(commandPrefix);
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(JVM_OPTIONS);
         command.addAll(extraJvmOptions);
@@ -131,7 +146,7 @@ public final class BrokerProcess implements AutoCloseable {
         }
         // The ports it bound: a restart binds the same ones.
         spec.port(Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1)));
-        return new BrokerProcess(classpathFile, extraJvmOptions, spec, dir, process, addr, output);
+        return new BrokerProcess(classpathFile, extraJvmOptions, commandPrefix, spec, dir, process, addr, output);
     }
 
     /** What the launcher prints, as it prints it. */
@@ -191,7 +206,7 @@ public final class BrokerProcess implements AutoCloseable {
         }
     }
 
-    /** {@code 127.0.0.1:<listenPort>}, the address it registers. */
+    /** The address it registers, as its launcher printed it: {@code <brokerIP1>:<listenPort>}. */
     public String addr() {
         return addr;
     }
@@ -343,7 +358,7 @@ public final class BrokerProcess implements AutoCloseable {
         if (process.isAlive()) {
             throw new IllegalStateException("kill or stop " + this + " before restarting it");
         }
-        return launch(classpathFile, extraJvmOptions, spec.copy(), dir);
+        return launch(classpathFile, extraJvmOptions, commandPrefix, spec.copy(), dir);
     }
 
     /** The last lines of its stdout and stderr. */

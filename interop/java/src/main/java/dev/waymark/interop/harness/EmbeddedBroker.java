@@ -134,9 +134,13 @@ public final class EmbeddedBroker implements AutoCloseable {
         return start(spec.copy());
     }
 
-    /** {@code 127.0.0.1:<listenPort>}, the address it registers. */
+    /**
+     * {@code <brokerIP1>:<listenPort>}, the address it registers: {@code 127.0.0.1} unless the
+     * spec sets {@code brokerIP1} (a broker in another network namespace advertises its own).
+     */
     public String addr() {
-        return "127.0.0.1:" + spec.listenPort();
+        String ip = spec.options().get("brokerIP1");
+        return (ip == null ? "127.0.0.1" : ip) + ":" + spec.listenPort();
     }
 
     /** {@code 127.0.0.1:<haListenPort>}, the HA address it registers. */
