@@ -66,6 +66,58 @@ rmq_protocol::java_options! {
     }
 }
 
+rmq_protocol::java_options! {
+    /// Waymark's route snapshot keys (docs/configuration.md, "Warm restart:
+    /// the route snapshot"); a Java NameServer given the same file ignores
+    /// them. Read at start-up only, from the `-c` file and `--set`.
+    pub struct SnapshotKeys {
+        route_snapshot_path: String = "routeSnapshotPath", |h: &std::path::Path, _| path_in(h, "namesrv/routes.snapshot");
+        route_snapshot_max_bytes: i64 = "routeSnapshotMaxBytes", |_, _| SnapshotKeys::DEFAULT_MAX_BYTES;
+    }
+}
+
+impl SnapshotKeys {
+    /// Default of `routeSnapshotMaxBytes`: 256 MiB, some seven times the
+    /// snapshot of 100,000 topics on each of 10 broker groups.
+    pub const DEFAULT_MAX_BYTES: i64 = 256 << 20;
+
+    /// The defaults with `HOME` as the home directory, then the keys of
+    /// `properties` (other keys are left out).
+    pub fn from_properties(
+        properties: &std::collections::BTreeMap<String, String>,
+    ) -> SnapshotKeys {
+        let mut keys = SnapshotKeys::from_env();
+        for (key, value) in properties {
+            keys.set(key, value);
+        }
+        keys
+    }
+
+    /// Why `key` may not be `value` at start-up: the path takes any text
+    /// without control characters (empty turns snapshots off), the size a
+    /// whole number of at least 1. `Ok` for other keys.
+    pub fn check(key: &str, value: &str) -> Result<(), String> {
+        match key {
+            "routeSnapshotMaxBytes" => {
+                rmq_protocol::options::check_limit(key, value, SnapshotKeys::check_update)
+            }
+            "routeSnapshotPath" => SnapshotKeys::check_update(key, value),
+            _ => Ok(()),
+        }
+    }
+
+    /// The snapshot file; `None` when `routeSnapshotPath` is empty (off).
+    pub fn path(&self) -> Option<std::path::PathBuf> {
+        let path = self.route_snapshot_path.trim();
+        (!path.is_empty()).then(|| std::path::PathBuf::from(path))
+    }
+
+    /// The largest snapshot read or written, in bytes.
+    pub fn max_bytes(&self) -> usize {
+        rmq_protocol::options::limit_size(self.route_snapshot_max_bytes)
+    }
+}
+
 /// Lowest values the NameServer starts with, for keys whose lower values
 /// Java refuses by failing at start-up (a thread pool, queue or scan period
 /// of zero throws there, a negative backlog too) and Waymark would otherwise
@@ -85,7 +137,7 @@ impl NamesrvConfig {
     /// The black-listed keys of UPDATE_NAMESRV_CONFIG: the fixed ones plus
     /// `configBlackList` entries as read at start-up.
     /// The security keys (authentication, TLS and the trusted PROXY
-    /// protocol proxies) are black-listed too: only the `-c` file and
+    /// protocol proxies) and the route snapshot keys are black-listed too: only the `-c` file and
     /// `--set` set them (a remote request that could add its sender to the
     /// trusted proxies would choose the address the allow-lists see).
     pub fn black_list(&self) -> Vec<String> {
@@ -94,6 +146,9 @@ impl NamesrvConfig {
             crate::security::AuthKeys::KEYS
                 .iter()
                 .chain(rmq_transport::tls::KEYS.iter())
+                // A remote request must not choose a file the server writes
+                // (CVE-2023-37582, as kvConfigPath).
+                .chain(SnapshotKeys::KEYS.iter())
                 .chain([&rmq_transport::ProxyProtocol::KEY])
                 .map(|key| (*key).to_owned()),
         );
@@ -214,6 +269,43 @@ mod tests {
                     .to_owned()
             ]
         );
+    }
+
+    #[test]
+    fn route_snapshot_keys_default_beside_the_kv_store_and_are_checked() {
+        let keys = SnapshotKeys::defaults(std::path::Path::new("/home/rocketmq"), None);
+        assert_eq!(
+            keys.path(),
+            Some(std::path::PathBuf::from(
+                "/home/rocketmq/namesrv/routes.snapshot"
+            ))
+        );
+        assert_eq!(keys.max_bytes(), 256 << 20);
+        let properties = [
+            ("routeSnapshotPath", " "),
+            ("routeSnapshotMaxBytes", "1000"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let off = SnapshotKeys::from_properties(&properties);
+        assert_eq!(off.path(), None, "empty turns snapshots off");
+        assert_eq!(off.max_bytes(), 1000);
+        for (key, value) in [
+            ("routeSnapshotMaxBytes", "0"),
+            ("routeSnapshotMaxBytes", "big"),
+            ("routeSnapshotPath", "/tmp/a\nkvConfigPath=/x"),
+        ] {
+            let error = SnapshotKeys::check(key, value).unwrap_err();
+            assert!(error.contains(key), "{error}");
+        }
+        assert_eq!(SnapshotKeys::check("routeSnapshotPath", ""), Ok(()));
+        assert_eq!(SnapshotKeys::check("listenPort", "x"), Ok(()));
+        // UPDATE_NAMESRV_CONFIG must not choose a file the server writes.
+        let black_list = java_like().black_list();
+        for key in SnapshotKeys::KEYS {
+            assert!(black_list.iter().any(|k| k == key), "{key}");
+        }
     }
 
     #[test]

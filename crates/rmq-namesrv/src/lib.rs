@@ -4,7 +4,9 @@
 //! argument); `kv` the KV store, written durably with
 //! `rmq_transport::durable`; `config` Java's option
 //! set; `handlers` one plain function per request code, picked by `dispatch`;
-//! `housekeeping` the background tasks; `server::run` ties them to a listener.
+//! `housekeeping` the background tasks; `route_snapshot` the file that lets
+//! a restarted server answer routes at once; `server::run` ties them to a
+//! listener.
 //! The binary (`src/bin/rmq-namesrv.rs`) only parses flags and calls `run`.
 
 pub mod clock;
@@ -16,6 +18,7 @@ pub mod housekeeping;
 pub mod kv;
 pub mod limits;
 pub mod route;
+pub mod route_snapshot;
 pub mod security;
 pub mod server;
 pub mod state;

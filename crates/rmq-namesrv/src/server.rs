@@ -12,10 +12,14 @@ use tokio::net::TcpListener;
 
 use crate::dispatch::NamesrvService;
 use crate::housekeeping;
+use crate::route_snapshot;
 use crate::state::{Namesrv, Queues};
 
 /// Serves `state` on `listener`. Background tasks stop with the server;
-/// in-flight requests are drained first.
+/// in-flight requests are drained first. The route snapshot (if any) is
+/// written a last time when `shutdown` resolves, before the drain: closing
+/// the connections unregisters their brokers, and a snapshot of that would
+/// restart the server with no routes.
 pub async fn run(
     listener: TcpListener,
     state: Arc<Namesrv>,
@@ -46,6 +50,23 @@ pub async fn run(
             rmq_transport::auth::reload_files(certificate, move || state.auth.reload_if_changed())
         }),
     ];
+    let snapshot = state.route_snapshot.clone().map(|writer| {
+        let task = tokio::spawn(route_snapshot::periodic_writer(
+            state.clone(),
+            writer.clone(),
+        ));
+        (writer, task)
+    });
+    let shutdown = {
+        let state = state.clone();
+        async move {
+            shutdown.await;
+            if let Some((writer, task)) = snapshot {
+                task.abort();
+                route_snapshot::final_write(state, writer).await;
+            }
+        }
+    };
     let result = rmq_transport::run(listener, NamesrvService::new(state), config, shutdown).await;
     for task in tasks {
         task.abort();

@@ -3,6 +3,7 @@
 //! carry work to the background tasks.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 use rmq_transport::tls::TlsClient;
@@ -14,6 +15,7 @@ use crate::config::NamesrvConfig;
 use crate::kv::KvStore;
 use crate::limits::Limits;
 use crate::route::{ConnId, MinIdNotification, SharedRoutes, Unregistration};
+use crate::route_snapshot::SnapshotWriter;
 use crate::security::Guard;
 
 /// Everything the request handlers share.
@@ -50,6 +52,9 @@ pub struct Namesrv {
     /// TLS for the connections the NameServer opens (NOTIFY_MIN_BROKER_ID_CHANGE
     /// to brokers); `None`: plain.
     pub outgoing_tls: Option<TlsClient>,
+    /// Keeps the route snapshot up to date (`routeSnapshotPath`); `None`:
+    /// no snapshot, a restart starts with no routes.
+    pub route_snapshot: Option<Arc<SnapshotWriter>>,
 }
 
 /// The receiving ends of the state's queues, for the background tasks.
@@ -90,6 +95,7 @@ impl Namesrv {
             limits,
             auth: Guard::disabled(rmq_auth::NAMESRV_REQUIREMENTS),
             outgoing_tls: None,
+            route_snapshot: None,
         };
         (
             state,

@@ -239,7 +239,12 @@ impl Namesrv {
                 let mut command = Command::new(waymark_binary());
                 command
                     .arg("--listen")
-                    .arg(format!("127.0.0.1:{}", port.unwrap_or(0)));
+                    .arg(format!("127.0.0.1:{}", port.unwrap_or(0)))
+                    // No route snapshot unless the options ask for one: its default is
+                    // under the shared HOME, and a restart here starts with no routes,
+                    // as Java's NameServer does.
+                    .arg("--set")
+                    .arg("routeSnapshotPath=");
                 for setting in self.settings() {
                     command.arg("--set").arg(setting);
                 }

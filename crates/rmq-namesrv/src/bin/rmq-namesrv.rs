@@ -16,8 +16,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use rmq_controller::{ControllerConfig, ControllerNode};
-use rmq_namesrv::config::startup_refusals;
+use rmq_namesrv::config::{startup_refusals, SnapshotKeys};
 use rmq_namesrv::limits::LimitKeys;
+use rmq_namesrv::route_snapshot::{self, SnapshotFile};
 use rmq_namesrv::security::{self, AuthKeys};
 use rmq_namesrv::{KvStore, Namesrv, NamesrvConfig};
 use rmq_transport::auth::ServerSecurity;
@@ -79,6 +80,7 @@ fn main() -> anyhow::Result<()> {
     refuse_invalid_values(&loaded.sources, controller.is_some())?;
     let limits = ServerLimits::from_properties(&properties);
     let request_limits = LimitKeys::from_properties(&properties);
+    let snapshot_keys = SnapshotKeys::from_properties(&properties);
     let security = ServerSecurity::from_properties(&properties, rmq_auth::NAMESRV_REQUIREMENTS)
         .map_err(|why| anyhow::anyhow!("invalid configuration, not starting: {why}"))?;
     // The embedded controller checks its requests with the same keys and
@@ -96,6 +98,7 @@ fn main() -> anyhow::Result<()> {
         NamesrvConfig::KEYS.contains(&key)
             || ServerLimits::KEYS.contains(&key)
             || LimitKeys::KEYS.contains(&key)
+            || SnapshotKeys::KEYS.contains(&key)
             || security::is_security_key(key)
             || (controller.is_some() && ControllerConfig::KEYS.contains(&key))
     };
@@ -107,12 +110,13 @@ fn main() -> anyhow::Result<()> {
         out.write_all(config.to_annotated_text().as_bytes())?;
         writeln!(
             out,
-            "# connection and memory limits, frame limit, trusted proxies, dead-peer detection (Waymark's own keys, docs/configuration.md)"
+            "# connection and memory limits, frame limit, trusted proxies, dead-peer detection, route snapshot (Waymark's own keys, docs/configuration.md)"
         )?;
         let all_limits = limits
             .to_properties()
             .into_iter()
-            .chain(request_limits.to_properties());
+            .chain(request_limits.to_properties())
+            .chain(snapshot_keys.to_properties());
         for (key, value) in all_limits.collect::<BTreeMap<_, _>>() {
             writeln!(out, "{key}={value}")?;
         }
@@ -173,6 +177,18 @@ fn main() -> anyhow::Result<()> {
         let (mut state, queues) = Namesrv::with_limits(config, kv, request_limits.limits());
         state.auth = security.guard;
         state.outgoing_tls = security.outgoing_tls.clone();
+        match snapshot_keys.path() {
+            Some(path) => {
+                let file = SnapshotFile {
+                    path,
+                    max_bytes: snapshot_keys.max_bytes(),
+                };
+                route_snapshot::attach(&mut state, file);
+            }
+            None => tracing::info!(
+                "routeSnapshotPath is empty: no route snapshot, a restart starts with no routes"
+            ),
+        }
         // The controller starts after the NameServer, on its own port, as
         // Java's NamesrvStartup does.
         let embedded = match (controller, controller_address) {
@@ -332,6 +348,8 @@ fn refuse_invalid_values(
             ServerLimits::check(key, value)
         } else if LimitKeys::KEYS.contains(&key) {
             LimitKeys::check(key, value)
+        } else if SnapshotKeys::KEYS.contains(&key) {
+            SnapshotKeys::check(key, value)
         } else if AuthKeys::KEYS.contains(&key) {
             AuthKeys::check(key, value)
         } else if security::is_security_key(key) {

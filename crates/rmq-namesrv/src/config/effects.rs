@@ -183,7 +183,8 @@ impl NamesrvConfig {
                 Some(_) => {}
                 // Printed with the other limits, after the Java keys.
                 None if rmq_transport::ServerLimits::KEYS.contains(&key.as_str())
-                    || crate::limits::LimitKeys::KEYS.contains(&key.as_str()) =>
+                    || crate::limits::LimitKeys::KEYS.contains(&key.as_str())
+                    || super::SnapshotKeys::KEYS.contains(&key.as_str()) =>
                 {
                     continue
                 }

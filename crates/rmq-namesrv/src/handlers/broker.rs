@@ -104,6 +104,9 @@ pub fn register(
     if outcome.new_broker {
         tracing::info!(%cluster, broker = %name, id, %addr, topics, "new broker registered");
     }
+    if outcome.confirmed_restored {
+        tracing::info!(%cluster, broker = %name, id, %addr, topics, "broker restored from the route snapshot registered again");
+    }
     if outcome.ignored_stale_state_version {
         tracing::warn!(%cluster, broker = %name, id, %addr, "registration ignored: the current holder of this id has a higher stateVersion");
     }

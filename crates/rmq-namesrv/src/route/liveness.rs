@@ -76,7 +76,7 @@ impl RouteTable {
     pub fn connection_closed(&self, conn: ConnId) -> Vec<Unregistration> {
         self.live
             .iter()
-            .filter(|(_, live)| live.conn == conn)
+            .filter(|(_, live)| live.conn == conn && !live.provisional)
             .filter_map(|(key, _)| self.unregistration_for(key))
             .collect()
     }
@@ -201,6 +201,12 @@ impl RouteTable {
     /// Live entries and their expiry, for housekeeping logs.
     pub fn live_count(&self) -> usize {
         self.live.len()
+    }
+
+    /// Entries restored from the route snapshot whose broker has not
+    /// registered since.
+    pub fn provisional_count(&self) -> usize {
+        self.live.values().filter(|live| live.provisional).count()
     }
 
     /// The last update time of a live broker.

@@ -1,6 +1,7 @@
 //! Route state: the pure tables (`table`), registration (`register`),
-//! unregistration and expiry (`liveness`), route assembly (`view`), and the
-//! table as the server shares it, with its encoded-route cache (`shared`).
+//! unregistration and expiry (`liveness`), route assembly (`view`), the
+//! table as the server shares it, with its encoded-route cache (`shared`),
+//! and its snapshot format for warm restarts (`snapshot`).
 //!
 //! Nothing here does I/O or reads a clock. Time comes in as [`Millis`], a
 //! monotonic millisecond count the caller owns; connections are [`ConnId`]s.
@@ -10,6 +11,7 @@
 mod liveness;
 mod register;
 mod shared;
+mod snapshot;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -20,6 +22,7 @@ pub use register::{
     BrokerRegistration, MinIdNotification, RegisterError, RegisterOutcome, TopicWork,
 };
 pub use shared::{RouteVariant, SharedRoutes};
+pub use snapshot::{SnapshotError, RESTORED_CONN, SNAPSHOT_VERSION};
 pub use table::{BrokerGroup, BrokerKey, LiveBroker, RouteTable, UnitSelect};
 pub use view::ZoneFilter;
 

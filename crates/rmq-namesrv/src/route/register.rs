@@ -53,6 +53,9 @@ pub struct RegisterOutcome {
     pub notifications: Vec<MinIdNotification>,
     /// True when this broker address was not registered before (for logging).
     pub new_broker: bool,
+    /// True when this registration confirmed an entry restored from the
+    /// route snapshot (for logging).
+    pub confirmed_restored: bool,
     /// True when a higher stateVersion at another address won and this
     /// registration was ignored (nameserver.md §5.1 step 6).
     pub ignored_stale_state_version: bool,
@@ -157,6 +160,7 @@ impl RouteTable {
         let key = BrokerKey::new(&reg.cluster, &reg.broker_addr);
         let mut outcome = RegisterOutcome {
             new_broker: !self.live.contains_key(&key),
+            confirmed_restored: self.live.get(&key).is_some_and(|live| live.provisional),
             ..Default::default()
         };
 
@@ -256,6 +260,7 @@ impl RouteTable {
                 conn: reg.conn,
                 ha_server_addr: reg.ha_server_addr.clone(),
                 generation: self.generation,
+                provisional: false,
             },
         );
         let work = TopicWork {
@@ -406,10 +411,12 @@ impl RouteTable {
 
     /// Java `isBrokerTopicConfigChanged`: the broker is not live, or its
     /// stored DataVersion differs from `version` (all three fields compared).
+    /// A restored (provisional) entry counts as changed: the snapshot only
+    /// stands in for the broker until the broker itself says what it holds.
     pub fn broker_topic_config_changed(&self, key: &BrokerKey, version: &DataVersion) -> bool {
         self.live
             .get(key)
-            .is_none_or(|live| live.data_version != *version)
+            .is_none_or(|live| live.provisional || live.data_version != *version)
     }
 
     /// Java `isTopicConfigChanged`: the broker's version changed, or the topic
@@ -450,7 +457,9 @@ impl RouteTable {
     ) -> (bool, Option<DataVersion>) {
         let stored = self.live.get(key).map(|live| live.data_version);
         let changed = match (&stored, version) {
-            (Some(stored), Some(version)) => stored != version,
+            (Some(stored), Some(version)) => {
+                stored != version || self.live.get(key).is_some_and(|live| live.provisional)
+            }
             _ => true,
         };
         self.touch(key, now);

@@ -80,6 +80,13 @@ impl SharedRoutes {
         self.table.read()
     }
 
+    /// How many writes that may change a route the table has had: equal
+    /// counts mean equal routes (the route snapshot's writer skips a tick
+    /// on it).
+    pub fn changes(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
     /// Exclusive access to the table; cached route bodies become stale.
     pub fn write(&self) -> RwLockWriteGuard<'_, RouteTable> {
         let guard = self.table.write();

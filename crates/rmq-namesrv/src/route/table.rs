@@ -82,6 +82,13 @@ pub struct LiveBroker {
     /// Registration sequence number: increases with every registration, so a
     /// removal decided earlier can tell it is stale (fencing).
     pub generation: u64,
+    /// Restored from the route snapshot at start and not registered since:
+    /// its routes are served, but the broker has not confirmed them. It has
+    /// no connection ([`RESTORED_CONN`](super::RESTORED_CONN)), counts as
+    /// changed for QUERY_DATA_VERSION (so a broker that asks first registers
+    /// in full at once), and expires as any entry does, its timeout counted
+    /// from the restart. A registration replaces it by an ordinary entry.
+    pub provisional: bool,
 }
 
 impl LiveBroker {

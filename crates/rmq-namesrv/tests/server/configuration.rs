@@ -143,10 +143,18 @@ fn print_marks_ignored_keys_and_still_reads_as_properties() {
         properties.len(),
         41 + limits
             + rmq_namesrv::limits::LimitKeys::KEYS.len()
+            + rmq_namesrv::config::SnapshotKeys::KEYS.len()
             + rmq_namesrv::security::AuthKeys::KEYS.len(),
-        "40 options, customKey, the limits and the authentication keys"
+        "40 options, customKey, the limits, the route snapshot keys and the authentication keys"
     );
     assert_eq!(properties["authenticationEnabled"], "false");
     assert_eq!(properties["serverWorkerThreads"], "8");
     assert_eq!(properties["maxConnectionsPerIp"], "4096");
+    let snapshot = dir.path("namesrv").join("routes.snapshot");
+    assert_eq!(
+        properties["routeSnapshotPath"],
+        snapshot.display().to_string(),
+        "on by default, beside the KV store's default"
+    );
+    assert_eq!(properties["routeSnapshotMaxBytes"], "268435456");
 }

@@ -19,4 +19,5 @@ mod notify;
 mod route_and_topic_requests;
 mod tls;
 mod vanished_broker;
+mod warm_restart;
 mod wire_vectors;

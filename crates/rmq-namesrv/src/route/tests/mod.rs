@@ -14,6 +14,7 @@ mod notifications;
 mod register_scenarios;
 mod regression_stale_unregistration;
 mod sliced_registration;
+mod snapshot;
 mod topic_admin;
 
 use std::collections::BTreeMap;

@@ -39,7 +39,7 @@ public final class WaymarkNameServer implements NameServer {
 
     /**
      * Starts {@code binary} with {@code --listen 127.0.0.1:0} (the server binds a port the
-     * kernel picks and names it in its boot line), its KV and config files in a new temporary
+     * kernel picks and names it in its boot line), its KV, config and route snapshot files in a new temporary
      * directory, and one {@code --set key=value} per setting; returns once it printed its
      * boot line.
      */
@@ -47,7 +47,10 @@ public final class WaymarkNameServer implements NameServer {
         Path dir = Files.createTempDirectory("waymark-namesrv-");
         List<String> command = new ArrayList<>(List.of(binary.toString(), "--listen", "127.0.0.1:0",
             "--set", "kvConfigPath=" + dir.resolve("kv.json"),
-            "--set", "configStorePath=" + dir.resolve("ns.properties")));
+            "--set", "configStorePath=" + dir.resolve("ns.properties"),
+            // Its own route snapshot: the default is under the shared HOME, where one
+            // scenario's routes would be restored into the next scenario's server.
+            "--set", "routeSnapshotPath=" + dir.resolve("routes.snapshot")));
         settings.forEach((k, v) -> {
             command.add("--set");
             command.add(k + "=" + v);

@@ -1,0 +1,329 @@
+//! The route snapshot's file (`routeSnapshotPath`): read once at start, so
+//! that a restarted NameServer answers routes at once instead of
+//! TOPIC_NOT_EXIST until every broker has registered again; written while
+//! the server runs, at most once per [`WRITE_INTERVAL`] and only when the
+//! routes changed, and once more when the server is told to stop, before
+//! its connections are closed.
+//!
+//! Owns the I/O and its timing only. What a snapshot holds and how a
+//! restored broker behaves is `route::snapshot`'s and the route table's.
+//! A snapshot is a cache of what brokers will say again within 30 s, so no
+//! failure here stops the server: an unreadable, damaged or foreign file is
+//! a warning and an empty start, a failed write a warning and a retry at the
+//! next tick.
+
+use std::hash::{Hash, Hasher};
+use std::io::{self, Read};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rmq_transport::durable::{sibling, write_atomically};
+
+use crate::route::{Millis, RouteTable, SharedRoutes};
+use crate::state::Namesrv;
+
+/// Least time between two snapshot writes: a registration storm after a
+/// deployment costs one write a second, not one per registration.
+pub const WRITE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Where the snapshot lives and how large it may be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotFile {
+    /// `routeSnapshotPath`.
+    pub path: PathBuf,
+    /// `routeSnapshotMaxBytes`: a larger file is not read, a larger snapshot
+    /// not written.
+    pub max_bytes: usize,
+}
+
+impl SnapshotFile {
+    /// The routes of the snapshot, restored as at `now`
+    /// ([`RouteTable::restore`]); `None`, with a warning, when there is no
+    /// usable snapshot. A damaged or foreign file is kept as `<file>.corrupt`
+    /// for inspection, since the next write replaces it.
+    pub fn load(&self, now: Millis) -> Option<RouteTable> {
+        let file = self.path.display();
+        let bytes = match self.read() {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => {
+                tracing::info!(%file, "no route snapshot: starting with no routes");
+                return None;
+            }
+            Err(error) => {
+                tracing::warn!(%file, %error, "route snapshot not read: starting with no routes until brokers register");
+                return None;
+            }
+        };
+        match RouteTable::restore(&bytes, now) {
+            Ok(table) => {
+                tracing::info!(
+                    %file,
+                    topics = table.topic_count(),
+                    brokers = table.provisional_count(),
+                    "routes restored from the snapshot; each broker is provisional until it registers again or its heartbeat timeout passes"
+                );
+                Some(table)
+            }
+            Err(error) => {
+                let kept = sibling(&self.path, ".corrupt");
+                let kept_as = match std::fs::rename(&self.path, &kept) {
+                    Ok(()) => kept.display().to_string(),
+                    Err(rename) => format!("(not kept: {rename})"),
+                };
+                tracing::warn!(%file, %error, %kept_as, "route snapshot unusable: starting with no routes until brokers register");
+                None
+            }
+        }
+    }
+
+    /// The file's bytes, never more than `max_bytes + 1` of them read;
+    /// `None` if there is no file.
+    fn read(&self) -> io::Result<Option<Vec<u8>>> {
+        let file = match std::fs::File::open(&self.path) {
+            Ok(file) => file,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let mut bytes = Vec::new();
+        let limit = u64::try_from(self.max_bytes).unwrap_or(u64::MAX);
+        file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+        if bytes.len() > self.max_bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("larger than routeSnapshotMaxBytes ({})", self.max_bytes),
+            ));
+        }
+        Ok(Some(bytes))
+    }
+}
+
+/// Writes the snapshot of the routes when they changed. Every write goes
+/// through its lock, so the periodic task and the shutdown write never
+/// write the file at once.
+#[derive(Debug)]
+pub struct SnapshotWriter {
+    file: SnapshotFile,
+    last: Mutex<LastWrite>,
+}
+
+/// What the file holds now, as far as this process knows.
+#[derive(Debug, Default)]
+struct LastWrite {
+    /// [`SharedRoutes::changes`] when the file was last brought up to date.
+    changes: Option<u64>,
+    /// Hash of the bytes last written: a route write that changed nothing
+    /// persisted (a periodic re-registration) costs an encoding, not a write.
+    content: Option<u64>,
+    /// Whether the last attempt wrote nothing (the disk failed, or the
+    /// snapshot was over the limit), so that either is one warning, not one
+    /// a second.
+    failing: bool,
+    /// Set by the write at shutdown: what the table holds after it (brokers
+    /// unregistered as their connections are closed) is not written.
+    closed: bool,
+}
+
+impl SnapshotWriter {
+    /// A writer for `file`.
+    pub fn new(file: SnapshotFile) -> SnapshotWriter {
+        SnapshotWriter {
+            file,
+            last: Mutex::new(LastWrite::default()),
+        }
+    }
+
+    /// The file written.
+    pub fn file(&self) -> &SnapshotFile {
+        &self.file
+    }
+
+    /// Brings the file up to date with `routes`; blocks on the disk. The
+    /// snapshot is encoded under the table's read lock (route queries go on;
+    /// registrations wait for it) and written after the lock is released.
+    pub fn write(&self, routes: &SharedRoutes) {
+        self.write_locked(&mut self.last.lock(), routes);
+    }
+
+    /// The last write: brings the file up to date (after a write in
+    /// progress, if any), then writes no more.
+    pub fn close(&self, routes: &SharedRoutes) {
+        let mut last = self.last.lock();
+        self.write_locked(&mut last, routes);
+        last.closed = true;
+    }
+
+    fn write_locked(&self, last: &mut LastWrite, routes: &SharedRoutes) {
+        if last.closed || last.changes == Some(routes.changes()) {
+            return;
+        }
+        let (bytes, changes) = {
+            let table = routes.read();
+            // Read under the lock: no writer can change the table meanwhile.
+            (table.snapshot(), routes.changes())
+        };
+        let content = content_hash(&bytes);
+        if last.content == Some(content) {
+            last.changes = Some(changes);
+            return;
+        }
+        let file = self.file.path.display();
+        if bytes.len() > self.file.max_bytes {
+            // A stale snapshot would restore routes that are gone; no
+            // snapshot only means a cold start.
+            let removed = std::fs::remove_file(&self.file.path);
+            if !last.failing {
+                tracing::warn!(%file, bytes = bytes.len(), max_bytes = self.file.max_bytes, removed = removed.is_ok(), "route snapshot larger than routeSnapshotMaxBytes: not written, the previous one removed; a restart starts with no routes");
+            }
+            *last = LastWrite {
+                changes: Some(changes),
+                failing: true,
+                ..LastWrite::default()
+            };
+            return;
+        }
+        match write_atomically(&self.file.path, &bytes) {
+            Ok(()) => {
+                if last.failing {
+                    tracing::info!(%file, "route snapshot written again");
+                }
+                *last = LastWrite {
+                    changes: Some(changes),
+                    content: Some(content),
+                    ..LastWrite::default()
+                };
+            }
+            Err(error) => {
+                if !last.failing {
+                    tracing::warn!(%file, %error, "route snapshot not written; retrying every second");
+                }
+                last.failing = true;
+            }
+        }
+    }
+}
+
+fn content_hash(bytes: &[u8]) -> u64 {
+    // Compared only within this process, so the std hasher's fixed keys do.
+    let mut hasher = std::hash::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Restores the routes of `file` into `state` (a fresh one, before it
+/// serves) and makes `state` keep the file up to date once served.
+pub fn attach(state: &mut Namesrv, file: SnapshotFile) {
+    if let Some(table) = file.load(state.clock.now()) {
+        *state.routes.write() = table;
+    }
+    state.route_snapshot = Some(Arc::new(SnapshotWriter::new(file)));
+}
+
+/// Writes the snapshot every [`WRITE_INTERVAL`] when the routes changed;
+/// runs until aborted. The disk is written on the blocking pool.
+pub async fn periodic_writer(state: Arc<Namesrv>, writer: Arc<SnapshotWriter>) {
+    let mut ticker = tokio::time::interval(WRITE_INTERVAL);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let (state, writer) = (state.clone(), writer.clone());
+        let _ = tokio::task::spawn_blocking(move || writer.write(&state.routes)).await;
+    }
+}
+
+/// The last write, when the server stops ([`SnapshotWriter::close`]).
+pub async fn final_write(state: Arc<Namesrv>, writer: Arc<SnapshotWriter>) {
+    let _ = tokio::task::spawn_blocking(move || writer.close(&state.routes)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use rmq_protocol::{DataVersion, TopicConfig};
+
+    use super::*;
+    use crate::route::BrokerRegistration;
+
+    fn registration(name: &str, addr: &str, topics: &[&str]) -> BrokerRegistration {
+        BrokerRegistration {
+            cluster: "DefaultCluster".into(),
+            broker_addr: addr.into(),
+            broker_name: name.into(),
+            broker_id: 0,
+            ha_server_addr: String::new(),
+            zone_name: None,
+            heartbeat_timeout_ms: None,
+            enable_acting_master: Some(false),
+            data_version: DataVersion::new(1, 0, 100),
+            topic_configs: topics.iter().map(|t| TopicConfig::new(*t)).collect(),
+            mappings: Default::default(),
+            filter_servers: Some(Vec::new()),
+            conn: 1,
+        }
+    }
+
+    fn temp_file(name: &str, max_bytes: usize) -> SnapshotFile {
+        let dir =
+            std::env::temp_dir().join(format!("waymark-snapshot-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        SnapshotFile {
+            path: dir.join("routes.snapshot"),
+            max_bytes,
+        }
+    }
+
+    #[test]
+    fn writes_what_changed_and_nothing_after_close() {
+        let file = temp_file("close", 1 << 20);
+        let routes = SharedRoutes::new();
+        let writer = SnapshotWriter::new(file.clone());
+        let reg = registration("broker-a", "127.0.0.1:10911", &["T1", "T2"]);
+        routes.register_broker(reg, 0, false, false).unwrap();
+        writer.write(&routes);
+        let written = std::fs::read(&file.path).unwrap();
+        assert_eq!(file.load(0).unwrap().all_topics(), ["T1", "T2"]);
+
+        // A write that changes nothing persisted leaves the file alone.
+        std::fs::write(&file.path, b"marker").unwrap();
+        let again = registration("broker-a", "127.0.0.1:10911", &["T1", "T2"]);
+        routes.register_broker(again, 10, false, false).unwrap();
+        writer.write(&routes);
+        assert_eq!(std::fs::read(&file.path).unwrap(), b"marker");
+        std::fs::write(&file.path, &written).unwrap();
+
+        let other = registration("broker-b", "127.0.0.1:10912", &["T3", "T4"]);
+        routes.register_broker(other, 20, false, false).unwrap();
+        writer.close(&routes);
+        assert_eq!(file.load(0).unwrap().topic_count(), 4);
+        // After the write at shutdown, unregistrations are not written.
+        let gone = routes
+            .read()
+            .unregistration_for(&crate::route::BrokerKey::new(
+                "DefaultCluster",
+                "127.0.0.1:10912",
+            ));
+        routes.write().unregister_batch(&[gone.unwrap()], false);
+        writer.write(&routes);
+        assert_eq!(file.load(0).unwrap().topic_count(), 4);
+        let _ = std::fs::remove_dir_all(file.path.parent().unwrap());
+    }
+
+    #[test]
+    fn an_over_large_snapshot_removes_the_old_one() {
+        let file = temp_file("large", 600);
+        let routes = SharedRoutes::new();
+        let writer = SnapshotWriter::new(file.clone());
+        let small = registration("broker-a", "127.0.0.1:10911", &["T1", "T2"]);
+        routes.register_broker(small, 0, false, false).unwrap();
+        writer.write(&routes);
+        assert!(file.path.exists(), "under 600 bytes: written");
+        let topics: Vec<String> = (0..60).map(|i| format!("Topic{i}")).collect();
+        let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+        let large = registration("broker-b", "127.0.0.1:10912", &names);
+        routes.register_broker(large, 0, false, false).unwrap();
+        writer.write(&routes);
+        assert!(!file.path.exists(), "a stale snapshot is not left behind");
+        assert!(file.load(0).is_none());
+        let _ = std::fs::remove_dir_all(file.path.parent().unwrap());
+    }
+}
