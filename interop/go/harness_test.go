@@ -235,6 +235,9 @@ func startNamesrv(t *testing.T, settings ...string) string {
 		"--listen", "127.0.0.1:0",
 		"--set", "kvConfigPath=" + filepath.Join(dir, "kv.json"),
 		"--set", "configStorePath=" + filepath.Join(dir, "ns.properties"),
+		// Its own route snapshot: the default is under the shared HOME, where one
+		// test's routes would be restored into the next test's server.
+		"--set", "routeSnapshotPath=" + filepath.Join(dir, "routes.snapshot"),
 	}
 	for _, s := range settings {
 		argv = append(argv, "--set", s)

@@ -289,7 +289,11 @@ fn command_for(
                 .arg("--set")
                 .arg(format!("kvConfigPath={}", path("kv.json")))
                 .arg("--set")
-                .arg(format!("configStorePath={}", path("ns.properties")));
+                .arg(format!("configStorePath={}", path("ns.properties")))
+                // Its own route snapshot: the default is under the shared HOME, and
+                // routes restored from an earlier run would change what is measured.
+                .arg("--set")
+                .arg(format!("routeSnapshotPath={}", path("routes.snapshot")));
             for (key, value) in options.settings_in(dir) {
                 command.arg("--set").arg(format!("{key}={value}"));
             }

@@ -307,7 +307,9 @@ class VanishedBrokerTest extends ScenarioBase {
             Path dir = Files.createTempDirectory("waymark-vanished-namesrv-");
             List<String> command = new ArrayList<>(List.of(binary.toString(), "--listen", host + ":0",
                 "--set", "kvConfigPath=" + dir.resolve("kv.json"),
-                "--set", "configStorePath=" + dir.resolve("ns.properties")));
+                "--set", "configStorePath=" + dir.resolve("ns.properties"),
+                // Its own route snapshot, not the shared HOME's (see WaymarkNameServer).
+                "--set", "routeSnapshotPath=" + dir.resolve("routes.snapshot")));
             settings.forEach((k, v) -> command.addAll(List.of("--set", k + "=" + v)));
             Path log = dir.resolve("namesrv.log");
             Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile())
