@@ -264,6 +264,22 @@ impl<'de> de::DeserializeSeed<'de> for ExtFieldsSeed {
     }
 }
 
+/// The command of a header with no keys: Java's default for each missing
+/// (or null) key. Both decoders start from it.
+pub(super) fn missing_keys_command() -> RemotingCommand {
+    RemotingCommand {
+        code: 0,
+        language: LanguageCode::Java,
+        version: 0,
+        opaque: 0,
+        flag: 0,
+        remark: None,
+        ext_fields: None,
+        serialize_type: SerializeType::Json,
+        body: None,
+    }
+}
+
 /// Builds the command from the top-level object.
 struct HeaderVisitor;
 
@@ -276,17 +292,7 @@ impl<'de> Visitor<'de> for HeaderVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RemotingCommand, A::Error> {
         // Java's defaults for a key that is missing (or null).
-        let mut command = RemotingCommand {
-            code: 0,
-            language: LanguageCode::Java,
-            version: 0,
-            opaque: 0,
-            flag: 0,
-            remark: None,
-            ext_fields: None,
-            serialize_type: SerializeType::Json,
-            body: None,
-        };
+        let mut command = missing_keys_command();
         while let Some(key) = map.next_key::<Key>()? {
             // An int field that is null keeps Java's default, 0.
             match key {

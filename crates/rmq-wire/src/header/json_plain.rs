@@ -17,7 +17,7 @@
 //! as an object of string values; other keys with a string, integer or boolean
 //! value; no key of the header twice; JSON whitespace anywhere between tokens.
 
-use crate::code::{LanguageCode, SerializeType};
+use crate::code::LanguageCode;
 use crate::command::RemotingCommand;
 use crate::ext_fields::ExtFields;
 
@@ -31,17 +31,7 @@ pub(super) fn decode(bytes: &[u8]) -> Option<RemotingCommand> {
         bytes,
         pos: 0,
     };
-    let mut command = RemotingCommand {
-        code: 0,
-        language: LanguageCode::Java,
-        version: 0,
-        opaque: 0,
-        flag: 0,
-        remark: None,
-        ext_fields: None,
-        serialize_type: SerializeType::Json,
-        body: None,
-    };
+    let mut command = super::json::missing_keys_command();
     // One bit per header key seen: a repeated key is left to the general decoder.
     let mut seen = 0u8;
     scan.skip_whitespace();
