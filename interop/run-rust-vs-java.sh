@@ -47,7 +47,8 @@ run() {
 }
 run rmq-broker-client address_service heartbeat namesrv_failures need_register register_bodies \
   register_master_slave unregister controller_ids controller_failover controller_group controller_expiry
-run rmq-route-client namesrv_failover route_fetch route_watch
+run rmq-route-client namesrv_failover route_fetch route_watch route_push
+run rmq-admin route_watch
 run rmq-broker-sim lifecycle sim_once sim_routes sim_controller
 
 echo "interop/rust-vs-java: PASSED (profile $profile, $((SECONDS - started)) s)"

@@ -62,6 +62,7 @@ Examples:
   rmq-admin -n 127.0.0.1:9876 topicRoute -t TopicTest
   NAMESRV_ADDR='10.0.0.1:9876;10.0.0.2:9876' rmq-admin namesrv diff
   rmq-admin -n 127.0.0.1:9876 --json topic route TopicTest
+  rmq-admin -n 127.0.0.1:9876 route watch TopicTest
   rmq-admin controller -a '10.0.0.1:9878;10.0.0.2:9878' metadata
   rmq-admin controller -a 10.0.0.1:9878 sync-state-set -b broker-a
   ROCKETMQ_SECRET_KEY=... rmq-admin -n 10.0.0.1:9876 --access-key ops-admin kv put NS K V
@@ -171,6 +172,9 @@ pub enum Command {
     /// Topic routes, lists and deletion (mqadmin topicRoute, topicList, deleteTopic).
     #[command(subcommand)]
     Topic(TopicCommand),
+    /// Following routes as they change.
+    #[command(subcommand)]
+    Route(RouteCommand),
     /// The KV configuration store (mqadmin updateKvConfig, getKvConfig, deleteKvConfig).
     #[command(subcommand)]
     Kv(KvCommand),
@@ -392,6 +396,41 @@ pub enum ClusterCommand {
         after_help = "Examples:\n  rmq-admin -n 127.0.0.1:9876 cluster list\n  rmq-admin -n '10.0.0.1:9876;10.0.0.2:9876' --json cluster list"
     )]
     List,
+}
+
+/// `route ...`
+#[derive(Debug, Subcommand)]
+pub enum RouteCommand {
+    /// Prints topics' routes, then each change, with a timestamp, as it
+    /// happens. Changes nothing.
+    ///
+    /// Follows one NameServer (the first of -n that answers). A Waymark
+    /// NameServer pushes each change as it applies it (route push); on a
+    /// NameServer without route push (Java's) the routes are polled every
+    /// --poll-ms and a note on standard error says so. One line per route:
+    /// time (UTC), topic, how it was learnt (now: at start; push; poll),
+    /// then each broker group with its addresses (id=address), queue counts
+    /// and perm, or "no route" where the NameServer answers
+    /// TOPIC_NOT_EXIST. With --json, one JSON object per line: time, topic,
+    /// source and route (as the NameServer sent it, or null). Runs until
+    /// interrupted, or until --count changes were printed.
+    #[command(
+        after_help = "Examples:\n  rmq-admin -n 127.0.0.1:9876 route watch TopicTest\n  rmq-admin -n '10.0.0.1:9876;10.0.0.2:9876' --json route watch TopicA TopicB\n  rmq-admin -n 127.0.0.1:9876 route watch TopicTest --count 1"
+    )]
+    Watch {
+        /// The topics.
+        #[arg(required = true, value_name = "TOPIC")]
+        topics: Vec<String>,
+        /// How often routes are polled where the NameServer has no route
+        /// push, in milliseconds.
+        #[arg(long, default_value_t = 1000, value_name = "MS",
+              value_parser = clap::value_parser!(u64).range(10..))]
+        poll_ms: u64,
+        /// Exit after this many changes (the routes printed at start do not
+        /// count).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        count: Option<u64>,
+    },
 }
 
 /// `topic ...`

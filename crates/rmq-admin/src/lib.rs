@@ -45,11 +45,12 @@ pub mod mqadmin_names;
 pub mod namesrv;
 pub mod output;
 pub mod security;
+pub mod watch;
 
 use clap::error::ErrorKind;
 use clap::CommandFactory;
 
-use crate::cli::{Cli, Command, ControllerCommand, NamesrvCommand};
+use crate::cli::{Cli, Command, ControllerCommand, NamesrvCommand, RouteCommand};
 use crate::commands::Target;
 use crate::namesrv::ConnectOptions;
 use crate::output::Report;
@@ -99,19 +100,46 @@ pub fn addrs(cli: &Cli) -> Result<Vec<String>, clap::Error> {
     Ok(list.0.clone())
 }
 
+/// What a command left to do once it ran.
+#[derive(Debug)]
+pub enum Outcome {
+    /// A report to print.
+    Report(Report),
+    /// The command printed as it went (`route watch`); the exit code.
+    Streamed(u8),
+}
+
 /// Runs the command on a single-threaded runtime, connecting as `connect`
-/// says ([`security::connect_options`]), and returns its report.
+/// says ([`security::connect_options`]).
 ///
 /// # Errors
 /// Only if the runtime cannot be created.
-pub fn run(cli: &Cli, addrs: &[String], connect: &ConnectOptions) -> std::io::Result<Report> {
+pub fn run(cli: &Cli, addrs: &[String], connect: &ConnectOptions) -> std::io::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    if let Command::Route(RouteCommand::Watch {
+        topics,
+        poll_ms,
+        count,
+    }) = &cli.command
+    {
+        let request = watch::WatchRequest {
+            addrs,
+            topics,
+            poll: std::time::Duration::from_millis(*poll_ms),
+            count: *count,
+            json: cli.json,
+        };
+        let exit = runtime.block_on(watch::run(request, connect, std::io::stdout()));
+        return Ok(Outcome::Streamed(exit));
+    }
     let target = Target {
         addrs,
         namesrvs: cli.namesrv.as_ref().map_or(&[], |list| list.0.as_slice()),
         connect,
     };
-    Ok(runtime.block_on(commands::execute(&cli.command, target)))
+    Ok(Outcome::Report(
+        runtime.block_on(commands::execute(&cli.command, target)),
+    ))
 }

@@ -73,7 +73,7 @@ pub struct ConnectOptions {
 }
 
 impl ConnectOptions {
-    fn client_config(&self) -> ClientConfig {
+    pub(crate) fn client_config(&self) -> ClientConfig {
         ClientConfig {
             connect_timeout: self.timeout,
             inbound_capacity: 0,

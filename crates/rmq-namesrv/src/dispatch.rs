@@ -15,6 +15,7 @@ use heavy::{Admission, HeavyPool};
 
 use crate::error::{Error, HandlerResult};
 use crate::handlers::{broker, cluster, config, kv, route, topic};
+use crate::push;
 use crate::route::UnitSelect;
 use crate::security::Verdict;
 use crate::state::Namesrv;
@@ -52,6 +53,8 @@ pub fn dispatch(
         C::GetKvlistByNamespace => kv::list(state, request),
         C::UpdateNamesrvConfig => config::update(state, request),
         C::GetNamesrvConfig => config::get(state, request),
+        C::WaymarkSubscribeRoutes => push::subscribe(state, conn, request),
+        C::WaymarkUnsubscribeRoutes => push::unsubscribe(state, conn, request),
         // NOTIFY_MIN_BROKER_ID_CHANGE is sent by NameServers; the controller codes are served
         // by the controller, on its own port.
         _ => Err(Error::new(
@@ -230,6 +233,7 @@ impl Service for NamesrvService {
 
     fn on_disconnect(&self, conn: &ConnectionInfo, reason: DisconnectReason) {
         self.state.connections.lock().remove(&conn.id().0);
+        self.state.push.disconnected(conn.id());
         let unregistrations = self.state.routes.read().connection_closed(conn.id().0);
         for unregistration in unregistrations {
             tracing::info!(

@@ -17,6 +17,7 @@ pub mod handlers;
 pub mod housekeeping;
 pub mod kv;
 pub mod limits;
+pub mod push;
 pub mod route;
 pub mod route_snapshot;
 pub mod security;

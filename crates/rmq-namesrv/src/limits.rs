@@ -1,6 +1,6 @@
 //! Waymark's own bounds on what one request may make the NameServer hold:
-//! topics per registration, KV value sizes and keys, listing sizes. Java's
-//! NameServer has none of them.
+//! topics per registration, KV value sizes and keys, listing sizes, route
+//! subscriptions and their queued pushes. Java's NameServer has none of them.
 //!
 //! Each field is set by the key it is named after
 //! (`max_topics_per_registration` ↔ `maxTopicsPerRegistration`), in the
@@ -44,6 +44,31 @@ pub struct Limits {
     /// is answered with an error naming the namespace and its size instead.
     /// Only stores written before the KV quotas can reach it.
     pub max_kv_list_bytes: usize,
+    /// `maxRouteSubscribers` (default 10 000): the most connections that may
+    /// hold a route subscription (Waymark's route push) at once; one more
+    /// is answered SYSTEM_BUSY and its client polls instead.
+    pub max_route_subscribers: usize,
+    /// `maxTopicsPerRouteSubscriber` (default 10 000): the most topics one
+    /// connection may subscribe to.
+    pub max_topics_per_route_subscriber: usize,
+    /// `maxRouteSubscriptionEntries` (default 200 000): the most topic
+    /// subscriptions of all connections together. Every route change is
+    /// checked against each distinct subscribed topic, so this also bounds
+    /// the work of a change.
+    pub max_route_subscription_entries: usize,
+    /// `routePushQueueBytesPerSubscriber` (default 1 MiB): pushes queued
+    /// for one subscriber and not yet read, above which its further changes
+    /// are coalesced (only the latest route of each topic is sent once it
+    /// has read).
+    pub route_push_queue_bytes_per_subscriber: usize,
+    /// `routePushQueueBytes` (default 64 MiB): the same bound over every
+    /// subscriber together, well under the transport's 256 MiB of queued
+    /// responses, so that slow subscribers never hold back other clients'
+    /// answers.
+    pub route_push_queue_bytes: usize,
+    /// `routePushStallSeconds` (default 60): a subscriber whose changes
+    /// stayed coalesced this long (it does not read) is disconnected.
+    pub route_push_stall_seconds: usize,
 }
 
 impl Limits {
@@ -55,6 +80,18 @@ impl Limits {
     pub const DEFAULT_MAX_KV_KEYS_PER_NAMESPACE: usize = 10_000;
     /// Default of `maxKvListBytes`.
     pub const DEFAULT_MAX_KV_LIST_BYTES: usize = MAX_LENGTH_FIELD - FRAME_HEADER_ROOM;
+    /// Default of `maxRouteSubscribers`.
+    pub const DEFAULT_MAX_ROUTE_SUBSCRIBERS: usize = 10_000;
+    /// Default of `maxTopicsPerRouteSubscriber`.
+    pub const DEFAULT_MAX_TOPICS_PER_ROUTE_SUBSCRIBER: usize = 10_000;
+    /// Default of `maxRouteSubscriptionEntries`.
+    pub const DEFAULT_MAX_ROUTE_SUBSCRIPTION_ENTRIES: usize = 200_000;
+    /// Default of `routePushQueueBytesPerSubscriber`.
+    pub const DEFAULT_ROUTE_PUSH_QUEUE_BYTES_PER_SUBSCRIBER: usize = 1 << 20;
+    /// Default of `routePushQueueBytes`.
+    pub const DEFAULT_ROUTE_PUSH_QUEUE_BYTES: usize = 64 << 20;
+    /// Default of `routePushStallSeconds`.
+    pub const DEFAULT_ROUTE_PUSH_STALL_SECONDS: usize = 60;
 }
 
 rmq_protocol::java_options! {
@@ -64,6 +101,12 @@ rmq_protocol::java_options! {
         max_kv_value_bytes: i64 = "maxKvValueBytes", |_, _| Limits::DEFAULT_MAX_KV_VALUE_BYTES as i64;
         max_kv_keys_per_namespace: i64 = "maxKvKeysPerNamespace", |_, _| Limits::DEFAULT_MAX_KV_KEYS_PER_NAMESPACE as i64;
         max_kv_list_bytes: i64 = "maxKvListBytes", |_, _| Limits::DEFAULT_MAX_KV_LIST_BYTES as i64;
+        max_route_subscribers: i64 = "maxRouteSubscribers", |_, _| Limits::DEFAULT_MAX_ROUTE_SUBSCRIBERS as i64;
+        max_topics_per_route_subscriber: i64 = "maxTopicsPerRouteSubscriber", |_, _| Limits::DEFAULT_MAX_TOPICS_PER_ROUTE_SUBSCRIBER as i64;
+        max_route_subscription_entries: i64 = "maxRouteSubscriptionEntries", |_, _| Limits::DEFAULT_MAX_ROUTE_SUBSCRIPTION_ENTRIES as i64;
+        route_push_queue_bytes_per_subscriber: i64 = "routePushQueueBytesPerSubscriber", |_, _| Limits::DEFAULT_ROUTE_PUSH_QUEUE_BYTES_PER_SUBSCRIBER as i64;
+        route_push_queue_bytes: i64 = "routePushQueueBytes", |_, _| Limits::DEFAULT_ROUTE_PUSH_QUEUE_BYTES as i64;
+        route_push_stall_seconds: i64 = "routePushStallSeconds", |_, _| Limits::DEFAULT_ROUTE_PUSH_STALL_SECONDS as i64;
     }
 }
 
@@ -99,6 +142,12 @@ impl LimitKeys {
             max_kv_value_bytes: size(self.max_kv_value_bytes),
             max_kv_keys_per_namespace: size(self.max_kv_keys_per_namespace),
             max_kv_list_bytes: size(self.max_kv_list_bytes),
+            max_route_subscribers: size(self.max_route_subscribers),
+            max_topics_per_route_subscriber: size(self.max_topics_per_route_subscriber),
+            max_route_subscription_entries: size(self.max_route_subscription_entries),
+            route_push_queue_bytes_per_subscriber: size(self.route_push_queue_bytes_per_subscriber),
+            route_push_queue_bytes: size(self.route_push_queue_bytes),
+            route_push_stall_seconds: size(self.route_push_stall_seconds),
         }
     }
 }
@@ -116,6 +165,13 @@ impl Default for Limits {
             max_kv_value_bytes: Limits::DEFAULT_MAX_KV_VALUE_BYTES,
             max_kv_keys_per_namespace: Limits::DEFAULT_MAX_KV_KEYS_PER_NAMESPACE,
             max_kv_list_bytes: Limits::DEFAULT_MAX_KV_LIST_BYTES,
+            max_route_subscribers: Limits::DEFAULT_MAX_ROUTE_SUBSCRIBERS,
+            max_topics_per_route_subscriber: Limits::DEFAULT_MAX_TOPICS_PER_ROUTE_SUBSCRIBER,
+            max_route_subscription_entries: Limits::DEFAULT_MAX_ROUTE_SUBSCRIPTION_ENTRIES,
+            route_push_queue_bytes_per_subscriber:
+                Limits::DEFAULT_ROUTE_PUSH_QUEUE_BYTES_PER_SUBSCRIBER,
+            route_push_queue_bytes: Limits::DEFAULT_ROUTE_PUSH_QUEUE_BYTES,
+            route_push_stall_seconds: Limits::DEFAULT_ROUTE_PUSH_STALL_SECONDS,
         }
     }
 }

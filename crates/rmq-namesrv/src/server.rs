@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 
 use crate::dispatch::NamesrvService;
 use crate::housekeeping;
+use crate::push;
 use crate::route_snapshot;
 use crate::state::{Namesrv, Queues};
 
@@ -40,6 +41,7 @@ pub async fn run(
             queues.unregistrations,
         )),
         tokio::spawn(housekeeping::expiry_scan(state.clone())),
+        tokio::spawn(push::run(state.clone())),
         tokio::spawn(housekeeping::notification_sender(
             queues.notifications,
             serialize_type,

@@ -14,6 +14,7 @@ use crate::clock::Clock;
 use crate::config::NamesrvConfig;
 use crate::kv::KvStore;
 use crate::limits::Limits;
+use crate::push::RoutePush;
 use crate::route::{ConnId, MinIdNotification, SharedRoutes, Unregistration};
 use crate::route_snapshot::SnapshotWriter;
 use crate::security::Guard;
@@ -55,6 +56,8 @@ pub struct Namesrv {
     /// Keeps the route snapshot up to date (`routeSnapshotPath`); `None`:
     /// no snapshot, a restart starts with no routes.
     pub route_snapshot: Option<Arc<SnapshotWriter>>,
+    /// Route subscriptions (Waymark's route push).
+    pub push: RoutePush,
 }
 
 /// The receiving ends of the state's queues, for the background tasks.
@@ -96,6 +99,7 @@ impl Namesrv {
             auth: Guard::disabled(rmq_auth::NAMESRV_REQUIREMENTS),
             outgoing_tls: None,
             route_snapshot: None,
+            push: RoutePush::new(),
         };
         (
             state,

@@ -28,6 +28,7 @@ pub mod options;
 pub mod properties;
 pub mod register;
 pub mod route;
+pub mod route_push;
 pub mod topic_config;
 pub mod topic_list;
 pub mod version;

@@ -61,6 +61,16 @@ pub struct RouteClientConfig {
     /// `setUseTLS(true)` with the `tls.client.*` keys; build it with
     /// `TlsClient::from_settings`). Default `None`: plain.
     pub tls: Option<TlsClient>,
+    /// Follow routes by Waymark's route push when the NameServer offers it
+    /// (docs/protocol-extensions.md): a started client subscribes to every
+    /// topic it follows and applies each change as it is pushed; polling
+    /// goes on as well, at `poll_name_server_interval`. A NameServer without
+    /// route push (Java's) is polled only. Not used with zone mode, whose
+    /// routes are filtered per query. Default true.
+    pub route_push: bool,
+    /// How long after a NameServer answered that it has no route push the
+    /// client asks again (it may have been upgraded). Default 60 s.
+    pub route_push_retry: Duration,
 }
 
 impl Default for RouteClientConfig {
@@ -81,6 +91,8 @@ impl Default for RouteClientConfig {
             zone_mode: None,
             credentials: None,
             tls: None,
+            route_push: true,
+            route_push_retry: Duration::from_secs(60),
         }
     }
 }

@@ -211,6 +211,13 @@ impl ConnectionHandle {
     pub fn is_closed(&self) -> bool {
         self.tx.is_closed()
     }
+
+    /// Bytes queued for writing and not yet written (responses and what
+    /// [`send`](Self::send) queued), by their approximate frame length: how
+    /// far behind the peer's reading is. 0 for a detached connection.
+    pub fn queued_bytes(&self) -> usize {
+        self.queue.as_ref().map_or(0, |queue| queue.queued())
+    }
 }
 
 impl fmt::Debug for ConnectionHandle {

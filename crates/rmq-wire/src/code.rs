@@ -125,6 +125,15 @@ int_code! {
         ControllerGetNextBrokerId = 1012 "CONTROLLER_GET_NEXT_BROKER_ID",
         /// CONTROLLER_APPLY_BROKER_ID
         ControllerApplyBrokerId = 1013 "CONTROLLER_APPLY_BROKER_ID",
+        /// Waymark's route push (docs/protocol-extensions.md): a client
+        /// subscribes to topics' routes on its connection. Java's codes all
+        /// lie below 10,000; a Java NameServer answers REQUEST_CODE_NOT_SUPPORTED.
+        WaymarkSubscribeRoutes = 61001 "WAYMARK_SUBSCRIBE_ROUTES",
+        /// Waymark's route push: topics leave the connection's subscription.
+        WaymarkUnsubscribeRoutes = 61002 "WAYMARK_UNSUBSCRIBE_ROUTES",
+        /// Waymark's route push: a one-way request from the NameServer to a
+        /// subscriber carrying one changed route.
+        WaymarkRouteChanged = 61003 "WAYMARK_ROUTE_CHANGED",
     }
 }
 

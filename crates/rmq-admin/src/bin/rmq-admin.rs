@@ -20,10 +20,11 @@ fn main() -> ExitCode {
         eprintln!("{message}");
     }
     match rmq_admin::run(&cli, &addrs, &connect) {
-        Ok(report) => {
+        Ok(rmq_admin::Outcome::Report(report)) => {
             report.write(cli.json);
             ExitCode::from(report.exit)
         }
+        Ok(rmq_admin::Outcome::Streamed(exit)) => ExitCode::from(exit),
         Err(error) => {
             eprintln!("error: cannot start the async runtime: {error}");
             ExitCode::from(EXIT_FAILED)

@@ -83,6 +83,15 @@ pub async fn execute(command: &Command, target: Target<'_>) -> Report {
             kv::config_set(target, Server::NameServer, pairs).await
         }
         Command::Namesrv(NamesrvCommand::Diff) => diff::run(target).await,
+        // It streams rather than reports: `crate::run` runs it (`crate::watch`).
+        Command::Route(_) => Report {
+            text: String::new(),
+            json: serde_json::Value::Null,
+            errors: vec![
+                "error: route watch prints as it goes: run it through rmq_admin::run".to_owned(),
+            ],
+            exit: crate::error::EXIT_USAGE,
+        },
         Command::Controller(args) => execute_controller(&args.command, target).await,
     }
 }

@@ -51,5 +51,7 @@ pub fn update(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     })?;
     tracing::info!(?updates, "configuration updated");
     *state.config.write() = next;
+    // supportActingMaster and orderMessageEnable change what routes say.
+    state.push.recheck();
     Ok(success(request))
 }

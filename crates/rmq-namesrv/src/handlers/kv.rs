@@ -12,6 +12,7 @@ use rmq_protocol::headers::{
 use rmq_protocol::{Dialect, JavaJson, KvTable};
 use rmq_wire::{HeaderError, RemotingCommand, ResponseCode};
 
+use super::broker::ORDER_TOPIC_CONFIG;
 use super::{header_if_complete, success};
 use crate::error::{Error, HandlerResult};
 use crate::state::Namesrv;
@@ -46,6 +47,10 @@ pub fn put(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
         .map_err(|e| persist_failed(e, staged.path()))?;
     *state.kv.write() = staged;
     tracing::info!(%namespace, %key, value = ?header.value, "kv config put");
+    if namespace == ORDER_TOPIC_CONFIG {
+        // Routes carry the order-topic configuration: subscribers are owed it.
+        state.push.recheck();
+    }
     Ok(success(request))
 }
 
@@ -87,6 +92,9 @@ pub fn delete(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
         .map_err(|e| persist_failed(e, staged.path()))?;
     *state.kv.write() = staged;
     tracing::info!(namespace = %header.namespace, key = %header.key, "kv config deleted");
+    if header.namespace == ORDER_TOPIC_CONFIG {
+        state.push.recheck();
+    }
     Ok(success(request))
 }
 

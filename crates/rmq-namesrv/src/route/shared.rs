@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytes::Bytes;
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use rmq_protocol::Dialect;
+use tokio::sync::Notify;
 
 use super::register::{BrokerRegistration, RegisterError, RegisterOutcome};
 use super::{Millis, RouteTable};
@@ -38,6 +39,8 @@ pub struct SharedRoutes {
     /// 100,000 topics it is megabytes of JSON, and a client asking for it in
     /// a loop would otherwise keep the runtime's workers encoding.
     all_topics: RwLock<Option<(u64, Bytes)>>,
+    /// Woken by every write that may change a route, for route push.
+    changed: Notify,
 }
 
 /// Encoded bodies of one generation of the table.
@@ -91,7 +94,17 @@ impl SharedRoutes {
     pub fn write(&self) -> RwLockWriteGuard<'_, RouteTable> {
         let guard = self.table.write();
         self.generation.fetch_add(1, Ordering::AcqRel);
+        // The waiter reads the table under the read lock, so it sees this
+        // write once the guard is dropped.
+        self.changed.notify_one();
         guard
+    }
+
+    /// Resolves after a write that may have changed a route (one made
+    /// while nobody waited counts, so none is missed between two waits).
+    /// One waiter: route push.
+    pub async fn changed(&self) {
+        self.changed.notified().await;
     }
 
     /// Exclusive access for a write that only refreshes liveness timestamps

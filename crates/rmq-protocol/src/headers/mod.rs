@@ -25,6 +25,7 @@ pub mod broker;
 pub mod cluster;
 pub mod controller;
 pub mod kv;
+pub mod push;
 pub mod route;
 pub mod topic;
 
@@ -45,6 +46,10 @@ pub use controller::{
 pub use kv::{
     DeleteKvConfigRequestHeader, GetKvConfigRequestHeader, GetKvConfigResponseHeader,
     GetKvListByNamespaceRequestHeader, PutKvConfigRequestHeader,
+};
+pub use push::{
+    RouteChangedHeader, SubscribeRoutesRequestHeader, SubscribeRoutesResponseHeader,
+    UnsubscribeRoutesRequestHeader,
 };
 pub use route::GetRouteInfoRequestHeader;
 pub use topic::{

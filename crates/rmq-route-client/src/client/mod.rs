@@ -8,6 +8,7 @@
 //! is in `route` and `view`.
 
 mod fetch;
+mod push;
 mod refresh;
 
 use std::collections::HashMap;
@@ -23,6 +24,7 @@ pub use fetch::{route_from_response, route_request};
 use crate::config::RouteClientConfig;
 use crate::error::RouteError;
 use crate::nameserver::{ListUpdate, NameServerChannel, NameServerList};
+use crate::push::PushState;
 use crate::route::{cap_default_route, Applied, FoundBroker, RouteCache};
 use crate::select::FaultStrategy;
 use crate::view::TopicView;
@@ -47,6 +49,11 @@ struct Inner {
     update_lock: tokio::sync::Mutex<()>,
     fault: FaultStrategy,
     stop: watch::Sender<bool>,
+    /// How route changes are followed (route push or polling).
+    push_state: watch::Sender<PushState>,
+    /// Bumped whenever the set of followed topics grows or shrinks, for
+    /// the route push task.
+    topics: watch::Sender<u64>,
 }
 
 /// The cache and its watchers: one aggregate, one lock.
@@ -82,13 +89,18 @@ impl RouteClient {
                 state: Mutex::default(),
                 update_lock: tokio::sync::Mutex::new(()),
                 stop: watch::Sender::new(false),
+                push_state: watch::Sender::new(PushState::Off),
+                topics: watch::Sender::new(0),
             }),
         }
     }
 
     /// A client that also refreshes every subscribed and published topic
     /// every `poll_name_server_interval` (first after `poll_initial_delay`)
-    /// and cleans offline brokers every `heartbeat_broker_interval`.
+    /// and cleans offline brokers every `heartbeat_broker_interval`; with
+    /// `route_push` (the default, not in zone mode) it also subscribes to
+    /// those topics where the NameServer offers route push, so changes
+    /// arrive as they happen.
     ///
     /// # Panics
     /// Outside a tokio runtime.
@@ -99,7 +111,26 @@ impl RouteClient {
             client.inner.stop.subscribe(),
             client.inner.config.clone(),
         ));
+        let config = &client.inner.config;
+        if config.route_push && config.zone_mode != Some(true) {
+            client.inner.push_state.send_replace(PushState::Connecting);
+            tokio::spawn(push::run(
+                Arc::downgrade(&client.inner),
+                client.inner.stop.subscribe(),
+                client.inner.topics.subscribe(),
+            ));
+        }
         client
+    }
+
+    /// How route changes are followed now, and as it changes.
+    pub fn push_state(&self) -> watch::Receiver<PushState> {
+        self.inner.push_state.subscribe()
+    }
+
+    /// Tells the route push task that the followed topics changed.
+    fn topics_changed(&self) {
+        self.inner.topics.send_modify(|count| *count += 1);
     }
 
     /// Stops the background refresh; the cache stays usable.
@@ -180,7 +211,19 @@ impl RouteClient {
             }
             Err(error) => return Err(error),
         };
-        let mut state = inner.state.lock();
+        self.store(topic, route)
+    }
+
+    /// A pushed route, stored as a fetched one is, under the update lock.
+    async fn store_pushed(&self, topic: &str, route: TopicRouteData) -> Result<bool, RouteError> {
+        let _guard = self.inner.update_lock.lock().await;
+        self.store(topic, route)
+    }
+
+    /// Stores `route` if it changed (or a producer/consumer lacks it) and
+    /// tells the topic's watchers.
+    fn store(&self, topic: &str, route: TopicRouteData) -> Result<bool, RouteError> {
+        let mut state = self.inner.state.lock();
         let applied = state.cache.apply(topic, route)?;
         if let Applied::Changed(view) = &applied {
             tracing::info!(topic, route = ?view.route, "topic route changed");
@@ -224,6 +267,7 @@ impl RouteClient {
                 _ => state.cache.add_published(topic),
             }
         }
+        self.topics_changed();
         self.update(topic, false).await?;
         let view = match self.route(topic) {
             Some(view) => Some(view),
@@ -242,7 +286,9 @@ impl RouteClient {
 
     /// Subscribes to `topic`'s route: the topic joins the refresh set (as a
     /// consumer subscription), and the receiver sees every *changed* route
-    /// (unchanged refreshes are not signalled). Fetches once now if nothing
+    /// (unchanged refreshes are not signalled): pushed by the NameServer as
+    /// it applies the change when the client was started with route push
+    /// and the NameServer offers it, else at the next poll. Fetches once now if nothing
     /// is cached; a failure of that fetch is only logged.
     pub async fn watch(&self, topic: &str) -> RouteWatch {
         let receiver = {
@@ -255,6 +301,7 @@ impl RouteClient {
                 .or_insert_with(|| watch::Sender::new(current))
                 .subscribe()
         };
+        self.topics_changed();
         if receiver.borrow().is_none() {
             if let Err(error) = self.update_route(topic).await {
                 tracing::warn!(topic, %error, "first route fetch of a watched topic failed");
@@ -267,9 +314,12 @@ impl RouteClient {
     /// published) and its watchers see the channel close. The route stays
     /// cached.
     pub fn unsubscribe(&self, topic: &str) {
-        let mut state = self.inner.state.lock();
-        state.cache.remove_subscribed(topic);
-        state.watchers.remove(topic);
+        {
+            let mut state = self.inner.state.lock();
+            state.cache.remove_subscribed(topic);
+            state.watchers.remove(topic);
+        }
+        self.topics_changed();
     }
 
     /// Picks the queue of one send attempt (§9.3) with the client's fault

@@ -63,6 +63,18 @@ pub async fn register_on(
     counter: i64,
     topics: &[Topic<'_>],
 ) -> anyhow::Result<()> {
+    register_as(conn, name, addr, 0, counter, topics).await
+}
+
+/// [`register_on`] with broker id `id` (0: master).
+pub async fn register_as(
+    conn: &RpcClient,
+    name: &str,
+    addr: &str,
+    id: i64,
+    counter: i64,
+    topics: &[Topic<'_>],
+) -> anyhow::Result<()> {
     let mut body = RegisterBrokerBody::default();
     let wrapper = &mut body.topic_config_serialize_wrapper;
     wrapper.data_version = DataVersion::new(counter, 0, 1_700_000_000_000 + counter);
@@ -83,7 +95,7 @@ pub async fn register_on(
         broker_addr: addr.to_owned(),
         cluster_name: "DefaultCluster".into(),
         ha_server_addr: addr.to_owned(),
-        broker_id: 0,
+        broker_id: id,
         enable_acting_master: Some(false),
         body_crc32: body_crc32(&body),
         ..RegisterBrokerRequestHeader::default()
