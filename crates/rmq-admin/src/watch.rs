@@ -112,10 +112,14 @@ impl<W: Write> Printer<W> {
     }
 }
 
+/// The time now, UTC, RFC 3339 to the millisecond.
 fn now() -> String {
-    OffsetDateTime::now_utc()
-        .format(&Rfc3339)
-        .unwrap_or_else(|_| "-".to_owned())
+    let now = OffsetDateTime::now_utc();
+    // Whole milliseconds: the nanoseconds are noise next to a network hop.
+    let now = now
+        .replace_millisecond(now.millisecond())
+        .unwrap_or(now);
+    now.format(&Rfc3339).unwrap_or_else(|_| "-".to_owned())
 }
 
 /// `broker-a 0=10.0.0.1:10911 1=10.0.0.2:10911 read 4 write 4 perm 6(RW-); …`,
