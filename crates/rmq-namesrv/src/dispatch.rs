@@ -109,9 +109,12 @@ impl NamesrvService {
     /// The pool of a heavy request; `None` for a request answered inline.
     fn pool(&self, code: RequestCode) -> Option<&Arc<HeavyPool>> {
         match code {
-            RequestCode::RegisterBroker | RequestCode::RegisterTopicInNamesrv => {
-                Some(&self.registrations)
-            }
+            // Route subscriptions wait for the subscriptions' lock, which a
+            // pass over every subscribed route may hold for a while.
+            RequestCode::RegisterBroker
+            | RequestCode::RegisterTopicInNamesrv
+            | RequestCode::WaymarkSubscribeRoutes
+            | RequestCode::WaymarkUnsubscribeRoutes => Some(&self.registrations),
             RequestCode::PutKvConfig
             | RequestCode::DeleteKvConfig
             | RequestCode::UpdateNamesrvConfig => Some(&self.disk_writes),

@@ -56,6 +56,9 @@ struct Tracked {
     orphaned_since: Option<Instant>,
 }
 
+/// Keys whose routes are computed per hold of the route table's read lock.
+const KEYS_PER_LOCK: usize = 1_000;
+
 /// How long a key nobody subscribes to any more is still followed.
 const ORPHAN_GRACE: Duration = Duration::from_secs(60);
 
@@ -118,10 +121,6 @@ impl Hub {
             subscribers: HashMap::new(),
             entries: 0,
         }
-    }
-
-    pub(super) fn subscriber_count(&self) -> usize {
-        self.subscribers.len()
     }
 
     /// Whether some subscriber has changes held back.
@@ -209,9 +208,7 @@ impl Hub {
             ));
         }
         if self.entries + added > limits.max_route_subscription_entries {
-            return Err(Refusal::Entries(
-                limits.max_route_subscription_entries,
-            ));
+            return Err(Refusal::Entries(limits.max_route_subscription_entries));
         }
         let since = cursor
             .and_then(Cursor::parse)
@@ -507,21 +504,26 @@ fn current_states(state: &Namesrv, keys: &[Key]) -> (u64, Vec<State>) {
         let config = state.config.read();
         (config.support_acting_master, config.order_message_enable)
     };
-    let (generation, mut states) = {
+    let mut generation = None;
+    let mut states = Vec::with_capacity(keys.len());
+    // The read lock is taken per slice: a writer waiting for it would hold
+    // back route queries for as long as all keys took. Slices may see
+    // different writes; the generation of the first is kept, so the next
+    // refresh computes again and every key ends at the latest table.
+    for slice in keys.chunks(KEYS_PER_LOCK) {
         let table = state.routes.read();
         // Read under the lock: every write counted in it has completed.
-        let generation = state.routes.changes();
-        let states: Vec<State> = keys
-            .iter()
-            .map(|key| match key {
+        generation.get_or_insert_with(|| state.routes.changes());
+        states.extend(slice.iter().map(|key| {
+            match key {
                 Key::Cluster => State::Cluster(table.cluster_info()),
                 Key::Topic(topic) => table
                     .topic_route(topic, acting_master)
                     .map_or(State::Gone, State::Route),
-            })
-            .collect();
-        (generation, states)
-    };
+            }
+        }));
+    }
+    let generation = generation.unwrap_or_else(|| state.routes.changes());
     if order_enabled {
         let kv = state.kv.read();
         for (key, now) in keys.iter().zip(&mut states) {

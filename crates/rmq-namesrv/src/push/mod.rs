@@ -21,9 +21,10 @@
 
 mod hub;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use rmq_protocol::headers::{
     SubscribeRoutesRequestHeader, SubscribeRoutesResponseHeader, UnsubscribeRoutesRequestHeader,
 };
@@ -48,10 +49,18 @@ const ORPHAN_CHECK: Duration = Duration::from_secs(5);
 /// The subscriptions of one NameServer.
 #[derive(Debug)]
 pub struct RoutePush {
+    /// Locked by the blocking pool only (a pass over every subscribed
+    /// route may take a while): the runtime's workers use the fields below.
     hub: Mutex<Hub>,
+    /// Connections closed since the last pass, whose subscriptions it drops.
+    closed: Mutex<Vec<ConnId>>,
     /// Wakes [`run`] for a change the route table's generation does not
     /// show (an order-topic configuration put in the KV store).
     recheck: Notify,
+    /// After the last pass: a subscriber has changes held back.
+    behind: AtomicBool,
+    /// After the last pass: keys nobody subscribes to are still followed.
+    orphans: AtomicBool,
 }
 
 impl Default for RoutePush {
@@ -65,7 +74,10 @@ impl RoutePush {
     pub fn new() -> RoutePush {
         RoutePush {
             hub: Mutex::new(Hub::new(instance_number())),
+            closed: Mutex::new(Vec::new()),
             recheck: Notify::new(),
+            behind: AtomicBool::new(false),
+            orphans: AtomicBool::new(false),
         }
     }
 
@@ -75,14 +87,29 @@ impl RoutePush {
         self.recheck.notify_one();
     }
 
-    /// Drops the subscription of a closed connection.
+    /// Notes a closed connection: its subscription is dropped by the next
+    /// pass or subscription, whichever comes first.
     pub fn disconnected(&self, conn: ConnId) {
-        self.hub.lock().remove_subscriber(conn);
+        self.closed.lock().push(conn);
     }
 
-    /// Subscribers now.
-    pub fn subscribers(&self) -> usize {
-        self.hub.lock().subscriber_count()
+    /// The hub, with the subscriptions of closed connections dropped.
+    fn lock_hub(&self) -> MutexGuard<'_, Hub> {
+        let mut hub = self.hub.lock();
+        for conn in std::mem::take(&mut *self.closed.lock()) {
+            hub.remove_subscriber(conn);
+        }
+        hub
+    }
+
+    /// One pass: every subscribed route brought up to date, held-back
+    /// changes sent where there is room again.
+    fn pass(&self, state: &Namesrv, force: bool) {
+        let mut hub = self.lock_hub();
+        hub.refresh(state, force);
+        hub.catch_up_behind(&state.limits);
+        self.behind.store(hub.has_behind(), Ordering::Relaxed);
+        self.orphans.store(hub.has_orphans(), Ordering::Relaxed);
     }
 }
 
@@ -131,9 +158,11 @@ pub fn subscribe(
     let dialect = route_dialect(request.version, header.accept_standard_json_only);
     let cursor = header.cursor.as_deref();
     let outcome = {
-        let mut hub = state.push.hub.lock();
+        let mut hub = state.push.lock_hub();
         hub.refresh(state, false);
-        hub.subscribe(state, conn.handle(), dialect, keys, cursor)
+        let subscribed = hub.subscribe(state, conn.handle(), dialect, keys, cursor);
+        state.push.behind.store(hub.has_behind(), Ordering::Relaxed);
+        subscribed
     };
     match outcome {
         Ok(subscribed) => Ok(RemotingCommand::response_to(request, ResponseCode::Success)
@@ -171,7 +200,13 @@ pub fn unsubscribe(
     if header.cluster {
         keys.push(Key::Cluster);
     }
-    state.push.hub.lock().unsubscribe(conn.id(), &keys);
+    let mut hub = state.push.lock_hub();
+    hub.unsubscribe(conn.id(), &keys);
+    state
+        .push
+        .orphans
+        .store(hub.has_orphans(), Ordering::Relaxed);
+    drop(hub);
     Ok(RemotingCommand::response_to(request, ResponseCode::Success))
 }
 
@@ -180,18 +215,20 @@ pub fn unsubscribe(
 /// [`BEHIND_CHECK`] while a subscriber has changes held back.
 pub async fn run(state: std::sync::Arc<Namesrv>) {
     loop {
-        let (behind, orphans) = {
-            let hub = state.push.hub.lock();
-            (hub.has_behind(), hub.has_orphans())
-        };
+        let behind = state.push.behind.load(Ordering::Relaxed);
+        let orphans = state.push.orphans.load(Ordering::Relaxed);
         let force = tokio::select! {
             () = state.routes.changed() => false,
             () = state.push.recheck.notified() => true,
             () = tokio::time::sleep(BEHIND_CHECK), if behind => false,
             () = tokio::time::sleep(ORPHAN_CHECK), if orphans => false,
         };
-        let mut hub = state.push.hub.lock();
-        hub.refresh(&state, force);
-        hub.catch_up_behind(&state.limits);
+        // Recomputing every subscribed route is work for the blocking pool,
+        // not for the runtime's workers, which answer route queries.
+        let for_pass = state.clone();
+        let pass = tokio::task::spawn_blocking(move || for_pass.push.pass(&for_pass, force));
+        if let Err(error) = pass.await {
+            tracing::error!(%error, "route push pass failed");
+        }
     }
 }
