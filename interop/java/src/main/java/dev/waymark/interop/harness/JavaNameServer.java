@@ -16,12 +16,15 @@ public final class JavaNameServer implements NameServer {
     private final NamesrvController controller;
     private final int port;
     private final Path dir;
+    /** What it was started with, for {@link #restart}. */
+    private final Map<String, String> settings;
     private boolean stopped;
 
-    private JavaNameServer(NamesrvController controller, int port, Path dir) {
+    private JavaNameServer(NamesrvController controller, int port, Path dir, Map<String, String> settings) {
         this.controller = controller;
         this.port = port;
         this.dir = dir;
+        this.settings = Map.copyOf(settings);
     }
 
     /**
@@ -67,7 +70,7 @@ public final class JavaNameServer implements NameServer {
             throw e;
         }
         // 4.9 and 5.x both report the port they bound here.
-        return new JavaNameServer(controller, controller.getRemotingServer().localListenPort(), dir);
+        return new JavaNameServer(controller, controller.getRemotingServer().localListenPort(), dir, settings);
     }
 
     @Override
@@ -91,6 +94,23 @@ public final class JavaNameServer implements NameServer {
             controller.shutdown();
             EmbeddedBroker.deleteTree(dir);
         }
+    }
+
+    /**
+     * Shuts it down, as {@link #stop}, and starts a new {@code NamesrvController} on the same
+     * port with the same settings and directory (its KV store). Routes are not persisted by
+     * the Java NameServer: the new one knows only the brokers that register with it again.
+     */
+    @Override
+    public synchronized JavaNameServer restart() throws Exception {
+        if (stopped) {
+            throw new IllegalStateException(this + " is stopped; only a running NameServer can be restarted");
+        }
+        // The directory passes to the new instance: this one must no longer delete it.
+        stopped = true;
+        controller.shutdown();
+        return Ports.startOnPort("Java NameServer", port, new int[] {0}, RESTART_BIND_TIMEOUT,
+            p -> launch(p, settings, dir));
     }
 
     @Override

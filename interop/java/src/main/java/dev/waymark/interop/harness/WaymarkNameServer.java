@@ -7,7 +7,10 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -20,18 +23,25 @@ import java.util.regex.Pattern;
 /**
  * The Waymark NameServer binary ({@code rmq-namesrv}), started as a child process on a loopback
  * port it binds itself (port 0) and stopped by its pid. Its stdout and stderr go to {@code namesrv.log} in
- * its temporary directory (kept when it fails to start).
+ * its temporary directory (kept when it fails to start). {@link #restart} runs it again on the
+ * same port with the same directory, so that it finds the route snapshot it wrote.
  */
 public final class WaymarkNameServer implements NameServer {
     private static final String BOOT_LINE = "The Name Server boot success";
     private static final Pattern BOOT_ADDRESS = Pattern.compile("address \\S+:(\\d+)\\s*$");
+    /** How long a restart on the same port retries while the old process's socket is released. */
+    private static final Duration RESTART_BIND_TIMEOUT = Duration.ofSeconds(20);
 
+    private final Path binary;
+    private final Map<String, String> settings;
     private final Process process;
     private final int port;
     private final Path dir;
     private boolean stopped;
 
-    private WaymarkNameServer(Process process, int port, Path dir) {
+    private WaymarkNameServer(Path binary, Map<String, String> settings, Process process, int port, Path dir) {
+        this.binary = binary;
+        this.settings = settings;
         this.process = process;
         this.port = port;
         this.dir = dir;
@@ -45,7 +55,17 @@ public final class WaymarkNameServer implements NameServer {
      */
     public static WaymarkNameServer start(Path binary, Map<String, String> settings) throws Exception {
         Path dir = Files.createTempDirectory("waymark-namesrv-");
-        List<String> command = new ArrayList<>(List.of(binary.toString(), "--listen", "127.0.0.1:0",
+        return launch(binary, new LinkedHashMap<>(settings), dir, 0);
+    }
+
+    /**
+     * One start on {@code listenPort} (0: the kernel's choice) with its files in {@code dir};
+     * the process is killed again when it does not boot. Its output is appended to the log, so
+     * that a restarted server's log holds every run.
+     */
+    private static WaymarkNameServer launch(Path binary, Map<String, String> settings, Path dir, int listenPort)
+        throws Exception {
+        List<String> command = new ArrayList<>(List.of(binary.toString(), "--listen", "127.0.0.1:" + listenPort,
             "--set", "kvConfigPath=" + dir.resolve("kv.json"),
             "--set", "configStorePath=" + dir.resolve("ns.properties"),
             // Its own route snapshot: the default is under the shared HOME, where one
@@ -62,7 +82,7 @@ public final class WaymarkNameServer implements NameServer {
         pump.setDaemon(true);
         pump.start();
         try {
-            return new WaymarkNameServer(process, port.get(20, TimeUnit.SECONDS), dir);
+            return new WaymarkNameServer(binary, settings, process, port.get(20, TimeUnit.SECONDS), dir);
         } catch (TimeoutException | ExecutionException e) {
             process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
             throw new IllegalStateException("Waymark NameServer " + String.join(" ", command)
@@ -79,8 +99,8 @@ public final class WaymarkNameServer implements NameServer {
 
     private static void pump(Process process, Path log, CompletableFuture<Integer> port) {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
-            StandardCharsets.UTF_8)); PrintStream out = new PrintStream(Files.newOutputStream(log), true,
-                StandardCharsets.UTF_8)) {
+            StandardCharsets.UTF_8)); PrintStream out = new PrintStream(Files.newOutputStream(log,
+                StandardOpenOption.CREATE, StandardOpenOption.APPEND), true, StandardCharsets.UTF_8)) {
             String line;
             while ((line = in.readLine()) != null) {
                 out.println(line);
@@ -134,7 +154,30 @@ public final class WaymarkNameServer implements NameServer {
             return;
         }
         stopped = true;
-        process.destroy(); // SIGTERM to the pid
+        terminate();
+        EmbeddedBroker.deleteTree(dir);
+    }
+
+    /**
+     * SIGTERM, as {@link #stop} (the server writes its route snapshot on the way out), then the
+     * binary again on the same port with the same settings and directory: the KV store and the
+     * route snapshot it left are the new process's to read.
+     */
+    @Override
+    public synchronized WaymarkNameServer restart() throws Exception {
+        if (stopped) {
+            throw new IllegalStateException(this + " is stopped; only a running NameServer can be restarted");
+        }
+        // The directory passes to the new instance: this one must no longer delete it.
+        stopped = true;
+        terminate();
+        return Ports.startOnPort("Waymark NameServer", port, new int[] {0}, RESTART_BIND_TIMEOUT,
+            p -> launch(binary, settings, dir, p));
+    }
+
+    /** SIGTERM to the pid, then SIGKILL if it has not exited after 5 s. */
+    private void terminate() {
+        process.destroy();
         try {
             if (!process.waitFor(5, TimeUnit.SECONDS)) {
                 process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
@@ -142,7 +185,6 @@ public final class WaymarkNameServer implements NameServer {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        EmbeddedBroker.deleteTree(dir);
     }
 
     @Override
