@@ -6,11 +6,17 @@
 # scenarios that ran. Raw results: .bench/bench-results.json. About 23 minutes
 # (the hostile scenario, peers under attack, takes about 6 of them).
 #
+# route-change-latency (a broker coming and going until a client sees it:
+# Waymark's route push against polling every 30 s) is not in the default set:
+# each polling client takes about 3 minutes, some 10 minutes with every peer.
+# Name it to run it; it rewrites only its own section.
+#
 #   scripts/bench.sh                      the full run (measure on an idle machine)
 #   scripts/bench.sh --quick              a few seconds per scenario: harness check only
 #   scripts/bench.sh --peers waymark,java --scenarios route-qps,register
 #   scripts/bench.sh --peers waymark,java --scenarios controller
 #   scripts/bench.sh --peers waymark,java --scenarios hostile
+#   scripts/bench.sh --peers waymark,java --scenarios route-change-latency
 #
 # Any rmq-bench option can follow (see `rmq-bench --help`, `rmq-bench compare --help`).
 # Needs cargo, Java 17+ and Maven 3.6+ (for the Java peers: the Java controller

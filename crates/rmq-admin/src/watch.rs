@@ -116,9 +116,7 @@ impl<W: Write> Printer<W> {
 fn now() -> String {
     let now = OffsetDateTime::now_utc();
     // Whole milliseconds: the nanoseconds are noise next to a network hop.
-    let now = now
-        .replace_millisecond(now.millisecond())
-        .unwrap_or(now);
+    let now = now.replace_millisecond(now.millisecond()).unwrap_or(now);
     now.format(&Rfc3339).unwrap_or_else(|_| "-".to_owned())
 }
 

@@ -11,7 +11,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::peer::PeerKind;
 use crate::scenario::hostile::{self, Attack};
 use crate::scenario::{
-    controller, failover, parse_duration, register, route_qps, security, startup, storm,
+    controller, failover, parse_duration, register, route_change, route_qps, security, startup,
+    storm,
 };
 use crate::workload::Layout;
 
@@ -28,6 +29,7 @@ use crate::workload::Layout;
         rmq-bench route-qps --peers waymark,java --duration 10s --depth 8\n  \
         rmq-bench --peers waymark,java compare --scenarios controller\n  \
         rmq-bench --peers waymark,java compare --scenarios security\n  \
+        rmq-bench --peers waymark,java compare --scenarios route-change-latency\n  \
         rmq-bench report --input .bench/bench-results.json\n\n\
         Servers run under `taskset -c <server-cpus>`; rmq-bench re-executes itself under\n\
         `taskset -c <client-cpus>`. Progress goes to stderr, JSON results to stdout (or --json)."
@@ -116,7 +118,12 @@ pub enum Command {
     /// Server CPU per request: signed against unsigned registrations
     /// (Waymark), TLS against plain route queries (Waymark and Java).
     Security(SecurityArgs),
-    /// Every scenario on every peer; writes JSON, the report and its charts.
+    /// A broker coming and going until a client following the topic sees
+    /// it: route push (Waymark) against polling every 30 s (Java, the Rust
+    /// port, Waymark with the client's route push off).
+    RouteChangeLatency(RouteChangeLatencyArgs),
+    /// Every scenario on every peer (`route-change-latency` only when
+    /// named); writes JSON, the report and its charts.
     Compare(CompareArgs),
     /// Writes the report and charts from a saved JSON file.
     Report(ReportArgs),
@@ -392,6 +399,37 @@ impl SecurityArgs {
     }
 }
 
+/// `route-change-latency` overrides.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RouteChangeLatencyArgs {
+    /// Samples of a client that follows by route push.
+    #[arg(long)]
+    pub push_samples: Option<usize>,
+    /// Samples of a polling client (each takes up to one poll interval).
+    #[arg(long)]
+    pub poll_samples: Option<usize>,
+    /// pollNameServerInterval of the clients (e.g. 30s, Java's default).
+    /// Keep it under a minute: the second broker, not re-registered, must
+    /// stay within the NameServer's 120 s broker expiry for two changes.
+    #[arg(long, value_parser = parse_duration)]
+    pub poll_interval: Option<Duration>,
+}
+
+impl RouteChangeLatencyArgs {
+    /// The parameters: defaults with the overrides applied.
+    pub fn params(&self, quick: bool) -> route_change::Params {
+        let mut p = route_change::Params::defaults(quick);
+        p.push_samples = self.push_samples.unwrap_or(p.push_samples);
+        p.poll_samples = self.poll_samples.unwrap_or(p.poll_samples);
+        if let Some(interval) = self.poll_interval {
+            p.poll_interval_ms = u64::try_from(interval.as_millis())
+                .unwrap_or(u64::MAX)
+                .max(1);
+        }
+        p
+    }
+}
+
 /// A scenario, for `compare --scenarios`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ScenarioName {
@@ -411,6 +449,9 @@ pub enum ScenarioName {
     Hostile,
     /// `security`: Waymark and Java only.
     Security,
+    /// `route-change-latency`: not in the default set (about 3 minutes per
+    /// polling peer).
+    RouteChangeLatency,
 }
 
 impl ScenarioName {
@@ -421,12 +462,14 @@ impl ScenarioName {
     }
 
     /// Whether it starts `kind`'s NameServer (so that `kind` must be set
-    /// up): `security` runs Waymark and Java only, `controller` no
-    /// NameServer of a peer's own.
+    /// up): `security` runs Waymark and Java only, `route-change-latency`
+    /// the servers that keep brokers, `controller` no NameServer of a
+    /// peer's own.
     pub fn runs_nameserver(self, kind: PeerKind) -> bool {
         match self {
             ScenarioName::Controller => false,
             ScenarioName::Security => matches!(kind, PeerKind::Waymark | PeerKind::Java),
+            ScenarioName::RouteChangeLatency => kind.is_real(),
             _ => true,
         }
     }
@@ -435,7 +478,9 @@ impl ScenarioName {
 /// `compare` options.
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// Scenarios to run, comma-separated (`security` runs Waymark and Java only).
+    /// Scenarios to run, comma-separated (`security` runs Waymark and Java
+    /// only; `route-change-latency`, about 10 minutes with every peer, runs
+    /// only when named).
     #[arg(
         long,
         value_delimiter = ',',

@@ -4,8 +4,8 @@
 //!
 //! A peer that fails a scenario is recorded with its error and the run goes
 //! on. The ceiling is skipped where it has nothing to measure (failover,
-//! hostile), and the controller and security scenarios run only Waymark and
-//! Java.
+//! hostile, route-change-latency), and the controller and security
+//! scenarios run only Waymark and Java.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,7 +19,8 @@ use crate::peer::{self, JavaControllerSetup, JavaSetup, PeerKind, PeerSetup};
 use crate::pin::{self, Machine};
 use crate::results::{utc_now, PeerInfo, PeerOutcome, Pinning, Results};
 use crate::scenario::{
-    self, controller, failover, hostile, register, route_qps, security, startup, storm,
+    self, controller, failover, hostile, register, route_change, route_qps, security, startup,
+    storm,
 };
 use crate::workload::Layout;
 
@@ -415,6 +416,10 @@ pub async fn run(
                 let params = security::Params::defaults(quick);
                 run_security(global, setup, &params, results).await;
             }
+            ScenarioName::RouteChangeLatency => {
+                let params = route_change::Params::defaults(quick);
+                run_route_change(global, setup, &params, results).await;
+            }
             ScenarioName::Startup => {
                 let params = startup::Params::defaults(quick);
                 for &kind in &global.peers {
@@ -629,6 +634,42 @@ pub async fn run_security(
             )
         });
         results.security_tls.push(outcome);
+    }
+}
+
+/// `route-change-latency` on every real NameServer of `global` with the
+/// client's route push on (its default), and on Waymark once more with it
+/// off, so that push and polling are compared on the same server.
+pub async fn run_route_change(
+    global: &Global,
+    setup: &PeerSetup,
+    params: &route_change::Params,
+    results: &mut Results,
+) {
+    let line = |r: &route_change::RouteChangeLatency| match &r.latency_ms {
+        Some(l) => format!(
+            "{:?}: {} samples, p50 {:.3} ms, max {:.3} ms, mean {:.3} ms, {} missed",
+            r.followed_by, l.count, l.p50, l.max, l.mean, r.missed
+        ),
+        None => format!("{:?}: no sample seen of {}", r.followed_by, r.samples.len()),
+    };
+    for &kind in &global.peers {
+        if !kind.is_real() {
+            eprintln!(
+                "[route-change-latency] {} left out: it keeps no brokers",
+                kind.id()
+            );
+            continue;
+        }
+        let outcome = PeerOutcome::of(kind, route_change::run(setup, kind, params, true).await);
+        summarize("route-change-latency", &outcome, line);
+        results.route_change_latency.push(outcome);
+        if kind == PeerKind::Waymark {
+            let outcome =
+                PeerOutcome::of(kind, route_change::run(setup, kind, params, false).await);
+            summarize("route-change-latency (route push off)", &outcome, line);
+            results.route_change_latency_push_off.push(outcome);
+        }
     }
 }
 

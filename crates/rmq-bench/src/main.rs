@@ -66,6 +66,7 @@ fn scenarios_of(command: &Command) -> Vec<ScenarioName> {
         Command::Controller(_) => vec![ScenarioName::Controller],
         Command::Hostile(_) => vec![ScenarioName::Hostile],
         Command::Security(_) => vec![ScenarioName::Security],
+        Command::RouteChangeLatency(_) => vec![ScenarioName::RouteChangeLatency],
         Command::Report(_) | Command::CeilingServer(_) => Vec::new(),
     }
 }
@@ -135,6 +136,9 @@ async fn run(global: Global, command: Command) -> anyhow::Result<()> {
         }
         Command::Security(args) => {
             compare::run_security(&global, &setup, &args.params(quick), &mut results).await;
+        }
+        Command::RouteChangeLatency(args) => {
+            compare::run_route_change(&global, &setup, &args.params(quick), &mut results).await;
         }
         Command::Compare(_) | Command::Report(_) | Command::CeilingServer(_) => {
             unreachable!("handled before")

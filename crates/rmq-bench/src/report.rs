@@ -2,21 +2,27 @@
 //! ratios to Java, to the Rust port and to the ceiling, the targets and
 //! whether they were met, the machine, versions and the exact command.
 //!
-//! The report owns four sections of the file: the NameServer benchmarks
+//! The report owns five sections of the file: the NameServer benchmarks
 //! between [`BEGIN`] and [`END`], the controller benchmarks between
 //! [`CONTROLLER_BEGIN`] and [`CONTROLLER_END`], the hostile peers between
-//! [`HOSTILE_BEGIN`] and [`HOSTILE_END`] ([`hostile`]), and the cost of
+//! [`HOSTILE_BEGIN`] and [`HOSTILE_END`] ([`hostile`]), the cost of
 //! authentication and TLS between [`SECURITY_BEGIN`] and [`SECURITY_END`]
-//! ([`security`]). A run rewrites the section of the scenarios it ran (the
-//! controller section goes right after the NameServer one when it is new,
-//! the hostile and security ones at the end); everything else (the other
+//! ([`security`]), and route push against polling between
+//! [`ROUTE_CHANGE_BEGIN`] and [`ROUTE_CHANGE_END`] ([`route_change`]). A run
+//! rewrites the section of the scenarios it ran (the controller section goes
+//! right after the NameServer one when it is new, the hostile, security and
+//! route-change ones at the end); everything else (the other
 //! sections, the codec micro-benchmarks, analysis written by hand) is kept
 //! as it is. Charts are drawn by [`crate::charts`] next to it.
 
 mod hostile;
+mod route_change;
 mod security;
 
 pub use hostile::{merge_hostile, render_hostile, HOSTILE_BEGIN, HOSTILE_END};
+pub use route_change::{
+    merge_route_change, render_route_change, ROUTE_CHANGE_BEGIN, ROUTE_CHANGE_END,
+};
 pub use security::{merge_security, render_security, SECURITY_BEGIN, SECURITY_END};
 
 use std::fmt::Write as _;
@@ -41,7 +47,8 @@ pub const CONTROLLER_END: &str = "<!-- rmq-bench:controller:end -->";
 /// charts beside it): the NameServer section when a NameServer scenario ran
 /// (or nothing at all did), the controller section when the controller
 /// scenario ran, the hostile-peers section when `hostile` ran, the security
-/// section when `security` ran.
+/// section when `security` ran, the route-change section when
+/// `route-change-latency` ran.
 ///
 /// # Errors
 /// I/O.
@@ -52,7 +59,10 @@ pub fn write(results: &Results, path: &Path) -> anyhow::Result<()> {
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut text = std::fs::read_to_string(path).unwrap_or_default();
-    let own_sections = results.has_controller() || results.has_hostile() || results.has_security();
+    let own_sections = results.has_controller()
+        || results.has_hostile()
+        || results.has_security()
+        || results.has_route_change();
     if results.has_nameserver() || !own_sections {
         let drawn = charts::draw_all(results, dir);
         text = merge(&text, &render(results, &drawn));
@@ -65,6 +75,9 @@ pub fn write(results: &Results, path: &Path) -> anyhow::Result<()> {
     }
     if results.has_security() {
         text = merge_security(&text, &render_security(results));
+    }
+    if results.has_route_change() {
+        text = merge_route_change(&text, &render_route_change(results));
     }
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }

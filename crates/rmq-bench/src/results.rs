@@ -16,6 +16,7 @@ use crate::scenario::controller::{Failover as ControllerFailover, Heartbeats};
 use crate::scenario::failover::Failover;
 use crate::scenario::hostile::Hostile;
 use crate::scenario::register::Register;
+use crate::scenario::route_change::RouteChangeLatency;
 use crate::scenario::route_qps::RouteQps;
 use crate::scenario::security::{Signing, TlsQueries};
 use crate::scenario::startup::Startup;
@@ -128,6 +129,13 @@ pub struct Results {
     /// `security`: TLS against plain route queries (Waymark and Java).
     #[serde(default)]
     pub security_tls: Vec<PeerOutcome<TlsQueries>>,
+    /// `route-change-latency`: every real NameServer, its client with route
+    /// push on (the client's default).
+    #[serde(default)]
+    pub route_change_latency: Vec<PeerOutcome<RouteChangeLatency>>,
+    /// `route-change-latency`: Waymark again, its client with route push off.
+    #[serde(default)]
+    pub route_change_latency_push_off: Vec<PeerOutcome<RouteChangeLatency>>,
 }
 
 impl Results {
@@ -149,6 +157,12 @@ impl Results {
     /// Whether the security scenario ran (it has its own report section).
     pub fn has_security(&self) -> bool {
         !(self.security_signing.is_empty() && self.security_tls.is_empty())
+    }
+
+    /// Whether the route-change-latency scenario ran (it has its own report
+    /// section).
+    pub fn has_route_change(&self) -> bool {
+        !(self.route_change_latency.is_empty() && self.route_change_latency_push_off.is_empty())
     }
 
     /// Whether the controller scenario ran.

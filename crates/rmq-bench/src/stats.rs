@@ -2,6 +2,8 @@
 //!
 //! Latencies are recorded in nanoseconds into HdrHistograms (3 significant
 //! digits, up to 10 minutes) and summarised in microseconds for the results.
+//! A few samples (tens, possibly negative, as the route-change scenario
+//! takes) are summarised exactly instead ([`Summary`]).
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -76,6 +78,56 @@ pub fn median(values: &[f64]) -> Option<f64> {
     })
 }
 
+/// The nearest-rank `q`-th percentile of `values` (`None` when empty): the
+/// smallest sample with at least `q` % of the samples at or below it, so
+/// with fewer than 100 samples the 99th percentile is the largest.
+pub fn percentile(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = (q / 100.0 * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+/// Arithmetic mean of `values` (`None` when empty).
+pub fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// A few samples summarised exactly, in their own unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Samples.
+    pub count: usize,
+    /// Smallest.
+    pub min: f64,
+    /// Median (nearest rank).
+    pub p50: f64,
+    /// 99th percentile (nearest rank: the largest below 100 samples).
+    pub p99: f64,
+    /// Largest.
+    pub max: f64,
+    /// Mean.
+    pub mean: f64,
+}
+
+impl Summary {
+    /// The summary of `values` (`None` when empty).
+    pub fn of(values: &[f64]) -> Option<Summary> {
+        let at = |q| percentile(values, q);
+        Some(Summary {
+            count: values.len(),
+            min: at(0.0)?,
+            p50: at(50.0)?,
+            p99: at(99.0)?,
+            max: at(100.0)?,
+            mean: mean(values)?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +148,26 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
         assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn exact_summary_of_few_samples() {
+        let values = [30.0, -1.0, 10.0, 20.0];
+        assert_eq!(percentile(&values, 50.0), Some(10.0));
+        assert_eq!(percentile(&values, 75.0), Some(20.0));
+        assert_eq!(percentile(&values, 99.0), Some(30.0));
+        assert_eq!(percentile(&values, 0.0), Some(-1.0));
+        assert_eq!(percentile(&[], 50.0), None);
+        let hundred: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&hundred, 99.0), Some(99.0));
+        assert_eq!(percentile(&hundred, 50.0), Some(50.0));
+        assert_eq!(mean(&values), Some(14.75));
+        assert_eq!(mean(&[]), None);
+        let s = Summary::of(&values).unwrap();
+        assert_eq!(
+            (s.count, s.min, s.p50, s.p99, s.max, s.mean),
+            (4, -1.0, 10.0, 30.0, 30.0, 14.75)
+        );
+        assert_eq!(Summary::of(&[]), None);
     }
 }

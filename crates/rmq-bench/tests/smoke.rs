@@ -2,9 +2,10 @@
 //! and the ceiling server writes a results file and a report, the
 //! controller scenario included (Waymark's controller only: the ceiling has
 //! none), the hostile one (Waymark only: the ceiling keeps no state) and
-//! the security one (Waymark's signing and TLS parts; not the ceiling).
-//! Performance is never asserted here; only that every scenario produced a
-//! result.
+//! the security one (Waymark's signing and TLS parts; not the ceiling); and
+//! `--scenarios route-change-latency`, which is not in the default set,
+//! writes its own section alone. Performance is never asserted here; only
+//! that every scenario produced a result.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -162,6 +163,67 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
     assert!(
         text.contains("<!-- rmq-bench:hostile:begin") && text.contains("### topic-flood"),
         "no hostile section:\n{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn quick_route_change_latency_follows_waymark_by_push_and_by_polling() {
+    let dir = std::env::temp_dir().join(format!(
+        "rmq-bench-smoke-route-change-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.join("benchmarks.md");
+    let results = dir.join("results.json");
+    std::fs::write(&report, "# Benchmarks\n\n## Codec\n\nkept as it is\n").unwrap();
+
+    let output = Command::new(env!("CARGO_BIN_EXE_rmq-bench"))
+        .args([
+            "--quick",
+            "--no-pin",
+            "--peers",
+            "waymark,ceiling",
+            "--waymark-bin",
+        ])
+        .arg(workspace_bin("rmq-namesrv", "rmq-namesrv"))
+        .args(["compare", "--scenarios", "route-change-latency", "--report"])
+        .arg(&report)
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .expect("rmq-bench runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "rmq-bench failed:\n{stderr}");
+
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
+    for (field, followed_by) in [
+        ("route_change_latency", "push"),
+        ("route_change_latency_push_off", "polling-push-off"),
+    ] {
+        let outcomes = json[field].as_array().expect(field);
+        assert_eq!(outcomes.len(), 1, "Waymark only, not the ceiling: {field}");
+        let result = &outcomes[0]["result"];
+        assert_eq!(result["followed_by"], followed_by, "{result}\n{stderr}");
+        let samples = result["samples"].as_array().expect("samples");
+        assert!(
+            !samples.is_empty() && samples.iter().all(|s| s["seen_ms"].is_number()),
+            "a change was not seen: {result}\n{stderr}"
+        );
+    }
+
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        text.contains("<!-- rmq-bench:route-change:begin")
+            && text.contains("| Waymark | route push |")
+            && text.contains("kept as it is"),
+        "no route-change section, or existing content dropped:\n{text}"
+    );
+    assert!(
+        !text.contains("<!-- rmq-bench:begin"),
+        "only the section of the scenario that ran is written:\n{text}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,7 +2,8 @@
 //! a scenario, a fleet of registered brokers, and checking that the routes
 //! a peer answers are the ones the fleet registered. `controller` runs
 //! controller groups instead of NameServers ([`crate::group`]); `security`
-//! starts its servers with extra settings ([`crate::peer::PeerOptions`]).
+//! starts its servers with extra settings ([`crate::peer::PeerOptions`]);
+//! `route_change` follows routes with `rmq-route-client`'s `RouteClient`.
 //!
 //! Every scenario starts its own fresh peer process and stops it at the end,
 //! so no scenario sees another's state. Each returns a plain result value
@@ -12,6 +13,7 @@ pub mod controller;
 pub mod failover;
 pub mod hostile;
 pub mod register;
+pub mod route_change;
 pub mod route_qps;
 pub mod security;
 pub mod startup;
