@@ -1,6 +1,7 @@
 //! Route push against a real NameServer: a subscriber hears of a new
 //! broker, a removed broker, a permission wipe and a master change within
-//! 100 ms of the NameServer answering the request that made it; a
+//! 100 ms of the NameServer answering the request that made it, and
+//! cluster membership as it changes; a
 //! subscription resumed from an old cursor gets exactly what changed since;
 //! a subscriber that stops reading is cut off without holding back anyone
 //! else; and a started `RouteClient` follows by push where the NameServer
@@ -498,4 +499,37 @@ async fn a_route_client_follows_by_push_and_falls_back_to_polling() {
             "{refused:?}"
         );
     }
+}
+
+/// The next push, which must be cluster membership.
+async fn next_cluster(sub: &mut RouteSubscription) -> rmq_protocol::ClusterInfo {
+    match tokio::time::timeout(Duration::from_secs(5), sub.next()).await {
+        Ok(Ok(PushEvent::Cluster(info))) => info,
+        other => panic!("expected cluster membership, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn cluster_membership_is_pushed_too() {
+    let ns = Namesrv::waymark(&[]);
+    let mut sub = subscription(&ns).await;
+    sub.subscribe([], true, None).await.unwrap();
+    assert!(next_cluster(&mut sub).await.broker_addr_table.is_empty());
+    let broker = connect(&ns).await;
+    register_as(
+        &broker,
+        "broker-a",
+        "127.0.0.1:10911",
+        0,
+        1,
+        &[("T", 1, 1, 6)],
+    )
+    .await
+    .unwrap();
+    let info = next_cluster(&mut sub).await;
+    let names: Vec<String> = info.cluster_addr_table["DefaultCluster"]
+        .iter()
+        .cloned()
+        .collect();
+    assert_eq!(names, ["broker-a"]);
 }
