@@ -303,6 +303,19 @@ impl Hub {
         }
     }
 
+    /// Drops the subscriptions of connections that have closed.
+    pub(super) fn remove_closed(&mut self) {
+        let closed: Vec<ConnId> = self
+            .subscribers
+            .iter()
+            .filter(|(_, sub)| sub.handle.is_closed())
+            .map(|(conn, _)| *conn)
+            .collect();
+        for conn in closed {
+            self.remove_subscriber(conn);
+        }
+    }
+
     fn untrack(&mut self, key: &Key, conn: ConnId) {
         self.entries = self.entries.saturating_sub(1);
         if let Some(tracked) = self.tracked.get_mut(key) {

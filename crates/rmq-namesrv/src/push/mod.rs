@@ -49,10 +49,11 @@ const ORPHAN_CHECK: Duration = Duration::from_secs(5);
 /// The subscriptions of one NameServer.
 #[derive(Debug)]
 pub struct RoutePush {
-    /// Locked by the blocking pool only (a pass over every subscribed
-    /// route may take a while): the runtime's workers use the fields below.
+    /// Locked on the blocking pool (a pass over every subscribed route may
+    /// take a while); the runtime's workers only ever try it.
     hub: Mutex<Hub>,
-    /// Connections closed since the last pass, whose subscriptions it drops.
+    /// Connections closed while a pass held `hub`, whose subscriptions the
+    /// next one drops.
     closed: Mutex<Vec<ConnId>>,
     /// Wakes [`run`] for a change the route table's generation does not
     /// show (an order-topic configuration put in the KV store).
@@ -87,10 +88,15 @@ impl RoutePush {
         self.recheck.notify_one();
     }
 
-    /// Notes a closed connection: its subscription is dropped by the next
-    /// pass or subscription, whichever comes first.
+    /// Drops a closed connection's subscription, if it had one: at once
+    /// when no pass holds the subscriptions, else by that pass's successor
+    /// (the runtime's workers never wait for a pass). Only connections
+    /// closed during a pass wait in the list, so churn cannot grow it.
     pub fn disconnected(&self, conn: ConnId) {
-        self.closed.lock().push(conn);
+        match self.hub.try_lock() {
+            Some(mut hub) => hub.remove_subscriber(conn),
+            None => self.closed.lock().push(conn),
+        }
     }
 
     /// The hub, with the subscriptions of closed connections dropped.
@@ -99,6 +105,9 @@ impl RoutePush {
         for conn in std::mem::take(&mut *self.closed.lock()) {
             hub.remove_subscriber(conn);
         }
+        // A subscription applied after its connection's close was noted
+        // (the request waited in the pool) has no disconnect to come.
+        hub.remove_closed();
         hub
     }
 
