@@ -12,12 +12,12 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::time::Duration;
 
-use rmq_protocol::headers::GetRouteInfoRequestHeader;
 use rmq_protocol::route_push::Cursor;
 use rmq_protocol::{JavaJson, TopicRouteData};
 use rmq_route_client::push::{PushConfig, PushError, PushEvent, RouteSubscription};
+use rmq_route_client::{route_from_response, route_request, RouteClientConfig, RouteError};
 use rmq_transport::RpcClient;
-use rmq_wire::{RemotingCommand, RequestCode, ResponseCode};
+use rmq_wire::ResponseCode;
 use serde_json::json;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -266,32 +266,22 @@ async fn poll<W: Write>(
                 };
             }
             let Some(connection) = &client else { break };
-            let header = GetRouteInfoRequestHeader {
-                topic: topic.clone(),
-                ..Default::default()
-            };
-            let query =
-                RemotingCommand::request(RequestCode::GetRouteInfoByTopic, 0).with_header(&header);
+            // The route client's query and reading of the answer, with
+            // Java's defaults (no zone, the version's dialect).
+            let query = route_request(topic, &RouteClientConfig::default());
             let route = match connection.invoke(query, connect.timeout).await {
-                Ok(answer) if answer.response_code() == ResponseCode::TopicNotExist => None,
-                Ok(answer) if answer.response_code() == ResponseCode::Success => {
-                    match answer.body.as_deref().map(TopicRouteData::from_json) {
-                        Some(Ok(route)) => Some(route),
-                        _ => {
-                            eprintln!("error: NameServer {addr}: unreadable route of {topic}");
-                            continue;
-                        }
+                Ok(answer) => match route_from_response(topic, &answer) {
+                    Ok(route) => Some(route),
+                    Err(RouteError::Response { code, .. })
+                        if ResponseCode::from(code) == ResponseCode::TopicNotExist =>
+                    {
+                        None
                     }
-                }
-                Ok(answer) => {
-                    eprintln!(
-                        "error: NameServer {addr}: {topic}: {} ({}): {}",
-                        answer.response_code().java_name(),
-                        answer.code,
-                        answer.remark.unwrap_or_default()
-                    );
-                    continue;
-                }
+                    Err(error) => {
+                        eprintln!("error: NameServer {addr}: {topic}: {error}");
+                        continue;
+                    }
+                },
                 Err(error) => {
                     eprintln!("error: NameServer {addr}: {error}");
                     client = None;

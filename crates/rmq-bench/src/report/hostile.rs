@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::{merge_block, mib, ms, num, write_run_and_machine};
+use super::{merge_block, mib, ms, num, peer_table, write_run_and_machine};
 use crate::peer::PeerKind;
 use crate::results::Results;
 use crate::scenario::hostile::{Attack, AttackRun, Hostile, Params};
@@ -218,20 +218,12 @@ pub fn render_hostile(r: &Results) -> String {
         params.rss_sample_ms,
         params.query_timeout_ms
     );
-    out.push_str("| peer | what | started as |\n|---|---|---|\n");
-    for info in r
-        .peers
-        .iter()
-        .filter(|i| ran.iter().any(|(p, _)| *p == i.peer))
-    {
-        let _ = writeln!(
-            out,
-            "| {} | {} | `{}` |",
-            info.peer.title(),
-            info.version,
-            info.command
-        );
-    }
+    peer_table(
+        &mut out,
+        r.peers
+            .iter()
+            .filter(|i| ran.iter().any(|(p, _)| *p == i.peer)),
+    );
     for o in r.hostile.iter().filter(|o| o.result.is_none()) {
         let _ = writeln!(
             out,

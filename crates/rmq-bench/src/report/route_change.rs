@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::{merge_block, ms, num, seconds, write_run_and_machine};
+use super::{merge_block, ms, num, peer_table, seconds, write_run_and_machine};
 use crate::peer::PeerKind;
 use crate::results::{of_peer, PeerOutcome, Results};
 use crate::scenario::route_change::{Change, FollowedBy, RouteChangeLatency};
@@ -228,21 +228,15 @@ pub fn render_route_change(r: &Results) -> String {
             p.give_up_after_poll_s
         );
     }
-    out.push_str("| peer | what | started as |\n|---|---|---|\n");
-    for info in r.peers.iter().filter(|i| {
-        r.route_change_latency
-            .iter()
-            .chain(&r.route_change_latency_push_off)
-            .any(|o| o.peer == i.peer)
-    }) {
-        let _ = writeln!(
-            out,
-            "| {} | {} | `{}` |",
-            info.peer.title(),
-            info.version,
-            info.command
-        );
-    }
+    peer_table(
+        &mut out,
+        r.peers.iter().filter(|i| {
+            r.route_change_latency
+                .iter()
+                .chain(&r.route_change_latency_push_off)
+                .any(|o| o.peer == i.peer)
+        }),
+    );
     out.push_str(
         "\n| server | client follows the route by | samples | min | p50 | max | mean | answered in | \
          p50 ÷ Waymark push | mean ÷ Waymark push | run |\n",
