@@ -436,7 +436,7 @@ pub enum RouteCommand {
 /// `topic ...`
 #[derive(Debug, Subcommand)]
 pub enum TopicCommand {
-    /// The route of a topic: broker groups, addresses, queues and perms.
+    /// The route of a topic: broker groups, addresses, queues and perms, and an order topic's configuration when the NameServer sends one.
     ///
     /// With --json the result is the route as the NameServer sent it
     /// (TopicRouteData: brokerDatas, queueDatas, ...).
@@ -477,7 +477,7 @@ pub struct ClusterFilter {
 /// `kv ...`
 #[derive(Debug, Subcommand)]
 pub enum KvCommand {
-    /// Stores a value.
+    /// Stores a value in every NameServer given (on disk, kvConfig.json, before it answers); ORDER_TOPIC_CONFIG values change order topics' routes.
     #[command(
         after_help = "Example:\n  rmq-admin -n 127.0.0.1:9876 kv put ORDER_TOPIC_CONFIG TopicOrder 'broker-a:4;broker-b:4'"
     )]
@@ -499,7 +499,7 @@ pub enum KvCommand {
         /// The key.
         key: String,
     },
-    /// Removes a key.
+    /// Removes a key from every NameServer given (on disk before it answers).
     #[command(
         after_help = "Example:\n  rmq-admin -n 127.0.0.1:9876 kv delete ORDER_TOPIC_CONFIG TopicOrder"
     )]

@@ -16,6 +16,39 @@ fn loaded() -> (NameServer, Brokers) {
 }
 
 #[test]
+fn topic_route_shows_an_order_topics_configuration() {
+    let ns = NameServer::start_with(&["orderMessageEnable=true"]);
+    let mut brokers = Brokers::new();
+    for broker in [BROKER_A0, BROKER_B0] {
+        brokers.register(&ns.addr, &broker);
+    }
+    let a = &ns.addr;
+    let plain = admin(&["-n", a, "topic", "route", "TopicTest"]);
+    assert_eq!(plain.code, 0, "{plain:?}");
+    assert!(!plain.stdout.contains("#Order Conf"), "{}", plain.stdout);
+    let put = admin(&[
+        "-n",
+        a,
+        "kv",
+        "put",
+        "ORDER_TOPIC_CONFIG",
+        "TopicTest",
+        "broker-a:4;broker-b:4",
+    ]);
+    assert_eq!(put.code, 0, "{put:?}");
+    let run = admin(&["-n", a, "topic", "route", "TopicTest"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("\n\n#NameServer "), "{}", run.stdout);
+    assert!(run.stdout.contains(" #Order Conf\n"), "{}", run.stdout);
+    assert!(run.has_row(&[a, "broker-a:4;broker-b:4"]), "{}", run.stdout);
+    let json = admin(&["-n", a, "--json", "topic", "route", "TopicTest"]);
+    assert_eq!(
+        json.json()["results"][0]["result"]["orderTopicConf"],
+        "broker-a:4;broker-b:4"
+    );
+}
+
+#[test]
 fn cluster_list_shows_every_broker_address() {
     let (ns, _brokers) = loaded();
     let run = admin(&["-n", &ns.addr, "cluster", "list"]);

@@ -67,6 +67,8 @@ pub struct ControllerNode {
     admitted: Arc<tokio::sync::Semaphore>,
     /// TLS for the connections the node opens (`None`: plain).
     outgoing_tls: Option<TlsClient>,
+    /// What the node counts (`GET /metrics`).
+    metrics: crate::metrics::ControllerMetrics,
 }
 
 impl std::fmt::Debug for ControllerNode {
@@ -182,8 +184,10 @@ impl ControllerNode {
             store,
             admitted: Arc::new(tokio::sync::Semaphore::new(capacity)),
             outgoing_tls: tls,
+            metrics: crate::metrics::ControllerMetrics::default(),
         });
         tokio::spawn(track_leadership(node.clone()));
+        tokio::spawn(crate::metrics::count_leader_changes(node.clone()));
         Ok(node)
     }
 
@@ -235,6 +239,11 @@ impl ControllerNode {
     /// The applied state (never hold it across an await).
     pub fn applied(&self) -> std::sync::RwLockReadGuard<'_, Applied> {
         self.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What the node counts.
+    pub fn metrics(&self) -> &crate::metrics::ControllerMetrics {
+        &self.metrics
     }
 
     /// The peer Raft names as leader, if any.
@@ -340,6 +349,9 @@ impl ControllerNode {
     /// `controllerRequestThreadPoolQueueCapacity` requests already wait.
     pub async fn serve_leader_request(&self, request: &RemotingCommand) -> Decision {
         let Ok(_admitted) = self.admitted.clone().try_acquire_owned() else {
+            self.metrics
+                .refusals
+                .refused(crate::metrics::refusal::REQUEST_QUEUE_FULL);
             return Decision::answer(Answer::error(
                 ResponseCode::SystemBusy,
                 "[OVERLOAD]system busy, start flow control for a while",

@@ -56,6 +56,7 @@ pub async fn run(
     let idle_seconds = node.config().server_channel_max_idle_time_seconds;
     let mut config = ServerConfig::with_idle_seconds(idle_seconds, serialize_type);
     limits.apply_to(&mut config);
+    config.stats = node.metrics().transport.clone();
     let guard = Arc::new(security.guard);
     let certificate = security.tls.server().cloned();
     config.tls = security.tls;

@@ -103,7 +103,37 @@ impl ControllerService {
 }
 
 impl Service for ControllerService {
-    fn call(&self, conn: &ConnectionInfo, mut request: RemotingCommand) -> Reply {
+    fn call(&self, conn: &ConnectionInfo, request: RemotingCommand) -> Reply {
+        let started = std::time::Instant::now();
+        let code = request.request_code();
+        match self.reply(conn, request) {
+            Reply::Ready(response) => {
+                let answered = response.as_ref().map(RemotingCommand::response_code);
+                let metrics = &self.node.metrics().requests;
+                metrics.observe(code, answered, started.elapsed());
+                Reply::Ready(response)
+            }
+            Reply::Pending(future) => {
+                let node = self.node.clone();
+                Reply::later(async move {
+                    let response = future.await;
+                    let answered = response.as_ref().map(RemotingCommand::response_code);
+                    let metrics = &node.metrics().requests;
+                    metrics.observe(code, answered, started.elapsed());
+                    response
+                })
+            }
+        }
+    }
+
+    fn on_disconnect(&self, conn: &ConnectionInfo, reason: DisconnectReason) {
+        self.disconnected(conn, reason);
+    }
+}
+
+impl ControllerService {
+    /// The answer to one request.
+    fn reply(&self, conn: &ConnectionInfo, mut request: RemotingCommand) -> Reply {
         let code = request.code;
         if matches!(code, RAFT_VOTE | RAFT_APPEND_ENTRIES | RAFT_FULL_SNAPSHOT) {
             if self.foreign_raft_peer(conn) {
@@ -182,7 +212,8 @@ impl Service for ControllerService {
         }
     }
 
-    fn on_disconnect(&self, conn: &ConnectionInfo, _reason: DisconnectReason) {
+    /// A connection closed: the replicas that heartbeat on it are gone.
+    fn disconnected(&self, conn: &ConnectionInfo, _reason: DisconnectReason) {
         let gone = self.node.live().disconnected(conn.id().0);
         if gone.is_empty() {
             return;

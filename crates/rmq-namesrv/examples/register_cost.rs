@@ -72,6 +72,7 @@ fn main() {
             mappings: wrapper.topic_queue_mapping_info_map,
             filter_servers: decoded.filter_server_list,
             conn: 1,
+            client_version: 0,
         };
         routes
             .register_broker(registration, round as u64, false, false)

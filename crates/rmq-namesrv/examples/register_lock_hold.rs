@@ -35,6 +35,7 @@ fn registration(counter: i64) -> BrokerRegistration {
         mappings: BTreeMap::new(),
         filter_servers: Some(Vec::new()),
         conn: 1,
+        client_version: 0,
     }
 }
 

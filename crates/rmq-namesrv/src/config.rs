@@ -76,6 +76,45 @@ rmq_protocol::java_options! {
     }
 }
 
+rmq_protocol::java_options! {
+    /// Waymark's HTTP port (docs/metrics.md): `/metrics`, `/health`,
+    /// `/ready`, `/api/v1` and the dashboard. Read at start-up only.
+    pub struct OpsKeys {
+        http_listen_addr: String = "httpListenAddr", |_, _| OpsKeys::DEFAULT_HTTP_LISTEN_ADDR.to_owned();
+    }
+}
+
+impl OpsKeys {
+    /// Default of `httpListenAddr`: loopback only, beside the remoting
+    /// port; exposing it is a decision (`0.0.0.0:9877`).
+    pub const DEFAULT_HTTP_LISTEN_ADDR: &'static str = "127.0.0.1:9877";
+
+    /// The defaults, then the keys of `properties` (other keys are left out).
+    pub fn from_properties(properties: &std::collections::BTreeMap<String, String>) -> OpsKeys {
+        let mut keys = OpsKeys::from_env();
+        for (key, value) in properties {
+            keys.set(key, value);
+        }
+        keys
+    }
+
+    /// Why `key` may not be `value` at start-up: `httpListenAddr` is empty
+    /// (no HTTP port) or `ip:port`. `Ok` for other keys.
+    pub fn check(key: &str, value: &str) -> Result<(), String> {
+        if key == rmq_ops::http::LISTEN_KEY {
+            rmq_ops::http::check_listen_addr(value)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The HTTP port's address; `None` when `httpListenAddr` is empty.
+    pub fn http_address(&self) -> Option<String> {
+        let address = self.http_listen_addr.trim();
+        (!address.is_empty()).then(|| address.to_owned())
+    }
+}
+
 impl SnapshotKeys {
     /// Default of `routeSnapshotMaxBytes`: 256 MiB, some seven times the
     /// snapshot of 100,000 topics on each of 10 broker groups.
@@ -149,6 +188,7 @@ impl NamesrvConfig {
                 // A remote request must not choose a file the server writes
                 // (CVE-2023-37582, as kvConfigPath).
                 .chain(SnapshotKeys::KEYS.iter())
+                .chain(OpsKeys::KEYS.iter())
                 .chain([&rmq_transport::ProxyProtocol::KEY])
                 .map(|key| (*key).to_owned()),
         );

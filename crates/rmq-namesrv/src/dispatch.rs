@@ -15,6 +15,7 @@ use heavy::{Admission, HeavyPool};
 
 use crate::error::{Error, HandlerResult};
 use crate::handlers::{broker, cluster, config, kv, route, topic};
+use crate::metrics::{refusal, RemovalReason};
 use crate::push;
 use crate::route::UnitSelect;
 use crate::security::Verdict;
@@ -187,42 +188,32 @@ fn joined_answer(
 
 impl Service for NamesrvService {
     fn call(&self, conn: &ConnectionInfo, request: RemotingCommand) -> Reply {
-        let Some(pool) = self.pool(request.request_code()) else {
-            return Reply::ready(answer(&self.state, conn, &request));
-        };
-        let (state, conn) = (self.state.clone(), conn.clone());
-        match pool.admit() {
-            Admission::Run(slot) => Reply::later(run_heavy(state, conn, request, slot)),
-            Admission::Wait(ticket) => {
-                let pool = pool.name();
-                Reply::later(async move {
-                    let slot = ticket.slot().await?;
-                    // A registration applied after its connection closed would
-                    // re-add a broker whose connection-close unregistration
-                    // already ran; nobody waits for any of these answers.
-                    if conn.handle().is_closed() {
-                        tracing::debug!(peer = %conn.peer(), code = request.code, pool, "requester gone while queued, dropping the request");
-                        return None;
-                    }
-                    run_heavy(state, conn, request, slot).await
-                })
+        let started = std::time::Instant::now();
+        let code = request.request_code();
+        if code == RequestCode::RegisterBroker {
+            let body = request.body.as_ref().map_or(0, |body| body.len());
+            self.state.metrics.registration(body);
+        }
+        match self.reply(conn, request) {
+            Reply::Ready(response) => {
+                let answered = response.as_ref().map(RemotingCommand::response_code);
+                self.state
+                    .metrics
+                    .requests
+                    .observe(code, answered, started.elapsed());
+                Reply::Ready(response)
             }
-            Admission::Busy => {
-                // The first refusal of a burst and every 1000th after it.
-                let rejected = pool.rejected();
-                if rejected % 1000 == 1 {
-                    tracing::warn!(
-                        peer = %conn.peer(),
-                        code = request.code,
-                        pool = pool.name(),
-                        waiting = pool.waiting(),
-                        rejected,
-                        "too many requests and system thread pool busy, answering SYSTEM_BUSY"
-                    );
-                }
-                Reply::ready(
-                    Error::new(ResponseCode::SystemBusy, OVERLOAD_REMARK).into_response(&request),
-                )
+            Reply::Pending(future) => {
+                let state = self.state.clone();
+                Reply::later(async move {
+                    let response = future.await;
+                    let answered = response.as_ref().map(RemotingCommand::response_code);
+                    state
+                        .metrics
+                        .requests
+                        .observe(code, answered, started.elapsed());
+                    response
+                })
             }
         }
     }
@@ -246,7 +237,53 @@ impl Service for NamesrvService {
                 ?reason,
                 "broker connection closed, unregistering"
             );
-            self.state.submit_unregistration(unregistration);
+            self.state
+                .submit_unregistration(unregistration, RemovalReason::Close);
+        }
+    }
+}
+
+impl NamesrvService {
+    /// The answer to one request: inline, or from a pool.
+    fn reply(&self, conn: &ConnectionInfo, request: RemotingCommand) -> Reply {
+        let Some(pool) = self.pool(request.request_code()) else {
+            return Reply::ready(answer(&self.state, conn, &request));
+        };
+        let (state, conn) = (self.state.clone(), conn.clone());
+        match pool.admit() {
+            Admission::Run(slot) => Reply::later(run_heavy(state, conn, request, slot)),
+            Admission::Wait(ticket) => {
+                let pool = pool.name();
+                Reply::later(async move {
+                    let slot = ticket.slot().await?;
+                    // A registration applied after its connection closed would
+                    // re-add a broker whose connection-close unregistration
+                    // already ran; nobody waits for any of these answers.
+                    if conn.handle().is_closed() {
+                        tracing::debug!(peer = %conn.peer(), code = request.code, pool, "requester gone while queued, dropping the request");
+                        return None;
+                    }
+                    run_heavy(state, conn, request, slot).await
+                })
+            }
+            Admission::Busy => {
+                self.state.metrics.refusals.refused(refusal::POOL_BUSY);
+                // The first refusal of a burst and every 1000th after it.
+                let rejected = pool.rejected();
+                if rejected % 1000 == 1 {
+                    tracing::warn!(
+                        peer = %conn.peer(),
+                        code = request.code,
+                        pool = pool.name(),
+                        waiting = pool.waiting(),
+                        rejected,
+                        "too many requests and system thread pool busy, answering SYSTEM_BUSY"
+                    );
+                }
+                Reply::ready(
+                    Error::new(ResponseCode::SystemBusy, OVERLOAD_REMARK).into_response(&request),
+                )
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ use rmq_transport::{ClientConfig, RpcClient};
 use rmq_wire::{RemotingCommand, RequestCode, SerializeType};
 use tokio::sync::mpsc;
 
+use crate::metrics::RemovalReason;
 use crate::route::{MinIdNotification, Unregistration};
 use crate::state::Namesrv;
 
@@ -19,16 +20,30 @@ const NOTIFY_TIMEOUT: Duration = Duration::from_millis(300);
 
 /// Takes one unregistration, drains whatever else is queued, runs the batch
 /// atomically. Ends when every sender is gone.
-pub async fn unregistration_worker(state: Arc<Namesrv>, mut queue: mpsc::Receiver<Unregistration>) {
+pub async fn unregistration_worker(
+    state: Arc<Namesrv>,
+    mut queue: mpsc::Receiver<(Unregistration, RemovalReason)>,
+) {
     while let Some(first) = queue.recv().await {
         let mut batch = vec![first];
         while let Ok(more) = queue.try_recv() {
             batch.push(more);
         }
+        let (batch, reasons): (Vec<Unregistration>, Vec<RemovalReason>) = batch.into_iter().unzip();
         let notify = state.config.read().notify_min_broker_id_changed;
         let outcome = state.routes.write().unregister_batch(&batch, notify);
         for key in &outcome.removed_brokers {
-            tracing::info!(cluster = %key.cluster, broker = %key.addr, "broker unregistered");
+            // The first unregistration of the batch that named the broker
+            // says why it went.
+            let reason = batch
+                .iter()
+                .zip(&reasons)
+                .find_map(|(unregistration, reason)| {
+                    (unregistration.key == *key).then_some(*reason)
+                })
+                .unwrap_or(RemovalReason::Unregister);
+            state.metrics.removed(reason);
+            tracing::info!(cluster = %key.cluster, broker = %key.addr, ?reason, "broker unregistered");
         }
         for key in &outcome.fenced {
             tracing::info!(cluster = %key.cluster, broker = %key.addr, "unregistration skipped: the broker registered again since it was decided");
@@ -68,7 +83,7 @@ pub async fn expiry_scan(state: Arc<Namesrv>) {
                 broker = %broker.unregistration.key.addr,
                 "broker expired: no heartbeat within its timeout"
             );
-            state.submit_unregistration(broker.unregistration);
+            state.submit_unregistration(broker.unregistration, RemovalReason::Expiry);
             state.close_connection(broker.conn);
         }
     }

@@ -166,6 +166,11 @@ impl KvStore {
         self.tables.get(namespace)?.get(key).map(String::as_str)
     }
 
+    /// Every namespace, by name.
+    pub fn namespaces(&self) -> impl Iterator<Item = (&String, &Namespace)> {
+        self.tables.iter()
+    }
+
     /// One namespace; an emptied namespace still exists.
     pub fn namespace(&self, namespace: &str) -> Option<&Namespace> {
         self.tables.get(namespace)

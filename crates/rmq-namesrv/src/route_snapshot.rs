@@ -259,6 +259,7 @@ mod tests {
             mappings: Default::default(),
             filter_servers: Some(Vec::new()),
             conn: 1,
+            client_version: 0,
         }
     }
 

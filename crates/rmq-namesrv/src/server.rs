@@ -33,6 +33,7 @@ pub async fn run(
     let idle_seconds = state.config.read().server_channel_max_idle_time_seconds;
     let mut config = ServerConfig::with_idle_seconds(idle_seconds, serialize_type);
     limits.apply_to(&mut config);
+    config.stats = state.metrics.transport.clone();
     let certificate = tls.server().cloned();
     config.tls = tls;
     let tasks = [

@@ -14,6 +14,7 @@ use crate::clock::Clock;
 use crate::config::NamesrvConfig;
 use crate::kv::KvStore;
 use crate::limits::Limits;
+use crate::metrics::{NamesrvMetrics, RemovalReason};
 use crate::push::RoutePush;
 use crate::route::{ConnId, MinIdNotification, SharedRoutes, Unregistration};
 use crate::route_snapshot::SnapshotWriter;
@@ -39,7 +40,7 @@ pub struct Namesrv {
     /// Monotonic time since start.
     pub clock: Clock,
     /// Batch unregistration queue (bounded, `unRegisterBrokerQueueCapacity`).
-    pub unregistrations: mpsc::Sender<Unregistration>,
+    pub unregistrations: mpsc::Sender<(Unregistration, RemovalReason)>,
     /// Min-broker-id notifications to send (outside every lock).
     pub notifications: mpsc::UnboundedSender<MinIdNotification>,
     /// Open connections, so an expired broker's connection can be closed.
@@ -58,13 +59,15 @@ pub struct Namesrv {
     pub route_snapshot: Option<Arc<SnapshotWriter>>,
     /// Route subscriptions (Waymark's route push).
     pub push: RoutePush,
+    /// What the NameServer counts (`GET /metrics`).
+    pub metrics: NamesrvMetrics,
 }
 
 /// The receiving ends of the state's queues, for the background tasks.
 #[derive(Debug)]
 pub struct Queues {
-    /// Unregistrations to run in batches.
-    pub unregistrations: mpsc::Receiver<Unregistration>,
+    /// Unregistrations to run in batches, with why each was decided.
+    pub unregistrations: mpsc::Receiver<(Unregistration, RemovalReason)>,
     /// Notifications to send.
     pub notifications: mpsc::UnboundedReceiver<MinIdNotification>,
 }
@@ -100,6 +103,7 @@ impl Namesrv {
             outgoing_tls: None,
             route_snapshot: None,
             push: RoutePush::new(),
+            metrics: NamesrvMetrics::default(),
         };
         (
             state,
@@ -110,11 +114,19 @@ impl Namesrv {
         )
     }
 
-    /// Queues an unregistration; `false` when the queue is full.
-    pub fn submit_unregistration(&self, unregistration: Unregistration) -> bool {
-        match self.unregistrations.try_send(unregistration) {
+    /// Queues an unregistration decided for `reason`; `false` when the
+    /// queue is full.
+    pub fn submit_unregistration(
+        &self,
+        unregistration: Unregistration,
+        reason: RemovalReason,
+    ) -> bool {
+        match self.unregistrations.try_send((unregistration, reason)) {
             Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(dropped)) => {
+            Err(mpsc::error::TrySendError::Full((dropped, _))) => {
+                self.metrics
+                    .refusals
+                    .refused(crate::metrics::refusal::UNREGISTRATION_QUEUE_FULL);
                 tracing::warn!(broker = %dropped.key.addr, cluster = %dropped.key.cluster, "unregistration queue full, dropping");
                 false
             }

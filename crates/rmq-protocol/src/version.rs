@@ -58,6 +58,21 @@ pub fn release_ordinal(major: u32, minor: u32, patch: u32) -> Option<i32> {
     i32::try_from(213 + 200 * (major - 4) + 20 * minor + 2 * patch).ok()
 }
 
+/// The release an ordinal stands for, as [`parse_release`] reads it
+/// (`515` → `"5.5.1"`, `480` → `"5.3.4-SNAPSHOT"`); `None` outside 4.0.0–5.9.9.
+pub fn release_name(ordinal: i32) -> Option<String> {
+    let (release, snapshot) = if ordinal % 2 == 0 {
+        (ordinal + 1, true)
+    } else {
+        (ordinal, false)
+    };
+    let n = u32::try_from(release.checked_sub(213)?).ok()?;
+    let (major, minor, patch) = (4 + n / 200, n % 200 / 20, n % 20 / 2);
+    release_ordinal(major, minor, patch).filter(|o| *o == release)?;
+    let suffix = if snapshot { "-SNAPSHOT" } else { "" };
+    Some(format!("{major}.{minor}.{patch}{suffix}"))
+}
+
 /// Parses `"5.3.3"` (optionally `-SNAPSHOT`, one less) into its ordinal.
 pub fn parse_release(text: &str) -> Option<i32> {
     let (numbers, snapshot) = match text.strip_suffix("-SNAPSHOT") {
@@ -91,6 +106,15 @@ mod tests {
         ] {
             assert_eq!(parse_release(release), Some(ordinal), "{release}");
         }
+        for ordinal in 212..=620 {
+            if let Some(name) = release_name(ordinal) {
+                assert_eq!(parse_release(&name), Some(ordinal), "{name}");
+            }
+        }
+        assert_eq!(release_name(515).as_deref(), Some("5.5.1"));
+        assert_eq!(release_name(409).as_deref(), Some("4.9.8"));
+        assert_eq!(release_name(480).as_deref(), Some("5.3.4-SNAPSHOT"));
+        assert_eq!(release_name(37), None);
         assert_eq!(parse_release("3.0.11"), None);
         assert_eq!(parse_release("5.3"), None);
     }

@@ -389,7 +389,7 @@ impl Tasks {
         let writer_shared = shared.clone();
         tokio::spawn(async move {
             let close = &writer_shared.close;
-            if let Err(error) = write_loop(write_half, &mut rx, close, high_water, || ()).await {
+            if let Err(error) = write_loop(write_half, &mut rx, close, high_water, |_| ()).await {
                 tracing::debug!(%peer, %error, "client write failed");
             }
             close.cancel();

@@ -266,7 +266,7 @@ pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
     rx: &mut UnboundedReceiver<Outbound>,
     close: &CancellationToken,
     high_water: usize,
-    mut on_write: impl FnMut(),
+    mut on_write: impl FnMut(usize),
 ) -> io::Result<()> {
     let mut codec = RemotingCodec;
     // Allocated on the first write: many connections (one-way heartbeats,
@@ -293,7 +293,7 @@ pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
         // TCP stream this is a no-op.
         io.flush().await?;
         charges.clear();
-        on_write();
+        on_write(buf.len());
         if buf.capacity() > SHRINK_ABOVE {
             buf = BytesMut::new();
         } else {

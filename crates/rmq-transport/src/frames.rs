@@ -9,6 +9,7 @@
 //! it, which a synchronous `Decoder` cannot do.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
@@ -19,6 +20,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
 use crate::budget::FrameBudget;
+use crate::stats::ServerStats;
 
 /// Frames up to this size are received without asking for budget: most
 /// requests (route queries, heartbeats) are a few hundred bytes, and what
@@ -50,6 +52,8 @@ pub(crate) struct FrameLimits {
     pub(crate) max_length_field: usize,
     /// Largest header accepted, in bytes.
     pub(crate) max_header_bytes: usize,
+    /// Where the bytes read are counted.
+    pub(crate) stats: Arc<ServerStats>,
 }
 
 /// Why reading stopped.
@@ -137,7 +141,9 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                         }
                         None => self.io.read_buf(&mut self.buf).await,
                     };
-                    if read.map_err(ReadError::Io)? == 0 {
+                    let read = read.map_err(ReadError::Io)?;
+                    self.limits.stats.read(read);
+                    if read == 0 {
                         return if self.buf.is_empty() {
                             Ok(None)
                         } else {
@@ -253,6 +259,7 @@ mod tests {
             frame_timeout: Duration::from_secs(1),
             max_length_field: frame::MAX_LENGTH_FIELD,
             max_header_bytes: 64 * 1024,
+            stats: Arc::default(),
         };
         let mut reader = FrameReader::new(Arrivals { arrivals, reads: 0 }, limits);
         for opaque in 0..12 {

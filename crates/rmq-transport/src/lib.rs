@@ -56,6 +56,7 @@ pub mod proxy_protocol;
 pub mod server;
 mod session;
 pub mod shutdown;
+pub mod stats;
 pub mod tls;
 
 pub use client::{ClientConfig, RequestHook, RpcClient};
@@ -67,4 +68,5 @@ pub use limits::ServerLimits;
 pub use proxy_protocol::ProxyProtocol;
 pub use server::{run, Reply, ServerConfig, Service};
 pub use session::panic_message;
+pub use stats::{Refusal, ServerStats, StatsSnapshot};
 pub use tls::{ServerTls, TlsClient, TlsIdentity, TlsServer, TlsSettings};

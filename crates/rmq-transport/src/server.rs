@@ -28,6 +28,7 @@ use crate::connection::{ConnectionInfo, DisconnectReason};
 use crate::keepalive::Keepalive;
 use crate::proxy_protocol::ProxyProtocol;
 use crate::session::{self, Lifecycle};
+use crate::stats::{Refusal, ServerStats};
 use crate::tls::ServerTls;
 
 /// What the server asks of the code that answers requests.
@@ -202,6 +203,9 @@ pub struct ServerConfig {
     /// Default: found within 15 s ([`Keepalive::default`]); Java's server
     /// sets neither ([`Keepalive::DISABLED`]).
     pub keepalive: Keepalive,
+    /// Where the server counts connections, bytes and refusals; shared with
+    /// whoever exports them (a fresh set by default).
+    pub stats: Arc<ServerStats>,
 }
 
 impl ServerConfig {
@@ -239,6 +243,7 @@ impl Default for ServerConfig {
             tls: ServerTls::Disabled,
             proxy_protocol: ProxyProtocol::default(),
             keepalive: Keepalive::default(),
+            stats: Arc::new(ServerStats::default()),
         }
     }
 }
@@ -371,11 +376,13 @@ pub async fn run<S: Service>(
             }
         };
         let Ok(slot) = connections.clone().try_acquire_owned() else {
+            config.stats.refused(Refusal::ConnectionLimit);
             tracing::warn!(%peer, max = config.max_connections, "connection limit reached, closing new connection");
             drop(stream);
             continue;
         };
         let Some(ip_slot) = per_ip.try_add(peer.ip(), config.max_connections_per_ip) else {
+            config.stats.refused(Refusal::ConnectionLimitPerIp);
             tracing::warn!(%peer, max = config.max_connections_per_ip,
                 "connection limit per IP address reached, closing new connection");
             drop(stream);

@@ -30,6 +30,7 @@ use crate::connection::{
 use crate::frames::{FrameLimits, FrameReader, ReadError, Received};
 use crate::proxy_protocol::{self, accept, accept::Outcome};
 use crate::server::{Reply, ServerConfig, Service};
+use crate::stats::{Refusal, ServerStats};
 use crate::tls::{self, Accepted, ServerTls, TlsSession};
 
 /// Last read or write of a connection, as milliseconds since it opened.
@@ -228,15 +229,20 @@ async fn run<S, R, W>(
     let write_error = Arc::new(OnceLock::new());
 
     tracing::debug!(conn = %id, %peer, proxy = ?proxied_by, tls = info.is_tls(), "connection opened");
+    config.stats.opened();
     service.on_connect(&info);
 
     let mut writer = tokio::spawn({
         let (activity, close, write_error) = (activity.clone(), close.clone(), write_error.clone());
         let attention = attention.clone();
         let high_water = config.write_high_water;
+        let stats = config.stats.clone();
         async move {
-            let result =
-                write_loop(write_half, &mut rx, &close, high_water, || activity.touch()).await;
+            let wrote = |bytes| {
+                activity.touch();
+                stats.written(bytes);
+            };
+            let result = write_loop(write_half, &mut rx, &close, high_water, wrote).await;
             if let Err(error) = result {
                 let _ = write_error.set(error.to_string());
                 close.cancel();
@@ -253,6 +259,7 @@ async fn run<S, R, W>(
         force: life.force.clone(),
         queue,
         max_field_bytes: config.max_header_field_bytes,
+        stats: config.stats.clone(),
     };
     let frames = FrameReader::new(
         read_half,
@@ -261,6 +268,7 @@ async fn run<S, R, W>(
             frame_timeout: config.frame_timeout,
             max_length_field: rmq_wire::frame::max_length_field(config.max_frame_bytes),
             max_header_bytes: config.max_header_bytes,
+            stats: config.stats.clone(),
         },
     );
     let reason = reader
@@ -296,6 +304,7 @@ async fn run<S, R, W>(
 
     tracing::debug!(conn = %id, %peer, ?reason, "connection closed");
     service.on_disconnect(&info, reason);
+    config.stats.closed();
 }
 
 /// What can end a connection while its reader runs, and how to tell which did.
@@ -334,6 +343,8 @@ struct Reader<S> {
     queue: Arc<ResponseQueue>,
     /// Longest header field value a request may carry.
     max_field_bytes: usize,
+    /// Where refusals are counted.
+    stats: Arc<ServerStats>,
 }
 
 impl<S: Service> Reader<S> {
@@ -357,6 +368,7 @@ impl<S: Service> Reader<S> {
             }
             let full = self.queue.is_full();
             if full && !was_full {
+                self.stats.refused(Refusal::ResponsesOverBudget);
                 tracing::debug!(conn = %self.info.id, peer = %self.info.peer, queued = self.queue.queued(),
                     "responses queued over budget, not reading until the peer reads them");
             }
@@ -383,10 +395,15 @@ impl<S: Service> Reader<S> {
                     }
                     Err(ReadError::Io(error)) => return DisconnectReason::Error(error.to_string()),
                     Err(error) if self.untrusted_proxy_header(&error) => {
+                        self.stats.refused(Refusal::MalformedFrame);
                         accept::refuse_untrusted(self.info.peer);
                         return DisconnectReason::Error(error.to_string());
                     }
                     Err(error) => {
+                        self.stats.refused(match error {
+                            ReadError::FrameTimeout { .. } => Refusal::FrameTimeout,
+                            _ => Refusal::MalformedFrame,
+                        });
                         let hint = tls_hint(&error);
                         tracing::warn!(conn = %self.info.id, peer = %self.info.peer, %error,
                             "closing connection{hint}");
@@ -478,6 +495,7 @@ impl<S: Service> Reader<S> {
             .map(|(key, value)| (key, key.len().max(value.len())))
             .find(|(_, len)| *len > self.max_field_bytes);
         let (key, longest) = longest?;
+        self.stats.refused(Refusal::HeaderFieldTooLong);
         let shown: String = key.chars().take(64).collect();
         tracing::warn!(conn = %self.info.id, peer = %self.info.peer, code = request.code, field = %shown,
             bytes = longest, limit = self.max_field_bytes, "header field over the limit, request refused");

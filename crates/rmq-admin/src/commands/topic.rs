@@ -10,7 +10,7 @@ use rmq_wire::RequestCode;
 
 use super::{member_cells, ok_row, Done, Target};
 use crate::namesrv::{fan_out, request};
-use crate::output::{perm, tabulate, Report};
+use crate::output::{perm, tabulate, Report, Table};
 
 /// `topic route`: one row per broker address of every broker group serving
 /// the topic, with that group's queue counts and perm. `--json` gives the
@@ -27,7 +27,7 @@ pub async fn route(target: Target<'_>, topic: &str) -> Report {
             .await
     })
     .await;
-    tabulate(
+    let mut report = tabulate(
         "topic route",
         &answers,
         &[
@@ -40,7 +40,28 @@ pub async fn route(target: Target<'_>, topic: &str) -> Report {
             "#Perm",
         ],
         route_rows,
-    )
+    );
+    // An order topic's configuration (ORDER_TOPIC_CONFIG in the KV store,
+    // sent with the route when orderMessageEnable=true) in a second table,
+    // only when a NameServer sent one: the route table keeps mqadmin's
+    // columns.
+    let mut order = Table::new(["#NameServer", "#Order Conf"]);
+    let mut any = false;
+    for answer in &answers {
+        if let Ok(TopicRouteData {
+            order_topic_conf: Some(conf),
+            ..
+        }) = &answer.result
+        {
+            order.push(vec![answer.addr.clone(), conf.clone()]);
+            any = true;
+        }
+    }
+    if any {
+        report.text.push('\n');
+        report.text.push_str(&order.render());
+    }
+    report
 }
 
 /// Rows by queue data (sorted by broker name), joined with the broker data

@@ -11,11 +11,13 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
 use rmq_controller::server::Security;
 use rmq_controller::{ControllerConfig, ControllerNode};
+use rmq_ops::http::Readiness;
 use rmq_transport::auth::{self, AuthKeys, ServerSecurity};
 use rmq_transport::ServerLimits;
 use rmq_wire::SerializeType;
@@ -30,7 +32,7 @@ use rmq_wire::SerializeType;
 #[derive(Debug, Parser)]
 #[command(
     name = "rmq-controller",
-    version,
+    version = rmq_ops::build::LONG_VERSION,
     after_help = "Examples:\n  rmq-controller -c conf/controller.properties\n  rmq-controller --set controllerDLegerGroup=group1 --set controllerDLegerPeers=n0-127.0.0.1:9878 --set controllerDLegerSelfId=n0\n  rmq-controller -c conf/controller.properties -p\n\nEnvironment: ROCKETMQ_HOME, ROCKETMQ_SERIALIZE_TYPE (JSON or ROCKETMQ), RUST_LOG (e.g. info, rmq_controller=debug)."
 )]
 struct Args {
@@ -44,19 +46,13 @@ struct Args {
     /// Set any option, as in the properties file; repeatable.
     #[arg(short = 's', long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    #[command(flatten)]
+    log: rmq_ops::logging::LogArgs,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,openraft=error")),
-        )
-        .with_writer(std::io::stderr)
-        // Colour codes only for a terminal: in a redirected log file they are noise.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    let _log = rmq_ops::logging::init(&args.log, "controller", "info,openraft=error")?;
 
     let (config, limits, properties) = load_config(&args)?;
     let security = ServerSecurity::from_properties(&properties, rmq_auth::CONTROLLER_REQUIREMENTS)
@@ -68,11 +64,12 @@ fn main() -> anyhow::Result<()> {
         }
         writeln!(
             out,
-            "# connection and memory limits, frame limit, trusted proxies, dead-peer detection (Waymark's own keys, docs/configuration.md)"
+            "# connection and memory limits, frame limit, trusted proxies, dead-peer detection, HTTP port (Waymark's own keys, docs/configuration.md)"
         )?;
         for (key, value) in limits.to_properties() {
             writeln!(out, "{key}={value}")?;
         }
+        writeln!(out, "{HTTP_KEY}={}", http_address(&properties))?;
         out.write_all(security.print_lines(&properties).as_bytes())?;
         return Ok(());
     }
@@ -110,15 +107,70 @@ fn main() -> anyhow::Result<()> {
                         store_dir.display()
                     )
                 })?;
-        // Deployment scripts and health checks grep stdout for this line.
+        let http_setting = http_address(&properties);
+        let http = match http_setting.trim() {
+            "" => {
+                tracing::info!("httpListenAddr is empty: no HTTP port (metrics, health, dashboard)");
+                None
+            }
+            address => {
+                let explicit = properties.contains_key(HTTP_KEY);
+                match rmq_ops::http::bind_port(address, explicit).await? {
+                    Some(listener) => {
+                        let mut registry = prometheus_client::registry::Registry::default();
+                        rmq_ops::metrics::build_info(&mut registry, "controller");
+                        rmq_controller::metrics::register(&mut registry, &node);
+                        registry.register_collector(Box::new(rmq_ops::process::ProcessCollector));
+                        // The node serves once its listener is bound and its
+                        // Raft log is open: ready from here on.
+                        let readiness = Readiness::default();
+                        readiness.set_ready();
+                        let router = rmq_controller::http::router(
+                            node.clone(),
+                            Arc::new(registry),
+                            readiness,
+                        );
+                        Some((listener, router))
+                    }
+                    None => None,
+                }
+            }
+        };
+        let http_local = match &http {
+            Some((listener, _)) => Some(listener.local_addr()?),
+            None => None,
+        };
+        tracing::info!(
+            version = rmq_ops::build::VERSION,
+            git = rmq_ops::build::GIT_REVISION,
+            remoting = %local,
+            http = %http_local.map_or_else(|| "off".to_owned(), |addr| addr.to_string()),
+            config_file = %args.config_file.as_ref().map_or_else(|| "none".to_owned(), |path| path.display().to_string()),
+            set = %set_keys(&properties).join(" "),
+            "rmq-controller starting"
+        );
+        // Deployment scripts and health checks grep stdout for these lines.
         let mut out = std::io::stdout().lock();
         writeln!(
             out,
             "{}",
             rmq_controller::server::boot_line(serialize_type, local)
         )?;
+        if let Some(addr) = http_local {
+            writeln!(out, "Waymark HTTP listening on http://{addr}")?;
+        }
         out.flush()?;
         drop(out);
+        // The HTTP port serves until the process ends (the runtime drops
+        // its task once the controller has stopped).
+        if let Some((listener, router)) = http {
+            tokio::spawn(async move {
+                let forever = std::future::pending::<()>();
+                if let Err(error) = rmq_ops::http::serve(listener, router, forever).await {
+                    tracing::error!(%error, "HTTP port failed");
+                }
+            });
+        }
         rmq_controller::server::run(
             listener,
             node,
@@ -134,6 +186,40 @@ fn main() -> anyhow::Result<()> {
         tracing::info!("controller stopped");
         Ok(())
     })
+}
+
+/// Waymark's HTTP port key (docs/metrics.md).
+const HTTP_KEY: &str = rmq_ops::http::LISTEN_KEY;
+
+/// The controller's default HTTP address: beside the NameServer's 9877,
+/// leaving 9878 to the controller's own port.
+const DEFAULT_HTTP_ADDRESS: &str = "127.0.0.1:9879";
+
+fn http_address(properties: &BTreeMap<String, String>) -> String {
+    properties
+        .get(HTTP_KEY)
+        .map_or(DEFAULT_HTTP_ADDRESS, String::as_str)
+        .trim()
+        .to_owned()
+}
+
+/// The keys set in the file or with `--set`, values of secrets hidden, for
+/// the start-up line.
+fn set_keys(properties: &BTreeMap<String, String>) -> Vec<String> {
+    properties
+        .iter()
+        .map(|(key, value)| {
+            let lower = key.to_ascii_lowercase();
+            let secret = ["secret", "password", "accesskey", "token"]
+                .iter()
+                .any(|word| lower.contains(word));
+            if secret {
+                format!("{key}=***")
+            } else {
+                format!("{key}={value}")
+            }
+        })
+        .collect()
 }
 
 /// Loads the file, then `--set`; refuses to start on a value a key cannot
@@ -156,6 +242,8 @@ fn load_config(
             } else if auth::is_security_key(key) {
                 // TLS keys: checked together when the TLS settings are built.
                 Ok(())
+            } else if key == HTTP_KEY {
+                rmq_ops::http::check_listen_addr(value)
             } else {
                 ControllerConfig::check_update(key, value)
             };
@@ -191,7 +279,9 @@ fn load_config(
     // The limit and security keys are not the controller's options: not
     // kept as unknown ones (GET_CONTROLLER_CONFIG, the persisted file) either.
     config.extra.retain(|key, _| {
-        !ServerLimits::KEYS.contains(&key.as_str()) && !auth::is_security_key(key)
+        !ServerLimits::KEYS.contains(&key.as_str())
+            && !auth::is_security_key(key)
+            && key != HTTP_KEY
     });
     Ok((config, limits, all))
 }

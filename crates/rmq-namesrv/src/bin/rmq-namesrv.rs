@@ -16,11 +16,13 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use rmq_controller::{ControllerConfig, ControllerNode};
-use rmq_namesrv::config::{startup_refusals, SnapshotKeys};
+use rmq_namesrv::config::{startup_refusals, OpsKeys, SnapshotKeys};
 use rmq_namesrv::limits::LimitKeys;
 use rmq_namesrv::route_snapshot::{self, SnapshotFile};
 use rmq_namesrv::security::{self, AuthKeys};
 use rmq_namesrv::{KvStore, Namesrv, NamesrvConfig};
+use rmq_ops::http::Readiness;
+use rmq_ops::logging::LogArgs;
 use rmq_transport::auth::ServerSecurity;
 use rmq_transport::ServerLimits;
 use rmq_wire::SerializeType;
@@ -36,8 +38,8 @@ use rmq_wire::SerializeType;
 #[derive(Debug, Parser)]
 #[command(
     name = "rmq-namesrv",
-    version,
-    after_help = "Examples:\n  rmq-namesrv\n  rmq-namesrv -c conf/namesrv.properties\n  rmq-namesrv --listen 127.0.0.1:19876 --set supportActingMaster=true\n  rmq-namesrv -p\n\nEnvironment: ROCKETMQ_HOME, ROCKETMQ_SERIALIZE_TYPE (JSON or ROCKETMQ), RUST_LOG (e.g. info, rmq_namesrv=debug)."
+    version = rmq_ops::build::LONG_VERSION,
+    after_help = "Examples:\n  rmq-namesrv\n  rmq-namesrv -c conf/namesrv.properties\n  rmq-namesrv --listen 127.0.0.1:19876 --set supportActingMaster=true\n  rmq-namesrv -p\n  rmq-namesrv -c conf/namesrv.properties --log-dir /var/log/waymark\n\nEnvironment: ROCKETMQ_HOME, ROCKETMQ_SERIALIZE_TYPE (JSON or ROCKETMQ), RUST_LOG (e.g. info, rmq_namesrv=debug)."
 )]
 struct Args {
     /// Java properties file (NamesrvConfig and NettyServerConfig keys); it is
@@ -57,22 +59,17 @@ struct Args {
     /// Set any option, as in the properties file; repeatable.
     #[arg(short = 's', long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    #[command(flatten)]
+    log: LogArgs,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,openraft=error")),
-        )
-        .with_writer(std::io::stderr)
-        // Colour codes only for a terminal: in a redirected log file they are noise.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    let _log = rmq_ops::logging::init(&args.log, "namesrv", "info,openraft=error")?;
 
     let loaded = load_config(&args)?;
     let (config, properties) = (loaded.config, loaded.properties);
+    let loaded_keys = properties.clone();
     // Embedded mode: the controller reads its keys from the same properties.
     let controller = config
         .enable_controller_in_namesrv
@@ -81,6 +78,7 @@ fn main() -> anyhow::Result<()> {
     let limits = ServerLimits::from_properties(&properties);
     let request_limits = LimitKeys::from_properties(&properties);
     let snapshot_keys = SnapshotKeys::from_properties(&properties);
+    let ops_keys = OpsKeys::from_properties(&properties);
     let security = ServerSecurity::from_properties(&properties, rmq_auth::NAMESRV_REQUIREMENTS)
         .map_err(|why| anyhow::anyhow!("invalid configuration, not starting: {why}"))?;
     // The embedded controller checks its requests with the same keys and
@@ -99,6 +97,7 @@ fn main() -> anyhow::Result<()> {
             || ServerLimits::KEYS.contains(&key)
             || LimitKeys::KEYS.contains(&key)
             || SnapshotKeys::KEYS.contains(&key)
+            || OpsKeys::KEYS.contains(&key)
             || security::is_security_key(key)
             || (controller.is_some() && ControllerConfig::KEYS.contains(&key))
     };
@@ -110,13 +109,14 @@ fn main() -> anyhow::Result<()> {
         out.write_all(config.to_annotated_text().as_bytes())?;
         writeln!(
             out,
-            "# connection and memory limits, frame limit, trusted proxies, dead-peer detection, route snapshot (Waymark's own keys, docs/configuration.md)"
+            "# connection and memory limits, frame limit, trusted proxies, dead-peer detection, route snapshot, HTTP port (Waymark's own keys, docs/configuration.md)"
         )?;
         let all_limits = limits
             .to_properties()
             .into_iter()
             .chain(request_limits.to_properties())
-            .chain(snapshot_keys.to_properties());
+            .chain(snapshot_keys.to_properties())
+            .chain(ops_keys.to_properties());
         for (key, value) in all_limits.collect::<BTreeMap<_, _>>() {
             writeln!(out, "{key}={value}")?;
         }
@@ -210,6 +210,50 @@ fn main() -> anyhow::Result<()> {
             }
             _ => None,
         };
+        let state = Arc::new(state);
+        // The HTTP port: bound before the boot line so that a script waiting
+        // for it finds every port listening.
+        let readiness = Readiness::default();
+        let http_explicit = loaded_keys.contains_key("httpListenAddr");
+        let http_listener = match ops_keys.http_address() {
+            Some(address) => rmq_ops::http::bind_port(&address, http_explicit).await?,
+            None => {
+                tracing::info!(
+                    "httpListenAddr is empty: no HTTP port (metrics, health, dashboard)"
+                );
+                None
+            }
+        };
+        let http = match http_listener {
+            Some(listener) => {
+                let mut registry = prometheus_client::registry::Registry::default();
+                rmq_ops::metrics::build_info(&mut registry, "namesrv");
+                state.metrics.register(&mut registry, state.clone());
+                registry.register_collector(Box::new(rmq_ops::process::ProcessCollector));
+                // The embedded controller's state (Raft, broker sets) is
+                // exported and shown beside the NameServer's.
+                let controller_view = embedded.as_ref().map(|(_, node)| {
+                    rmq_controller::metrics::register_state(&mut registry, node);
+                    let node = node.clone();
+                    let view: rmq_namesrv::http::ControllerView =
+                        Arc::new(move || Ok(rmq_controller::http::view(&node)));
+                    view
+                });
+                let router = rmq_namesrv::http::router(
+                    state.clone(),
+                    Arc::new(registry),
+                    readiness.clone(),
+                    controller_view,
+                );
+                Some((listener, router))
+            }
+            None => None,
+        };
+        let http_local = match &http {
+            Some((listener, _)) => Some(listener.local_addr()?),
+            None => None,
+        };
+        log_start(&loaded_keys, local, http_local, args.config_file.as_deref());
         // Deployment scripts and health checks grep stdout for these lines.
         let mut out = std::io::stdout().lock();
         writeln!(
@@ -225,18 +269,49 @@ fn main() -> anyhow::Result<()> {
                 rmq_controller::server::boot_line(serialize_type, addr)
             )?;
         }
+        if let Some(addr) = http_local {
+            writeln!(out, "Waymark HTTP listening on http://{addr}")?;
+        }
         out.flush()?;
         drop(out);
-        // One signal stops both servers.
+        // One signal stops every server.
         let stop = tokio_util::sync::CancellationToken::new();
         let signal = stop.clone();
         tokio::spawn(async move {
             rmq_transport::shutdown::terminated().await;
             signal.cancel();
         });
+        if let Some((listener, router)) = http {
+            let stopped = stop.clone().cancelled_owned();
+            tokio::spawn(async move {
+                if let Err(error) = rmq_ops::http::serve(listener, router, stopped).await {
+                    tracing::error!(%error, "HTTP port failed");
+                }
+            });
+        }
+        // Ready once the remoting port answers routes: at once (the route
+        // snapshot, if any, is loaded), or after needWaitForService's wait,
+        // during which route queries are refused as Java refuses them.
+        let wait = {
+            let config = state.config.read();
+            config.need_wait_for_service.then(|| {
+                std::time::Duration::from_secs(
+                    u64::try_from(config.wait_seconds_for_service).unwrap_or(0),
+                )
+            })
+        };
+        match wait {
+            None => readiness.set_ready(),
+            Some(wait) => {
+                tokio::spawn(async move {
+                    tokio::time::sleep(wait).await;
+                    readiness.set_ready();
+                });
+            }
+        }
         let namesrv = rmq_namesrv::server::run(
             listener,
-            Arc::new(state),
+            state,
             queues,
             serialize_type,
             &limits,
@@ -262,6 +337,36 @@ fn main() -> anyhow::Result<()> {
         tracing::info!("name server stopped");
         Ok(())
     })
+}
+
+/// The start-up line: version, git revision, where the ports listen, the
+/// configuration file and every key set to other than its default (secrets
+/// hidden).
+fn log_start(
+    set: &BTreeMap<String, String>,
+    remoting: std::net::SocketAddr,
+    http: Option<std::net::SocketAddr>,
+    config_file: Option<&std::path::Path>,
+) {
+    let empty = BTreeMap::new();
+    let defaults: BTreeMap<String, String> = NamesrvConfig::from_env()
+        .to_properties()
+        .into_iter()
+        .chain(ServerLimits::from_properties(&empty).to_properties())
+        .chain(LimitKeys::from_properties(&empty).to_properties())
+        .chain(SnapshotKeys::from_properties(&empty).to_properties())
+        .chain(OpsKeys::from_properties(&empty).to_properties())
+        .collect();
+    let changed = rmq_ops::logging::non_default_keys(set, &defaults, rmq_namesrv::http::is_secret);
+    tracing::info!(
+        version = rmq_ops::build::VERSION,
+        git = rmq_ops::build::GIT_REVISION,
+        %remoting,
+        http = %http.map_or_else(|| "off".to_owned(), |addr| addr.to_string()),
+        config_file = %config_file.map_or_else(|| "none".to_owned(), |path| path.display().to_string()),
+        non_default = %changed.join(" "),
+        "rmq-namesrv starting"
+    );
 }
 
 /// The embedded controller's configuration: the same properties as the
@@ -350,6 +455,8 @@ fn refuse_invalid_values(
             LimitKeys::check(key, value)
         } else if SnapshotKeys::KEYS.contains(&key) {
             SnapshotKeys::check(key, value)
+        } else if OpsKeys::KEYS.contains(&key) {
+            OpsKeys::check(key, value)
         } else if AuthKeys::KEYS.contains(&key) {
             AuthKeys::check(key, value)
         } else if security::is_security_key(key) {

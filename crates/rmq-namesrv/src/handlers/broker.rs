@@ -11,6 +11,7 @@ use rmq_wire::{RemotingCommand, ResponseCode};
 
 use super::{header_if_complete, success, validate};
 use crate::error::{Error, HandlerResult};
+use crate::metrics::RemovalReason;
 use crate::route::{BrokerKey, BrokerRegistration, Unregistration};
 use crate::state::Namesrv;
 
@@ -42,6 +43,10 @@ pub fn register(
         RegisterBrokerBody::decode_request_limited(body, header.compressed, request.version, limit)
             .map_err(|e| match e {
                 RegisterDecodeError::TooMany { what, limit } => {
+                    state
+                        .metrics
+                        .refusals
+                        .refused(crate::metrics::refusal::TOPICS_PER_REGISTRATION);
                     tracing::warn!(
                         peer = %conn.peer(),
                         broker = %header.broker_addr,
@@ -87,6 +92,7 @@ pub fn register(
         mappings: wrapper.topic_queue_mapping_info_map,
         filter_servers: decoded.filter_server_list,
         conn: conn.id().0,
+        client_version: request.version,
     };
     let (cluster, addr, name, id) = (
         registration.cluster.clone(),
@@ -144,7 +150,7 @@ pub fn unregister(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
         broker_id: header.broker_id,
         fence: state.routes.read().generation(),
     };
-    if state.submit_unregistration(unregistration) {
+    if state.submit_unregistration(unregistration, RemovalReason::Unregister) {
         Ok(success(request))
     } else {
         Err(Error {

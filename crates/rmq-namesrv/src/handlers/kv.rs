@@ -36,6 +36,10 @@ pub fn put(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
             .read()
             .check_quota(&namespace, &key, header.value.as_deref(), &state.limits)
     {
+        state
+            .metrics
+            .refusals
+            .refused(crate::metrics::refusal::KV_QUOTA);
         tracing::warn!(%namespace, %key, %quota, "kv config put refused");
         return Err(Error::system(format!(
             "kv config put refused, Namespace: {namespace} Key: {key}: {quota}"

@@ -173,6 +173,12 @@ pub fn subscribe(
         state.push.behind.store(hub.has_behind(), Ordering::Relaxed);
         subscribed
     };
+    if outcome.is_err() {
+        state
+            .metrics
+            .refusals
+            .refused(crate::metrics::refusal::ROUTE_SUBSCRIPTIONS);
+    }
     match outcome {
         Ok(subscribed) => Ok(RemotingCommand::response_to(request, ResponseCode::Success)
             .with_header(&SubscribeRoutesResponseHeader {

@@ -40,6 +40,9 @@ pub struct BrokerRegistration {
     pub filter_servers: Option<Vec<String>>,
     /// Connection the registration came on.
     pub conn: ConnId,
+    /// The registering broker's release ordinal (the request's `version`);
+    /// shown to operators, 0 when unknown.
+    pub client_version: i32,
 }
 
 /// What a registration tells the broker and what should happen next.
@@ -261,6 +264,7 @@ impl RouteTable {
                 ha_server_addr: reg.ha_server_addr.clone(),
                 generation: self.generation,
                 provisional: false,
+                client_version: reg.client_version,
             },
         );
         let work = TopicWork {

@@ -238,6 +238,7 @@ impl RouteTable {
                     ha_server_addr: b.ha_server_addr,
                     generation: table.generation,
                     provisional: true,
+                    client_version: 0,
                 },
             );
         }

@@ -89,6 +89,9 @@ pub struct LiveBroker {
     /// in full at once), and expires as any entry does, its timeout counted
     /// from the restart. A registration replaces it by an ordinary entry.
     pub provisional: bool,
+    /// The broker's release ordinal from its last registration (0: unknown,
+    /// as for a broker restored from the route snapshot).
+    pub client_version: i32,
 }
 
 impl LiveBroker {
@@ -96,6 +99,21 @@ impl LiveBroker {
     pub fn is_expired(&self, now: Millis) -> bool {
         self.last_update.saturating_add(self.timeout_ms) < now
     }
+}
+
+/// How large the route tables are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TableSizes {
+    /// Clusters.
+    pub clusters: usize,
+    /// Broker groups (broker names).
+    pub broker_groups: usize,
+    /// Registered brokers (cluster and address).
+    pub brokers: usize,
+    /// Topics.
+    pub topics: usize,
+    /// Topic-queue entries: one per topic and broker name.
+    pub queue_entries: usize,
 }
 
 /// All route state of a NameServer.
@@ -142,6 +160,37 @@ impl RouteTable {
     /// Number of topics.
     pub fn topic_count(&self) -> usize {
         self.topics.len()
+    }
+
+    /// How large the tables are (one pass over the topics).
+    pub fn sizes(&self) -> TableSizes {
+        TableSizes {
+            clusters: self.clusters.len(),
+            broker_groups: self.groups.len(),
+            brokers: self.live.len(),
+            topics: self.topics.len(),
+            queue_entries: self.topics.values().map(BTreeMap::len).sum(),
+        }
+    }
+
+    /// Every registered broker and its liveness, in no particular order.
+    pub fn live_brokers(&self) -> impl Iterator<Item = (&BrokerKey, &LiveBroker)> {
+        self.live.iter()
+    }
+
+    /// Every broker group, by name.
+    pub fn groups(&self) -> impl Iterator<Item = &BrokerGroup> {
+        self.groups.values()
+    }
+
+    /// Every cluster with the names of its broker groups, by cluster name.
+    pub fn clusters(&self) -> impl Iterator<Item = (&String, &BTreeSet<String>)> {
+        self.clusters.iter()
+    }
+
+    /// Every topic with its queue data by broker name, in no particular order.
+    pub fn topics(&self) -> impl Iterator<Item = (&String, &BTreeMap<String, QueueData>)> {
+        self.topics.iter()
     }
 
     /// Queue data of one topic.

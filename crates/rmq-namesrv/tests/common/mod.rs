@@ -61,6 +61,8 @@ pub struct Server {
     child: Child,
     pub addr: SocketAddr,
     pub boot_line: String,
+    /// The HTTP port, when it listens.
+    pub http: Option<SocketAddr>,
 }
 
 impl Server {
@@ -72,6 +74,11 @@ impl Server {
     /// As [`Server::start`], with environment variables.
     pub fn start_with_env(dir: &TempDir, sets: &[(&str, &str)], env: &[(&str, &str)]) -> Server {
         let mut args = vec!["--listen".to_string(), "127.0.0.1:0".to_string()];
+        // Never the operator's default port: tests run side by side.
+        args.extend([
+            "--set".to_string(),
+            "httpListenAddr=127.0.0.1:0".to_string(),
+        ]);
         let kv = format!("kvConfigPath={}", dir.path("kvConfig.json").display());
         let store = format!(
             "configStorePath={}",
@@ -129,10 +136,19 @@ impl Server {
             .next()
             .and_then(|a| a.trim().parse().ok())
             .unwrap_or_else(|| panic!("no address in {boot_line:?}"));
+        // The HTTP line follows the boot line(s) at once when the port listens.
+        let mut http = None;
+        while let Ok(line) = rx.recv_timeout(Duration::from_millis(500)) {
+            if let Some(url) = line.strip_prefix("Waymark HTTP listening on http://") {
+                http = Some(url.trim().parse().expect("HTTP address"));
+                break;
+            }
+        }
         Server {
             child,
             addr,
             boot_line,
+            http,
         }
     }
 

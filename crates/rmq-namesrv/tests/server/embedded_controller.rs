@@ -17,6 +17,7 @@ struct Embedded {
     child: Child,
     namesrv: String,
     controller: String,
+    http: std::net::SocketAddr,
 }
 
 impl Drop for Embedded {
@@ -48,6 +49,7 @@ fn start(dir: &TempDir, file: Option<&str>) -> Embedded {
                 dir.path("controller-store").display()
             ),
             "bindAddress=127.0.0.1".to_owned(),
+            "httpListenAddr=127.0.0.1:0".to_owned(),
         ];
         if let Some(file) = file {
             command.args(["-c", file]);
@@ -74,7 +76,8 @@ fn start(dir: &TempDir, file: Option<&str>) -> Embedded {
         });
         let mut namesrv = None;
         let mut controller = None;
-        while namesrv.is_none() || controller.is_none() {
+        let mut http = None;
+        while namesrv.is_none() || controller.is_none() || http.is_none() {
             match rx.recv_timeout(Duration::from_secs(15)) {
                 Ok(line) if line.contains("The Name Server boot success") => {
                     namesrv = line.rsplit("address ").next().map(str::to_owned);
@@ -82,15 +85,19 @@ fn start(dir: &TempDir, file: Option<&str>) -> Embedded {
                 Ok(line) if line.contains("The Controller Server boot success") => {
                     controller = line.rsplit("address ").next().map(str::to_owned);
                 }
+                Ok(line) if line.starts_with("Waymark HTTP listening on http://") => {
+                    http = line.rsplit('/').next().and_then(|addr| addr.parse().ok());
+                }
                 Ok(_) => {}
                 Err(_) => break,
             }
         }
-        if let (Some(namesrv), Some(controller)) = (namesrv, controller) {
+        if let (Some(namesrv), Some(controller), Some(http)) = (namesrv, controller, http) {
             return Embedded {
                 child,
                 namesrv,
                 controller,
+                http,
             };
         }
         let _ = child.kill();
@@ -167,6 +174,20 @@ async fn the_controller_serves_on_its_own_port_beside_the_name_server() {
     misplaced.version = 515;
     let refused = namesrv.invoke(misplaced, TIMEOUT).await.unwrap();
     assert_eq!(refused.code, 3, "REQUEST_CODE_NOT_SUPPORTED: {refused:?}");
+
+    // The NameServer's HTTP port shows the embedded controller too.
+    let (status, view) = crate::http_port::get(server.http, "/api/v1/controller").await;
+    assert_eq!(status, 200, "{view}");
+    assert!(view.contains(r#""isLeader":true"#), "{view}");
+    assert!(view.contains(r#""group":"group1""#), "{view}");
+    let (_, overview) = crate::http_port::get(server.http, "/api/v1/overview").await;
+    assert!(overview.contains(r#""controller":true"#), "{overview}");
+    let (_, metrics) = crate::http_port::get(server.http, "/metrics").await;
+    assert!(
+        metrics.contains("\nwaymark_controller_is_leader 1\n"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("\nwaymark_brokers 0\n"), "{metrics}");
 }
 
 #[test]

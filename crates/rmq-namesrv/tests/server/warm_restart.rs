@@ -136,6 +136,10 @@ async fn a_restarted_server_answers_every_route_as_before() {
     drop(conn);
 
     let server = Server::start(&dir, &sets);
+    // Ready (the probe a load balancer or Kubernetes asks) only once the
+    // snapshot is loaded: the first answer is ready, and routes are there.
+    let http = server.http.expect("the HTTP port listens");
+    assert_eq!(crate::http_port::get(http, "/ready").await.0, 200);
     let after = answers(&server, &topics).await;
     assert_eq!(route_codes_not_exist(&after), 0, "no TOPIC_NOT_EXIST");
     assert_eq!(after.len(), before.len());

@@ -30,6 +30,7 @@ fn preload(table: &mut RouteTable) {
         mappings: Default::default(),
         filter_servers: Some(Vec::new()),
         conn: 0,
+        client_version: 0,
     };
     table.register_broker(reg, 0, false, false).unwrap();
     for topic in ["unit-test0", "unit-test1"] {

@@ -44,6 +44,7 @@ pub(super) fn broker(cluster: &str, name: &str, addr: &str, id: i64) -> BrokerRe
         mappings: BTreeMap::new(),
         filter_servers: Some(Vec::new()),
         conn: 1,
+        client_version: 0,
     }
 }
 
