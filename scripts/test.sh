@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The project's test command: every Rust test, a minute of fuzzing, then the
-# interop tests: the Java suites, the Rust routing tests against the Java
+# The project's test command: every Rust test, the dashboard in a real
+# headless Chromium, the packaging check (release binaries built as the
+# Dockerfile builds them, systemd units verified), a minute of fuzzing, then
+# the interop tests: the Java suites, the Rust routing tests against the Java
 # NameServer, the Go client.
 #   ./scripts/test.sh
-# Set WAYMARK_SKIP_JAVA=1 to run only the Rust tests and the fuzz smoke run,
-# WAYMARK_SKIP_FUZZ=1 to leave out the fuzz smoke run. Ends with the duration of
-# every stage (under .ci/run, .ci/run prints that table).
+# Set WAYMARK_SKIP_JAVA=1 to run only the Rust tests, the browser test, the
+# packaging check and the fuzz smoke run; WAYMARK_SKIP_FUZZ=1,
+# WAYMARK_SKIP_BROWSER=1 and WAYMARK_SKIP_PACKAGING=1 leave those out. Ends with
+# the duration of every stage (under .ci/run, .ci/run prints that table).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,6 +22,19 @@ fi
 
 printf '\n==== cargo test --workspace --locked\n'
 timed "cargo test --workspace" cargo test --workspace --locked
+
+if [[ "${WAYMARK_SKIP_BROWSER:-}" == "1" ]]; then
+  printf '\n==== dashboard browser test skipped (WAYMARK_SKIP_BROWSER=1)\n'
+else
+  "$ROOT/interop/run-browser.sh"
+fi
+
+if [[ "${WAYMARK_SKIP_PACKAGING:-}" == "1" ]]; then
+  printf '\n==== packaging check skipped (WAYMARK_SKIP_PACKAGING=1)\n'
+else
+  printf '\n==== packaging check (packaging/check.sh)\n'
+  timed "packaging check" packaging/check.sh
+fi
 
 # About a minute of fuzzing per run after a 3.5-minute build from clean (docs/fuzzing.md);
 # WAYMARK_SKIP_FUZZ=1 leaves it out of a quick local run.

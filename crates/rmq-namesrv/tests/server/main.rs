@@ -9,6 +9,7 @@ mod authentication;
 mod bad_input;
 mod broker_requests;
 mod cli;
+mod conf_example;
 mod configuration;
 mod embedded_controller;
 mod hostile_peers;

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the release binaries that packages ship (rmq-namesrv, rmq-controller,
+# rmq-admin) into OUT/bin, with `cargo install --locked` as README tells
+# operators to. The Dockerfile runs this script, and so does CI
+# (packaging/check.sh): what CI checks is what the image ships.
+#
+#   packaging/build-binaries.sh OUT
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [[ $# -ne 1 ]]; then
+  echo "usage: $0 OUT_DIR" >&2
+  exit 2
+fi
+out=$1
+# Without the line tables the release profile keeps for profiling, and
+# without debug info: a tenth of the size. Symbols stay, so a panic's
+# backtrace still names functions.
+export CARGO_PROFILE_RELEASE_DEBUG=false
+export CARGO_PROFILE_RELEASE_STRIP=debuginfo
+for crate in rmq-namesrv rmq-controller rmq-admin; do
+  cargo install --locked --quiet --force --path "$ROOT/crates/$crate" --root "$out"
+done
+ls -l "$out/bin"
