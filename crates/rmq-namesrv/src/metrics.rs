@@ -55,14 +55,18 @@ pub mod refusal {
     pub const KV_QUOTA: &str = "kv_quota";
     /// A route subscription over a route push bound.
     pub const ROUTE_SUBSCRIPTIONS: &str = "route_subscriptions";
+    /// A route subscriber disconnected for not reading its pushes
+    /// (`routePushStallSeconds`).
+    pub const ROUTE_PUSH_STALLED: &str = "route_push_stalled";
 
     /// Every kind, for `Refusals::new`.
-    pub const ALL: [&str; 5] = [
+    pub const ALL: [&str; 6] = [
         POOL_BUSY,
         UNREGISTRATION_QUEUE_FULL,
         TOPICS_PER_REGISTRATION,
         KV_QUOTA,
         ROUTE_SUBSCRIPTIONS,
+        ROUTE_PUSH_STALLED,
     ];
 }
 
@@ -118,7 +122,7 @@ impl NamesrvMetrics {
         self.requests.register(registry);
         registry.register(
             "waymark_registration_body_bytes",
-            "Body sizes of REGISTER_BROKER requests received (the count is the registrations).",
+            "Body sizes of REGISTER_BROKER requests received (the count is the registrations)",
             self.registration_bytes.clone(),
         );
         for reason in [
@@ -133,7 +137,7 @@ impl NamesrvMetrics {
         }
         registry.register(
             "waymark_broker_removals",
-            "Brokers removed from the route tables, by reason (close, expiry, unregister).",
+            "Brokers removed from the route tables, by reason (close, expiry, unregister)",
             self.removals.clone(),
         );
         registry.register_collector(Box::new(TransportCollector::new(

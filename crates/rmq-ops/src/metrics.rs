@@ -63,12 +63,12 @@ impl RequestMetrics {
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "waymark_requests",
-            "Requests answered, by request code and response code (`none`: one-way, nothing sent).",
+            "Requests answered, by request code and response code (`none`: one-way, nothing sent)",
             self.requests.clone(),
         );
         registry.register(
             "waymark_request_duration_seconds",
-            "Time from a request read to its answer queued, by request code.",
+            "Time from a request read to its answer queued, by request code",
             self.durations.clone(),
         );
     }
@@ -223,7 +223,7 @@ pub fn build_info(registry: &mut Registry, role: &'static str) {
     .set(1);
     registry.register(
         "waymark_build_info",
-        "Always 1; the labels say which build and role this process is.",
+        "Always 1; the labels say which build and role this process is",
         info,
     );
 }

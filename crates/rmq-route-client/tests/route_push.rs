@@ -418,6 +418,12 @@ async fn a_subscriber_that_stops_reading_is_cut_off_and_holds_back_nobody() {
         Ok(true),
         "the NameServer closed the stalled subscriber"
     );
+    // And counted it as a refusal of its budget.
+    let metrics = http_get(ns.http.as_deref().expect("HTTP port"), "/metrics").await;
+    assert!(
+        metrics.contains("\nwaymark_refusals_total{kind=\"route_push_stalled\"} 1\n"),
+        "{metrics}"
+    );
     // The reader, coalesced at times too (its bursts are over the budget),
     // was told when it had caught up: it holds a cursor.
     settle(&mut reader).await;
@@ -532,4 +538,20 @@ async fn cluster_membership_is_pushed_too() {
         .cloned()
         .collect();
     assert_eq!(names, ["broker-a"]);
+}
+
+/// The body of `GET path` on `addr` (HTTP/1.0).
+async fn http_get(addr: &str, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").expect("a header block");
+    assert!(
+        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
+        "{head}"
+    );
+    body.to_owned()
 }

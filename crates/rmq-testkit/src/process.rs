@@ -77,6 +77,9 @@ impl Kind {
 pub struct Namesrv {
     /// `127.0.0.1:<port>`; unchanged by [`Namesrv::start_again`].
     pub addr: String,
+    /// Waymark's HTTP port (`127.0.0.1:<port>`, chosen by the system at
+    /// each start); `None` for Java's NameServer.
+    pub http: Option<String>,
     kind: Kind,
     options: Vec<String>,
     dir: PathBuf,
@@ -212,6 +215,7 @@ impl Namesrv {
         std::fs::create_dir_all(&dir).expect("create the NameServer's temp dir");
         Namesrv {
             addr: String::new(),
+            http: None,
             kind,
             options: options.iter().map(|o| o.to_string()).collect(),
             dir,
@@ -244,7 +248,10 @@ impl Namesrv {
                     // under the shared HOME, and a restart here starts with no routes,
                     // as Java's NameServer does.
                     .arg("--set")
-                    .arg("routeSnapshotPath=");
+                    .arg("routeSnapshotPath=")
+                    // Never the operator's default port: tests run side by side.
+                    .arg("--set")
+                    .arg("httpListenAddr=127.0.0.1:0");
                 for setting in self.settings() {
                     command.arg("--set").arg(setting);
                 }
@@ -322,6 +329,16 @@ impl Namesrv {
         };
         match addr {
             Ok(addr) => {
+                // Waymark names its HTTP port right after the boot line.
+                self.http = None;
+                if self.kind == Kind::Waymark {
+                    while let Ok(line) = lines.recv_timeout(Duration::from_secs(2)) {
+                        if let Some(url) = line.strip_prefix("Waymark HTTP listening on http://") {
+                            self.http = Some(url.trim().to_owned());
+                            break;
+                        }
+                    }
+                }
                 self.process = Some(process);
                 Ok(addr)
             }

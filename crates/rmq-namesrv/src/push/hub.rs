@@ -347,8 +347,8 @@ impl Hub {
 
     /// Sends held-back routes to subscribers that have read enough since,
     /// then a `synced` push with their new cursor; disconnects those
-    /// behind for longer than `routePushStallSeconds`.
-    pub(super) fn catch_up_behind(&mut self, limits: &Limits) {
+    /// behind for longer than `routePushStallSeconds` and returns how many.
+    pub(super) fn catch_up_behind(&mut self, limits: &Limits) -> usize {
         let stall = Duration::from_secs(limits.route_push_stall_seconds as u64);
         let behind: Vec<ConnId> = self
             .subscribers
@@ -357,8 +357,9 @@ impl Hub {
             .map(|(conn, _)| *conn)
             .collect();
         if behind.is_empty() {
-            return;
+            return 0;
         }
+        let mut stalled = 0;
         let mut budget = Budget::measure(&self.subscribers, limits);
         let cursor = self.cursor();
         for conn in behind {
@@ -373,6 +374,7 @@ impl Hub {
                     "route subscriber has not read its pushes, disconnecting (routePushStallSeconds)");
                 sub.handle.close();
                 self.remove_subscriber(conn);
+                stalled += 1;
                 continue;
             }
             while budget.has_room(sub) {
@@ -391,6 +393,7 @@ impl Hub {
                 let _ = sub.handle.send(frame);
             }
         }
+        stalled
     }
 
     /// Sends `key`'s current state to `conn`, carrying a cursor at

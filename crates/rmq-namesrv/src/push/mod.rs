@@ -116,7 +116,12 @@ impl RoutePush {
     fn pass(&self, state: &Namesrv, force: bool) {
         let mut hub = self.lock_hub();
         hub.refresh(state, force);
-        hub.catch_up_behind(&state.limits);
+        for _ in 0..hub.catch_up_behind(&state.limits) {
+            state
+                .metrics
+                .refusals
+                .refused(crate::metrics::refusal::ROUTE_PUSH_STALLED);
+        }
         self.behind.store(hub.has_behind(), Ordering::Relaxed);
         self.orphans.store(hub.has_orphans(), Ordering::Relaxed);
     }
