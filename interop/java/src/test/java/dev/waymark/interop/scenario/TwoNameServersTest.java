@@ -57,7 +57,10 @@ class TwoNameServersTest extends ScenarioBase {
                 return null;
             }
         });
-        Clients.Received lateReceived = Clients.pushConsumerRetrying(perTest, both, late, seconds(20));
+        // A new 5.5.1 client connects to one NameServer of its list, chosen at random, and its
+        // start() fails when that is the stopped one: each attempt is a coin toss (about 3 s
+        // each here). 20 s allowed six, all failing one run in 64; 120 s allows about forty.
+        Clients.Received lateReceived = Clients.pushConsumerRetrying(perTest, both, late, seconds(120));
         lateReceived.awaitExactly(lateSent, seconds(45));
         assertEquals(Map.of(0L, broker.addr()), raw.clusterInfo(ns2.addr()).addrsOf("twons-a"));
     }
