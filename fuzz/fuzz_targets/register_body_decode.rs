@@ -12,7 +12,9 @@
 //!   fuzzer-chosen length prefix, compressed.
 //!
 //! Nothing may panic. Whatever decodes must re-encode and decode to the same
-//! value, up to what the formats cannot carry (see `stable`).
+//! value, up to what the formats cannot carry (see `stable`). In JSON mode the
+//! fast decoder for the common broker shape (`register::common`), whenever it
+//! answers, must give the general decoder's answer.
 //!
 //! Run from `fuzz/`:
 //! `RUSTC_BOOTSTRAP=1 cargo fuzz run register_body_decode -- -max_total_time=60 -malloc_limit_mb=256`
@@ -26,7 +28,8 @@ use std::io::Write;
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
 use libfuzzer_sys::fuzz_target;
-use rmq_protocol::{BodyFlavor, JavaJson, RegisterBrokerBody};
+use rmq_protocol::register::{common, RegisterDecodeError};
+use rmq_protocol::{BodyFlavor, DecodedRegistration, JavaJson, RegisterBrokerBody};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
@@ -56,7 +59,14 @@ fn zlib(raw: &[u8]) -> Vec<u8> {
     encoder.finish().expect("writing into a Vec")
 }
 
+/// A version with the JSON body (3.0.11 and later).
+const V5: i32 = 479;
+
+/// Topic limit for the differential check: small, so the fuzzer reaches it.
+const TOPIC_LIMIT: usize = 8;
+
 fn json(bytes: &[u8]) {
+    fast_matches_general(bytes);
     let Ok(mut body) = RegisterBrokerBody::from_json(bytes) else {
         return;
     };
@@ -88,4 +98,33 @@ fn stable(body: &RegisterBrokerBody) -> bool {
         .values()
         .flat_map(|c| c.attributes.iter())
         .all(|(k, v)| !k.contains(' ') && !v.contains(' '))
+}
+
+/// The fast decoder may give up (`None`); when it answers, the general
+/// decoder answers the same: the same registration (topics compared in
+/// name order, as the fast decoder keeps the body's order) or the same
+/// refusal for too many entries.
+fn fast_matches_general(bytes: &[u8]) {
+    let Some(fast) = common::decode(bytes, TOPIC_LIMIT) else {
+        return;
+    };
+    let general = RegisterBrokerBody::decode_request_limited(Some(bytes), false, V5, TOPIC_LIMIT);
+    match (fast, general) {
+        (Ok(fast), Ok(general)) => assert_eq!(by_name(fast), by_name(general.into())),
+        (
+            Err(RegisterDecodeError::TooMany { what, limit }),
+            Err(RegisterDecodeError::TooMany {
+                what: general_what,
+                limit: general_limit,
+            }),
+        ) => assert_eq!((what, limit), (general_what, general_limit)),
+        (fast, general) => panic!("fast {fast:?}, general {general:?}"),
+    }
+}
+
+fn by_name(mut decoded: DecodedRegistration) -> DecodedRegistration {
+    decoded
+        .topic_configs
+        .sort_by(|a, b| a.topic_name.cmp(&b.topic_name));
+    decoded
 }

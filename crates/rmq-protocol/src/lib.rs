@@ -43,7 +43,9 @@ pub use error::BodyError;
 pub use java_json::{Dialect, JavaJson};
 pub use kv::{KvConfigSerializeWrapper, KvTable};
 pub use member_group::{BrokerMemberGroup, GetBrokerMemberGroupResponseBody};
-pub use register::{body_crc32, RegisterBrokerBody, TopicConfigSerializeWrapper};
+pub use register::{
+    body_crc32, DecodedRegistration, RegisterBrokerBody, TopicConfigSerializeWrapper,
+};
 pub use route::{BrokerData, QueueData, TopicQueueMappingInfo, TopicRouteData};
 pub use topic_config::{TopicConfig, TopicFilterType};
 pub use topic_list::TopicList;

@@ -40,7 +40,7 @@ pub fn register(
     }
     let limit = state.limits.max_topics_per_registration;
     let decoded =
-        RegisterBrokerBody::decode_request_limited(body, header.compressed, request.version, limit)
+        RegisterBrokerBody::decode_registration(body, header.compressed, request.version, limit)
             .map_err(|e| match e {
                 RegisterDecodeError::TooMany { what, limit } => {
                     state
@@ -64,8 +64,7 @@ pub fn register(
                     Error::system(format!("Failed to decode RegisterBrokerBody: {e}"))
                 }
             })?;
-    let wrapper = decoded.topic_config_serialize_wrapper;
-    for tc in wrapper.topic_config_table.values() {
+    for tc in &decoded.topic_configs {
         validate::registered_topic(&tc.topic_name, tc.read_queue_nums, tc.write_queue_nums)?;
     }
     let (notify_min_id, delete_missing, return_order_conf) = {
@@ -87,9 +86,9 @@ pub fn register(
             .heartbeat_timeout_millis
             .and_then(|ms| u64::try_from(ms).ok()),
         enable_acting_master: header.enable_acting_master,
-        data_version: wrapper.data_version,
-        topic_configs: wrapper.topic_config_table.into_values().collect(),
-        mappings: wrapper.topic_queue_mapping_info_map,
+        data_version: decoded.data_version,
+        topic_configs: decoded.topic_configs,
+        mappings: decoded.mappings,
         filter_servers: decoded.filter_server_list,
         conn: conn.id().0,
         client_version: request.version,

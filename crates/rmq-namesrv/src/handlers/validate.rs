@@ -65,13 +65,25 @@ pub fn registered_topic(topic: &str, read: i32, write: i32) -> Result<(), Error>
     if topic.is_empty() {
         return Err(refused(topic, "The specified topic is blank."));
     }
-    if topic.chars().count() > REGISTERED_TOPIC_MAX_LENGTH {
+    // Brokers' topic names are ASCII: counted and checked by the byte, the
+    // char walk is for the rest (a registration checks thousands of names).
+    let too_long = if topic.is_ascii() {
+        topic.len() > REGISTERED_TOPIC_MAX_LENGTH
+    } else {
+        topic.chars().count() > REGISTERED_TOPIC_MAX_LENGTH
+    };
+    if too_long {
         return Err(refused(
             topic,
             "The specified topic is longer than 255 characters.",
         ));
     }
-    if topic.chars().any(char::is_control) {
+    let control = if topic.is_ascii() {
+        topic.bytes().any(|b| b.is_ascii_control())
+    } else {
+        topic.chars().any(char::is_control)
+    };
+    if control {
         return Err(refused(
             topic,
             "The specified topic contains control characters.",

@@ -119,6 +119,12 @@ impl TopicWork {
         all_topics.iter().map(|tc| tc.topic_name.as_str()).collect()
     }
 
+    /// Whether the topics the registration does not list are to be dropped
+    /// ([`RouteTable::finish_topics`]); when not, nothing needs their names.
+    pub fn drops_missing(&self) -> bool {
+        self.applies && self.delete_missing
+    }
+
     /// Whether the table still holds the registration this work belongs to.
     pub fn is_current(&self, table: &RouteTable) -> bool {
         table
@@ -375,6 +381,9 @@ impl RouteTable {
     /// Running it after the upserts leaves what running it before would: it
     /// touches only topics the registration does not list.
     pub fn finish_topics(&mut self, work: &TopicWork, all_topics: &[TopicConfig]) {
+        if !work.drops_missing() {
+            return;
+        }
         let keep = work.keep(all_topics);
         let gone = self.topics_to_drop(work, &keep);
         self.drop_topics(work, &gone);
@@ -384,7 +393,7 @@ impl RouteTable {
     /// those with its queue data that are not in `keep`. Reads only, so a
     /// sliced registration finds them under the read lock.
     pub fn topics_to_drop(&self, work: &TopicWork, keep: &HashSet<&str>) -> Vec<String> {
-        if !work.applies || !work.delete_missing || !work.is_current(self) {
+        if !work.drops_missing() || !work.is_current(self) {
             return Vec::new();
         }
         self.topics

@@ -155,6 +155,9 @@ impl SharedRoutes {
         for slice in topics.chunks(TOPICS_PER_LOCK) {
             self.write().apply_topics(&work, slice);
         }
+        if !work.drops_missing() {
+            return Ok(outcome);
+        }
         let keep = work.keep(&topics);
         let gone = self.read().topics_to_drop(&work, &keep);
         for slice in gone.chunks(TOPICS_PER_LOCK) {

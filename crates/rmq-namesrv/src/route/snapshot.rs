@@ -18,12 +18,12 @@
 //! Not persisted: last-update times, connections and registration sequence
 //! numbers, which mean nothing to another process.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use rmq_protocol::{DataVersion, QueueData, TopicQueueMappingInfo};
 use serde::{Deserialize, Serialize};
 
-use super::table::{BrokerGroup, BrokerKey, LiveBroker, RouteTable};
+use super::table::{BrokerGroup, BrokerKey, LiveBroker, RouteTable, TopicMap};
 use super::{ConnId, Millis};
 
 /// Marks the file as a Waymark route snapshot, so that another JSON file
@@ -247,7 +247,7 @@ impl RouteTable {
                 .filter_servers
                 .insert(BrokerKey::new(f.cluster, f.addr), f.servers);
         }
-        let mut topics: HashMap<String, BTreeMap<String, QueueData>> = HashMap::new();
+        let mut topics = TopicMap::default();
         for (name, rows) in file.queues {
             for (topic, read, write, perm, sys_flag) in rows {
                 topics.entry(topic).or_default().insert(

@@ -116,11 +116,18 @@ pub struct TableSizes {
     pub queue_entries: usize,
 }
 
+/// topic → broker name → queue data. Hashed with foldhash, seeded per
+/// process: a registration looks up every one of its topics, and SipHash
+/// (the standard map's) was a tenth of a registration's CPU; a random seed
+/// keeps colliding topic names from being precomputed.
+pub(super) type TopicMap =
+    HashMap<String, BTreeMap<String, QueueData>, foldhash::fast::RandomState>;
+
 /// All route state of a NameServer.
 #[derive(Debug, Default, Clone)]
 pub struct RouteTable {
     /// topic → broker name → queue data.
-    pub(super) topics: HashMap<String, BTreeMap<String, QueueData>>,
+    pub(super) topics: TopicMap,
     /// broker name → group.
     pub(super) groups: BTreeMap<String, BrokerGroup>,
     /// cluster → broker names.

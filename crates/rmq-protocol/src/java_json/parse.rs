@@ -20,51 +20,57 @@ fn is_space(b: u8) -> bool {
 /// of input for an unterminated string, which serde_json then rejects).
 fn skip_string(input: &[u8], open: usize) -> usize {
     let mut i = open + 1;
-    while i < input.len() {
-        match input[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
+    while let Some(found) = memchr::memchr2(b'"', b'\\', &input[i.min(input.len())..]) {
+        let at = i + found;
+        if input[at] == b'"' {
+            return at + 1;
         }
+        i = at + 2;
     }
     input.len()
 }
 
-/// Quotes every bare token that stands in key position (is followed, after
-/// optional whitespace, by `:`). Strings are skipped, so their content is never
-/// touched. Returns the input unchanged (borrowed) when there is nothing to do,
-/// which is the case for everything the standard dialect produces.
+/// Quotes every bare token that stands in key position (follows `{` or `,`
+/// and is followed, after optional whitespace, by `:`). Strings are skipped,
+/// so their content is never touched. Returns the input unchanged (borrowed)
+/// when there is nothing to do, which is the case for everything the
+/// standard dialect produces.
 ///
-/// Quoting cannot turn invalid input valid in a harmful way: a bare token is
-/// only ever followed by `:` in key position.
+/// Only the bytes between strings are looked at, and of those only what
+/// follows `{` or `,`: a registration body is mostly strings, which are
+/// skipped a word at a time. Quoting cannot turn invalid input valid in a
+/// harmful way: only a key may stand between `{` or `,` and `:`.
 pub fn quote_bare_keys(input: &[u8]) -> Cow<'_, [u8]> {
     let mut out: Option<Vec<u8>> = None;
     let mut copied = 0;
     let mut i = 0;
-    while i < input.len() {
-        let b = input[i];
-        if b == b'"' {
-            i = skip_string(input, i);
-        } else if is_bare(b) {
-            let start = i;
-            while i < input.len() && is_bare(input[i]) {
-                i += 1;
-            }
-            let mut j = i;
-            while j < input.len() && is_space(input[j]) {
-                j += 1;
-            }
-            if input.get(j) == Some(&b':') {
-                let buf = out.get_or_insert_with(|| Vec::with_capacity(input.len() + 16));
-                buf.extend_from_slice(&input[copied..start]);
-                buf.push(b'"');
-                buf.extend_from_slice(&input[start..i]);
-                buf.push(b'"');
-                copied = i;
-            }
-        } else {
-            i += 1;
+    while let Some(found) = memchr::memchr3(b'"', b'{', b',', &input[i..]) {
+        let at = i + found;
+        if input[at] == b'"' {
+            i = skip_string(input, at);
+            continue;
         }
+        let mut start = at + 1;
+        while start < input.len() && is_space(input[start]) {
+            start += 1;
+        }
+        let mut end = start;
+        while end < input.len() && is_bare(input[end]) {
+            end += 1;
+        }
+        let mut colon = end;
+        while colon < input.len() && is_space(input[colon]) {
+            colon += 1;
+        }
+        if end > start && input.get(colon) == Some(&b':') {
+            let buf = out.get_or_insert_with(|| Vec::with_capacity(input.len() + 16));
+            buf.extend_from_slice(&input[copied..start]);
+            buf.push(b'"');
+            buf.extend_from_slice(&input[start..end]);
+            buf.push(b'"');
+            copied = end;
+        }
+        i = end.max(at + 1);
     }
     match out {
         None => Cow::Borrowed(input),

@@ -10,8 +10,12 @@
 //! [`RegisterBrokerBody::decode_request`] picks the right one from the request
 //! header and version, as Java's `DefaultRequestProcessor.registerBroker`;
 //! [`RegisterBrokerBody::decode_request_limited`] does the same within a bound
-//! on the body's collections (`limited.rs`).
+//! on the body's collections (`limited.rs`);
+//! [`RegisterBrokerBody::decode_registration`] is what a NameServer calls:
+//! the same result, taken by a fast decoder for the shape brokers send
+//! (`common.rs`) where it can.
 
+pub mod common;
 mod compressed;
 mod limited;
 
@@ -51,6 +55,38 @@ pub struct TopicConfigSerializeWrapper {
     /// Topic → static-topic mapping of this broker (5.x).
     #[serde(deserialize_with = "lenient::value")]
     pub topic_queue_mapping_info_map: BTreeMap<String, TopicQueueMappingInfo>,
+}
+
+/// A REGISTER_BROKER body as a NameServer applies it
+/// ([`RegisterBrokerBody::decode_registration`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedRegistration {
+    /// The version of the broker's topics.
+    pub data_version: DataVersion,
+    /// The broker's topics, one per name (in no particular order).
+    pub topic_configs: Vec<TopicConfig>,
+    /// Topic → static-topic mapping of this broker.
+    pub mappings: BTreeMap<String, TopicQueueMappingInfo>,
+    /// Filter servers; `None` = not provided (keep what is stored).
+    pub filter_server_list: Option<Vec<String>>,
+}
+
+impl Default for DecodedRegistration {
+    fn default() -> Self {
+        RegisterBrokerBody::default().into()
+    }
+}
+
+impl From<RegisterBrokerBody> for DecodedRegistration {
+    fn from(body: RegisterBrokerBody) -> Self {
+        let wrapper = body.topic_config_serialize_wrapper;
+        DecodedRegistration {
+            data_version: wrapper.data_version,
+            topic_configs: wrapper.topic_config_table.into_values().collect(),
+            mappings: wrapper.topic_queue_mapping_info_map,
+            filter_server_list: body.filter_server_list,
+        }
+    }
 }
 
 /// Placeholder for `topicQueueMappingDetailMap`, whose content the NameServer
@@ -167,6 +203,30 @@ impl RegisterBrokerBody {
         Ok(RegisterBrokerBody::decode_request(
             body, compressed, version,
         )?)
+    }
+
+    /// What a NameServer needs of a REGISTER_BROKER body: the result of
+    /// [`Self::decode_request_limited`] with the topics as a list. A JSON
+    /// body as brokers write it is read by the fast decoder of
+    /// [`common`], anything else by the general one.
+    ///
+    /// # Errors
+    /// As [`Self::decode_request_limited`].
+    pub fn decode_registration(
+        body: Option<&[u8]>,
+        compressed: bool,
+        version: i32,
+        max_entries: usize,
+    ) -> Result<DecodedRegistration, RegisterDecodeError> {
+        if let Some(bytes) = body {
+            if !compressed && version >= V3_0_11 {
+                if let Some(decoded) = common::decode(bytes, max_entries) {
+                    return decoded;
+                }
+            }
+        }
+        Self::decode_request_limited(body, compressed, version, max_entries)
+            .map(DecodedRegistration::from)
     }
 
     /// The JSON body as a broker of `flavor` writes it (default dialect).
