@@ -18,7 +18,13 @@ out=$1
 # backtrace still names functions.
 export CARGO_PROFILE_RELEASE_DEBUG=false
 export CARGO_PROFILE_RELEASE_STRIP=debuginfo
+# One target directory for the three installs, so that the dependencies they
+# share are compiled once rather than in a fresh temporary directory each
+# (cargo install's default); under target/ so the Dockerfile's cache mount
+# keeps it between image builds.
+target_dir=${WAYMARK_PACKAGING_TARGET_DIR:-$ROOT/target/packaging}
 for crate in rmq-namesrv rmq-controller rmq-admin; do
-  cargo install --locked --quiet --force --path "$ROOT/crates/$crate" --root "$out"
+  cargo install --locked --quiet --force --path "$ROOT/crates/$crate" --root "$out" \
+    --target-dir "$target_dir"
 done
 ls -l "$out/bin"
