@@ -3,8 +3,17 @@
 # the rocketmq-namesrv Rust port and the ceiling server; for the controller
 # scenario Waymark's and the Java controller -- in one invocation and rewrites
 # the generated sections of docs/benchmarks.md (plus docs/bench-*.png) of the
-# scenarios that ran. Raw results: .bench/bench-results.json. About 23 minutes
-# (the hostile scenario, peers under attack, takes about 6 of them).
+# scenarios that ran. Raw results: .bench/bench-results.json. About 26 minutes
+# (the hostile scenario, peers under attack, takes about 6 of them; route-sweep,
+# route queries offered at 10k to 300k/s until each server saturates, about 3:
+# at most 7 rates x 6 s per peer, fewer for a server that saturates early).
+#
+# The docs are rewritten only from a clean work tree (`git status --porcelain`
+# empty; .bench/ and the target dirs are ignored by git) and only if no kept
+# measurement was disturbed (other processes above 15 % of a CPU). Otherwise
+# the results are still written, rmq-bench exits non-zero and the docs stay as
+# they are, unless told otherwise: --allow-dirty, --allow-disturbed (then the
+# generated sections say so at the top). Each section names the commit measured.
 #
 # route-change-latency (a broker coming and going until a client sees it:
 # Waymark's route push against polling every 30 s) is not in the default set:
@@ -12,7 +21,8 @@
 # Name it to run it; it rewrites only its own section.
 #
 #   scripts/bench.sh                      the full run (measure on an idle machine)
-#   scripts/bench.sh --quick              a few seconds per scenario: harness check only
+#   scripts/bench.sh --quick --allow-dirty   a few seconds per scenario: harness check only
+#   scripts/bench.sh --peers waymark,java --scenarios route-sweep
 #   scripts/bench.sh --peers waymark,java --scenarios route-qps,register
 #   scripts/bench.sh --peers waymark,java --scenarios controller
 #   scripts/bench.sh --peers waymark,java --scenarios hostile

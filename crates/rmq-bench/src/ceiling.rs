@@ -1,22 +1,37 @@
 //! The ceiling server: the fastest answer this machine, this client and this
 //! kernel allow, as a reference for the real servers.
 //!
-//! It keeps no state and decodes nothing beyond the frame length, the
-//! request code and the opaque (found by a byte scan of the header). Every
-//! answer is precomputed and has the size of a correct one: a route request
-//! gets the route of a topic of the configured layout (the body a correct
-//! NameServer returns, in the standard dialect a 5.x client is sent), a
-//! registration gets an empty SUCCESS with the register response header,
-//! anything else an empty SUCCESS. Only the opaque digits are written per
-//! response. Everything a connection has read is answered with one write.
+//! It keeps no state. A route query (and anything else but a registration)
+//! is decoded no further than the frame length, the request code and the
+//! opaque (found by a byte scan of the header), and answered with a
+//! precomputed response of the size of a correct one: a route request gets
+//! the route of a topic of the configured layout (the body a correct
+//! NameServer returns, in the standard dialect a 5.x client is sent),
+//! anything else an empty SUCCESS.
+//!
+//! A registration (REGISTER_BROKER) gets the least work a correct server
+//! cannot skip: the whole frame decoded (header into its ext fields, then
+//! the typed `RegisterBrokerRequestHeader`), the body's CRC-32 checked when
+//! the header carries one, and the body decoded into rmq-protocol's typed
+//! `RegisterBrokerBody` with `RegisterBrokerBody::decode_request`, the
+//! decoder Waymark's NameServer uses (JSON, compressed or the pre-3.0.11
+//! form, by header and version), then dropped: no route table is built or
+//! changed. A body that does not decode is answered SYSTEM_ERROR, so a
+//! broken workload cannot pass for a fast ceiling. Only then does it get the
+//! precomputed empty SUCCESS with the register response header. So a
+//! registration rate "in % of the ceiling" compares a server with one that
+//! only reads what it was sent.
+//!
+//! Only the opaque digits are written per precomputed response. Everything
+//! a connection has read is answered with one write.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context;
-use bytes::{BufMut, BytesMut};
-use rmq_protocol::headers::RegisterBrokerResponseHeader;
-use rmq_protocol::{Dialect, JavaJson};
+use bytes::{BufMut, Bytes, BytesMut};
+use rmq_protocol::headers::{RegisterBrokerRequestHeader, RegisterBrokerResponseHeader};
+use rmq_protocol::{body_crc32, Dialect, JavaJson, RegisterBrokerBody};
 use rmq_wire::frame::{self, FrameStatus};
 use rmq_wire::{RemotingCommand, RequestCode, ResponseCode, FLAG_ONEWAY};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -120,7 +135,7 @@ impl Answers {
 
     /// Appends the answer to one whole request frame (none for one-way
     /// requests). `None` if the frame's header cannot be scanned.
-    fn answer(&self, frame: &[u8], out: &mut BytesMut) -> Option<()> {
+    fn answer(&self, frame: Bytes, out: &mut BytesMut) -> Option<()> {
         let header_len = u32::from_be_bytes([0, frame[5], frame[6], frame[7]]) as usize;
         let header = frame.get(8..8 + header_len)?;
         let (code, opaque, flag) = match frame[4] {
@@ -142,12 +157,43 @@ impl Answers {
         }
         let template = match RequestCode::from(code) {
             RequestCode::GetRouteInfoByTopic => &self.route,
-            RequestCode::RegisterBroker => &self.register,
+            RequestCode::RegisterBroker => match read_registration(frame) {
+                Ok(()) => &self.register,
+                Err(refusal) => {
+                    frame::encode(&refusal, out);
+                    return Some(());
+                }
+            },
             _ => &self.other,
         };
         template.write(opaque, out);
         Some(())
     }
+}
+
+/// What a correct NameServer must do with a registration before it can
+/// answer: decode the frame and the typed header, check the body's CRC-32
+/// (when the header has one), decode the body into its typed form. The
+/// decoded body is dropped. The error is the SYSTEM_ERROR answer.
+fn read_registration(frame: Bytes) -> Result<(), RemotingCommand> {
+    let request = frame::decode(frame).map_err(|e| {
+        RemotingCommand::response_to(&RemotingCommand::request(0, 0), ResponseCode::SystemError)
+            .with_remark(format!("undecodable frame: {e}"))
+    })?;
+    let refuse = |remark: String| {
+        RemotingCommand::response_to(&request, ResponseCode::SystemError).with_remark(remark)
+    };
+    let header: RegisterBrokerRequestHeader = request
+        .header()
+        .map_err(|e| refuse(format!("bad header: {e}")))?;
+    let body = request.body.as_deref();
+    if header.body_crc32 != 0 && body.map_or(0, body_crc32) != header.body_crc32 {
+        return Err(refuse("crc32 not match".into()));
+    }
+    let decoded = RegisterBrokerBody::decode_request(body, header.compressed, request.version)
+        .map_err(|e| refuse(format!("Failed to decode RegisterBrokerBody: {e}")))?;
+    drop(decoded);
+    Ok(())
 }
 
 /// The integer after `key` in a JSON header (the last occurrence with
@@ -193,9 +239,9 @@ async fn connection(mut stream: TcpStream, answers: &Answers) -> anyhow::Result<
         loop {
             match frame::check(&input)? {
                 FrameStatus::Complete { len } => {
-                    let whole = input.split_to(len);
+                    let whole = input.split_to(len).freeze();
                     answers
-                        .answer(&whole, &mut output)
+                        .answer(whole, &mut output)
                         .context("unscannable request header")?;
                 }
                 FrameStatus::Incomplete { needed } => {
@@ -232,48 +278,82 @@ pub async fn run(listen: SocketAddr, layout: Layout) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload;
+    use crate::workload::{self, Registration};
+
+    const LAYOUT: Layout = Layout {
+        brokers: 3,
+        topics_per_broker: 2,
+        spread: 3,
+        queues: 8,
+    };
+
+    fn answer(answers: &Answers, request: &RemotingCommand) -> BytesMut {
+        let mut out = BytesMut::new();
+        answers
+            .answer(frame::encode_to_bytes(request), &mut out)
+            .unwrap();
+        out
+    }
 
     #[test]
     fn answers_carry_the_request_opaque() {
-        let layout = Layout {
-            brokers: 3,
-            topics_per_broker: 2,
-            spread: 3,
-            queues: 8,
-        };
-        let answers = Answers::new(&layout);
+        let answers = Answers::new(&LAYOUT);
         let mut request = workload::route_request("BenchTopic-0-1");
         request.opaque = 4711;
-        let mut out = BytesMut::new();
-        answers
-            .answer(&frame::encode_to_bytes(&request), &mut out)
-            .unwrap();
-        let response = frame::decode(out.freeze()).unwrap();
+        let response = frame::decode(answer(&answers, &request).freeze()).unwrap();
         assert_eq!(response.opaque, 4711);
         assert!(response.is_response());
         let route =
             rmq_protocol::TopicRouteData::from_json(response.body.as_deref().unwrap()).unwrap();
-        assert_eq!(route, layout.route_of_set(0));
+        assert_eq!(route, LAYOUT.route_of_set(0));
 
         let mut oneway = RemotingCommand::request(RequestCode::RegisterBroker, 9).oneway();
         oneway.opaque = -3;
-        let mut out = BytesMut::new();
-        answers
-            .answer(&frame::encode_to_bytes(&oneway), &mut out)
-            .unwrap();
-        assert!(out.is_empty());
+        assert!(answer(&answers, &oneway).is_empty());
 
-        let binary = RemotingCommand::request(RequestCode::RegisterBroker, 77)
-            .with_serialize_type(rmq_wire::SerializeType::RocketMq);
-        let mut out = BytesMut::new();
-        answers
-            .answer(&frame::encode_to_bytes(&binary), &mut out)
-            .unwrap();
-        assert_eq!(frame::decode(out.freeze()).unwrap().opaque, 77);
         for value in [0, 7, -3, 10, i32::MAX, i32::MIN] {
             let mut buf = [0u8; 11];
             assert_eq!(decimal(value, &mut buf), value.to_string().as_bytes());
         }
+    }
+
+    #[test]
+    fn registrations_are_decoded_before_they_are_answered() {
+        let answers = Answers::new(&LAYOUT);
+        let now = 1_700_000_000_000;
+        let mut registration = Registration::of_layout(&LAYOUT, 1, now).unwrap();
+        let mut request = registration.next_request(now);
+        request.opaque = 77;
+        for serialize_type in [
+            rmq_wire::SerializeType::Json,
+            rmq_wire::SerializeType::RocketMq,
+        ] {
+            let request = request.clone().with_serialize_type(serialize_type);
+            let response = frame::decode(answer(&answers, &request).freeze()).unwrap();
+            assert_eq!(response.opaque, 77);
+            assert_eq!(
+                response.response_code(),
+                ResponseCode::Success,
+                "{response:?}"
+            );
+        }
+
+        // A body that does not decode is refused, with or without a CRC.
+        let broken = request
+            .clone()
+            .with_body(&b"{\"topicConfigSerializeWrapper\":["[..]);
+        let response = frame::decode(answer(&answers, &broken).freeze()).unwrap();
+        assert_eq!(response.response_code(), ResponseCode::SystemError);
+        assert_eq!(response.opaque, 77);
+        assert!(response.remark.unwrap().contains("crc32"));
+        let broken = broken.with_ext("bodyCrc32", "0");
+        let response = frame::decode(answer(&answers, &broken).freeze()).unwrap();
+        assert_eq!(response.response_code(), ResponseCode::SystemError);
+        assert!(response.remark.unwrap().contains("RegisterBrokerBody"));
+
+        // As is a registration without its header.
+        let bare = RemotingCommand::request(RequestCode::RegisterBroker, 0);
+        let response = frame::decode(answer(&answers, &bare).freeze()).unwrap();
+        assert_eq!(response.response_code(), ResponseCode::SystemError);
     }
 }

@@ -1,5 +1,6 @@
 //! PNG charts of a run, drawn with plotters' bitmap backend: latency
-//! percentile curves, memory and throughput per peer.
+//! percentile curves, memory and throughput per peer, and p99 latency
+//! against the offered rate of the route-sweep.
 //!
 //! Text needs a TrueType font, loaded at run time (plotters' `ab_glyph`
 //! feature, no system font library): `$RMQ_BENCH_FONT`, or DejaVu Sans
@@ -95,6 +96,13 @@ pub fn draw_all(results: &Results, dir: &Path) -> Drawn {
             "bench-rss.png",
             "Server RSS per peer: idle, and holding every register entry",
             &|p| rss_chart(results, p),
+        );
+    }
+    if results.route_sweep.iter().any(|o| o.result.is_some()) {
+        attempt(
+            "bench-sweep.png",
+            "route-sweep: p99 route query latency against the offered rate, per peer",
+            &|p| sweep_chart(results, p),
         );
     }
     if !results.route_qps.is_empty() || !results.register.is_empty() {
@@ -211,6 +219,91 @@ fn curve_panel(
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()?;
+    Ok(())
+}
+
+/// One route-sweep step on the chart: offered thousands/s, p99 ms, and
+/// whether the sweep stopped after it.
+type SweepPoint = (f64, f64, bool);
+
+/// p99 (ms, log) against the offered rate (thousands/s), a line per peer;
+/// a step after which the sweep stopped (saturated, or the generator
+/// behind) is a cross instead of a dot.
+fn sweep_chart(results: &Results, path: &Path) -> Fallible {
+    let root = BitMapBackend::new(path, (1000, 560)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let lines: Vec<(PeerKind, Vec<SweepPoint>)> = PeerKind::ALL
+        .iter()
+        .filter_map(|&p| {
+            let sweep = of_peer(&results.route_sweep, p)?;
+            let points: Vec<SweepPoint> = sweep
+                .steps
+                .iter()
+                .filter(|s| s.latency.count > 0)
+                .map(|s| {
+                    (
+                        s.rate / 1_000.0,
+                        s.latency.p99_us / 1_000.0,
+                        s.stop.is_some(),
+                    )
+                })
+                .collect();
+            (!points.is_empty()).then_some((p, points))
+        })
+        .collect();
+    let all = lines.iter().flat_map(|(_, pts)| pts.iter());
+    let (x_max, lo, hi) = all.fold((0.0f64, f64::MAX, f64::MIN), |(x, lo, hi), &(r, v, _)| {
+        (x.max(r), lo.min(v), hi.max(v))
+    });
+    let (lo, hi) = if lo <= hi {
+        ((lo / 2.0).max(0.001), hi * 2.0)
+    } else {
+        (0.01, 10.0)
+    };
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "route-sweep: p99 query latency against the offered rate (open loop)",
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..(x_max * 1.08).max(1.0), (lo..hi).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("offered queries/s (thousands)")
+        .y_desc("p99 (ms, log)")
+        .y_label_formatter(&|v| format!("{v}"))
+        .label_style(("sans-serif", 14))
+        .draw()?;
+    for (peer, points) in &lines {
+        let c = color(*peer);
+        let line: Vec<(f64, f64)> = points.iter().map(|&(x, y, _)| (x, y)).collect();
+        chart
+            .draw_series(LineSeries::new(line, c.stroke_width(2)))?
+            .label(peer.title())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3)));
+        chart.draw_series(
+            points
+                .iter()
+                .filter(|p| !p.2)
+                .map(|&(x, y, _)| Circle::new((x, y), 4, c.filled())),
+        )?;
+        chart.draw_series(
+            points
+                .iter()
+                .filter(|p| p.2)
+                .map(|&(x, y, _)| Cross::new((x, y), 7, c.stroke_width(3))),
+        )?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font(("sans-serif", 15))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
     Ok(())
 }
 

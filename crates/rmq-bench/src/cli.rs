@@ -11,8 +11,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::peer::PeerKind;
 use crate::scenario::hostile::{self, Attack};
 use crate::scenario::{
-    controller, failover, parse_duration, register, route_change, route_qps, security, startup,
-    storm,
+    controller, failover, parse_duration, register, route_change, route_qps, route_sweep, security,
+    startup, storm,
 };
 use crate::workload::Layout;
 
@@ -102,6 +102,9 @@ pub struct Global {
 pub enum Command {
     /// Route queries at full speed (10 brokers × 100 topics, 64 connections, 20 s).
     RouteQps(RouteQpsArgs),
+    /// Route queries offered at rising fixed rates (10 brokers × 100 topics,
+    /// 64 connections) until the server saturates.
+    RouteSweep(RouteSweepArgs),
     /// Route queries at a fixed rate while 100 brokers × 2,000 topics re-register.
     RouteUnderStorm(StormArgs),
     /// First registrations of 100 brokers × 10,000 topics, steady re-registration, RSS.
@@ -191,6 +194,41 @@ impl RouteQpsArgs {
     }
 }
 
+/// `route-sweep` overrides.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RouteSweepArgs {
+    /// Layout overrides.
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+    /// Query connections.
+    #[arg(long)]
+    pub connections: Option<usize>,
+    /// Offered rates, queries per second, comma-separated, in the order run.
+    #[arg(long, value_delimiter = ',')]
+    pub rates: Option<Vec<f64>>,
+    /// Measured time of each rate (e.g. 5s).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Unmeasured lead-in of each rate.
+    #[arg(long, value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+}
+
+impl RouteSweepArgs {
+    /// The parameters: defaults with the overrides applied.
+    pub fn params(&self, quick: bool) -> route_sweep::Params {
+        let mut p = route_sweep::Params::defaults(quick);
+        self.layout.apply(&mut p.layout);
+        p.connections = self.connections.unwrap_or(p.connections).max(1);
+        if let Some(rates) = &self.rates {
+            p.rates = rates.iter().copied().filter(|r| *r >= 1.0).collect();
+        }
+        p.duration_s = secs_of(self.duration, p.duration_s).max(0.1);
+        p.warmup_s = secs_of(self.warmup, p.warmup_s);
+        p
+    }
+}
+
 /// `route-under-storm` overrides.
 #[derive(Debug, Clone, Default, Args)]
 pub struct StormArgs {
@@ -233,6 +271,9 @@ pub struct RegisterArgs {
     /// Steady re-registration time.
     #[arg(long, value_parser = parse_duration)]
     pub steady: Option<Duration>,
+    /// Unmeasured re-registrations before the steady window.
+    #[arg(long, value_parser = parse_duration)]
+    pub steady_warmup: Option<Duration>,
 }
 
 impl RegisterArgs {
@@ -241,6 +282,7 @@ impl RegisterArgs {
         let mut p = register::Params::defaults(quick);
         self.layout.apply(&mut p.layout);
         p.steady_s = secs_of(self.steady, p.steady_s);
+        p.steady_warmup_s = secs_of(self.steady_warmup, p.steady_warmup_s);
         p
     }
 }
@@ -435,6 +477,8 @@ impl RouteChangeLatencyArgs {
 pub enum ScenarioName {
     /// `route-qps`.
     RouteQps,
+    /// `route-sweep`.
+    RouteSweep,
     /// `route-under-storm`.
     RouteUnderStorm,
     /// `register`.
@@ -484,7 +528,7 @@ pub struct CompareArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "route-qps,route-under-storm,register,failover,startup,controller,hostile,security"
+        default_value = "route-qps,route-sweep,route-under-storm,register,failover,startup,controller,hostile,security"
     )]
     pub scenarios: Vec<ScenarioName>,
     /// The report to write (the generated sections of the scenarios that ran
@@ -497,6 +541,33 @@ pub struct CompareArgs {
     /// The exact command to quote in the report [default: this process's arguments].
     #[arg(long, env = "RMQ_BENCH_COMMAND")]
     pub command_line: Option<String>,
+    /// What the report may be written from.
+    #[command(flatten)]
+    pub allow: AllowArgs,
+}
+
+/// Overrides of the rule that keeps a dirty tree or a disturbed machine
+/// out of the report (the results file is written in any case).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct AllowArgs {
+    /// Write the report even though the work tree had uncommitted changes
+    /// (it then says so at the top).
+    #[arg(long)]
+    pub allow_dirty: bool,
+    /// Write the report even though other processes used more than 15 % of
+    /// a CPU during a kept measurement (it then says which, at the top).
+    #[arg(long)]
+    pub allow_disturbed: bool,
+}
+
+impl AllowArgs {
+    /// As the refusal rule takes it.
+    pub fn allow(self) -> crate::provenance::Allow {
+        crate::provenance::Allow {
+            dirty: self.allow_dirty,
+            disturbed: self.allow_disturbed,
+        }
+    }
 }
 
 /// `report` options.
@@ -508,6 +579,9 @@ pub struct ReportArgs {
     /// The report to write.
     #[arg(long, default_value = "docs/benchmarks.md")]
     pub report: PathBuf,
+    /// What the report may be written from.
+    #[command(flatten)]
+    pub allow: AllowArgs,
 }
 
 /// `ceiling-server` options.

@@ -17,10 +17,11 @@ use crate::cli::{Global, ScenarioName};
 use crate::group;
 use crate::peer::{self, JavaControllerSetup, JavaSetup, PeerKind, PeerSetup};
 use crate::pin::{self, Machine};
-use crate::results::{utc_now, PeerInfo, PeerOutcome, Pinning, Results};
+use crate::provenance::GitState;
+use crate::results::{of_peer, utc_now, PeerInfo, PeerOutcome, Pinning, Results};
 use crate::scenario::{
-    self, controller, failover, hostile, register, route_change, route_qps, security, startup,
-    storm,
+    self, controller, failover, hostile, register, route_change, route_qps, route_sweep, security,
+    startup, storm,
 };
 use crate::workload::Layout;
 
@@ -312,7 +313,9 @@ fn version_of(setup: &PeerSetup, kind: PeerKind) -> String {
                 first_line(Command::new(&setup.rust_port_bin).arg("--version")).unwrap_or_default();
             format!("crates.io rocketmq-namesrv ({version})")
         }
-        PeerKind::Ceiling => "rmq-bench ceiling-server (precomputed answers)".into(),
+        PeerKind::Ceiling => "rmq-bench ceiling-server (precomputed answers; each registration \
+                              decoded into rmq-protocol's RegisterBrokerBody and dropped)"
+            .into(),
     }
 }
 
@@ -328,6 +331,7 @@ pub fn new_results(
         started_at: utc_now(),
         quick: global.quick,
         machine: Machine::probe(),
+        git: GitState::probe(&workspace_root()),
         pinning: Pinning {
             client_cpus_requested: (!global.no_pin).then(|| global.client_cpus.clone()),
             client_cpus_allowed: pin::proc_status_field(None, "Cpus_allowed_list"),
@@ -367,21 +371,51 @@ pub async fn run(
                         PeerOutcome::of(kind, route_qps_settled(setup, kind, &params).await);
                     summarize("route-qps", &outcome, |r| {
                         format!(
-                            "{:.0} qps, p99 {:.0} µs, errors {}",
-                            r.qps, r.latency.p99_us, r.errors
+                            "{:.0} qps, p99 {:.0} µs, errors {}, {} µs CPU per query",
+                            r.qps,
+                            r.latency.p99_us,
+                            r.errors,
+                            r.cpu_us_per_query
+                                .map_or("n/a".into(), |v| format!("{v:.2}"))
                         )
                     });
                     results.route_qps.push(outcome);
                 }
             }
+            ScenarioName::RouteSweep => {
+                let params = route_sweep::Params::defaults(quick);
+                for &kind in &global.peers {
+                    let outcome =
+                        PeerOutcome::of(kind, route_sweep::run(setup, kind, &params).await);
+                    summarize("route-sweep", &outcome, |r| match r.highest_held() {
+                        Some((rate, bound)) => format!(
+                            "held {}{rate:.0}/s of {} rates run",
+                            if bound { "≥ " } else { "" },
+                            r.steps.len()
+                        ),
+                        None => format!("held none of {} rates run", r.steps.len()),
+                    });
+                    results.route_sweep.push(outcome);
+                }
+            }
             ScenarioName::RouteUnderStorm => {
                 let params = storm::Params::defaults(quick);
                 for &kind in &global.peers {
-                    let outcome = PeerOutcome::of(kind, storm_settled(setup, kind, &params).await);
+                    let mut outcome =
+                        PeerOutcome::of(kind, storm_settled(setup, kind, &params).await);
+                    if let Some(storm) = outcome.result.as_mut() {
+                        // Queries' CPU at the rate this server showed alone, if it ran.
+                        let query_us =
+                            of_peer(&results.route_qps, kind).and_then(|q| q.cpu_us_per_query);
+                        storm.attribute_cpu(query_us);
+                    }
                     summarize("route-under-storm", &outcome, |r| {
                         format!(
-                            "query p99 {:.0} µs, {:.0} registrations/s",
-                            r.queries.p99_us, r.registrations_per_s
+                            "query p99 {:.0} µs, {:.0} registrations/s, {} µs CPU per registration",
+                            r.queries.p99_us,
+                            r.registrations_per_s,
+                            r.cpu_us_per_registration
+                                .map_or("n/a".into(), |v| format!("{v:.0}"))
                         )
                     });
                     results.route_under_storm.push(outcome);
@@ -528,8 +562,12 @@ pub async fn run_register(
         );
         summarize("register", &outcome, |r| {
             format!(
-                "first round {:.2} s, steady {:.1}/s, RSS {:?} KiB",
-                r.first_round_s, r.steady_per_s, r.rss_kib
+                "first round {:.2} s, steady {:.1}/s, {} µs CPU per steady registration, RSS {:?} KiB",
+                r.first_round_s,
+                r.steady_per_s,
+                r.steady_cpu_us_per_registration
+                    .map_or("n/a".into(), |v| format!("{v:.0}")),
+                r.rss_kib
             )
         });
         results.register.push(outcome);

@@ -1,28 +1,44 @@
 //! The load generator: connections, closed-loop and fixed-rate request
-//! streams, latency recording and the progress line.
+//! streams, latency recording, the server's CPU over the measured window
+//! and the progress line.
 //!
 //! Closed loop: every worker keeps exactly one request in flight on its
 //! connection (`depth` workers per connection give a pipeline depth of
-//! `depth`), so the server sets the pace. Fixed rate: requests are started on
-//! a schedule whatever the answers do; latency runs from the moment a request
-//! is handed to the connection, and how late the schedule ran is reported
-//! separately so a stalled generator cannot pass for a fast server. Latencies
-//! go into per-worker histograms merged at the end, so recording takes no
-//! lock on the hot path.
+//! `depth`), so the server sets the pace. A request counts (rate, latency,
+//! errors) only if its answer arrived inside the measured window
+//! ([`Span::holds`]); at the window's end every worker stops and the
+//! requests still in flight are abandoned, so no answer from after the
+//! window is divided by the window's length.
+//!
+//! Fixed rate: request `i` is due `i / rate` seconds after the start, on
+//! connection `i mod n`, whatever the answers do (one driver per
+//! connection). Latency runs from the moment a request is handed to the
+//! connection, and how late each went out behind its schedule is recorded
+//! separately, so a stalled generator cannot pass for a fast server. The
+//! requests due inside the window are followed to their answers (or their
+//! timeout) for latency and errors; the rate achieved counts the answers
+//! that arrived inside the window.
+//!
+//! Latencies go into per-worker histograms merged at the end, so recording
+//! takes no lock on the hot path. With a server pid, the server's CPU is
+//! read at the exact start and end of the window ([`crate::cpu`]).
 
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use futures::stream::{FuturesUnordered, StreamExt};
 use hdrhistogram::Histogram;
 use rmq_transport::{ClientConfig, ClientError, RpcClient};
 use rmq_wire::{RemotingCommand, ResponseCode};
-use tokio::task::JoinSet;
+use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
+use crate::cpu::ServerCpu;
+use crate::pin::CpuSnapshot;
 use crate::stats;
 
 /// Opens `count` connections to `addr`.
@@ -163,23 +179,67 @@ pub struct Window {
     pub timeout: Duration,
 }
 
+impl Window {
+    /// The measured part of this window for a load phase that starts at
+    /// `started`.
+    pub fn span(&self, started: Instant) -> Span {
+        let from = started + self.warmup;
+        Span {
+            from,
+            end: from + self.duration,
+        }
+    }
+}
+
+/// The measured part of a load phase: `[from, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// First instant measured.
+    pub from: Instant,
+    /// First instant no longer measured.
+    pub end: Instant,
+}
+
+impl Span {
+    /// Whether something that happened `at` (a closed-loop answer's
+    /// arrival, a fixed-rate request's due time) is measured. Counting
+    /// closed-loop requests by when they were *sent* instead would count
+    /// each worker's last request, answered up to one latency after `end`,
+    /// into a window whose length stays `end − from`.
+    pub fn holds(&self, at: Instant) -> bool {
+        at >= self.from && at < self.end
+    }
+}
+
 /// What a load phase measured.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    /// Successful requests inside the window.
+    /// Successful requests counted in the window (closed loop: answered
+    /// inside it; fixed rate: due inside it).
     pub ok: u64,
-    /// Failed requests inside the window.
+    /// Failed requests counted in the window.
     pub errors: u64,
     /// The first failure, for the report.
     pub first_error: Option<String>,
-    /// Latencies of the successful requests inside the window (ns).
+    /// Latencies of the successful requests counted (ns).
     pub latency: Histogram<u64>,
-    /// Body bytes of the successful responses inside the window.
+    /// Body bytes of the successful responses counted.
     pub response_bytes: u64,
+    /// Successful answers that arrived inside the window (closed loop:
+    /// `ok`; fixed rate: the rate achieved, whenever they were due).
+    pub answered_in_window: u64,
+    /// Fixed rate only: requests due inside the window (offered).
+    pub offered: u64,
     /// Length of the window actually measured.
     pub elapsed: Duration,
-    /// Fixed rate only: the latest a request started behind its schedule.
+    /// Fixed rate only: the latest a request went out behind its schedule.
     pub max_schedule_lag: Duration,
+    /// Fixed rate only: how late each request of the window went out
+    /// behind its schedule (ns).
+    pub schedule_lag: Histogram<u64>,
+    /// The server's CPU over the window, when its pid was given and
+    /// `/proc` could be read.
+    pub server_cpu: Option<ServerCpu>,
 }
 
 impl Outcome {
@@ -190,8 +250,12 @@ impl Outcome {
             first_error: None,
             latency: stats::histogram(),
             response_bytes: 0,
+            answered_in_window: 0,
+            offered: 0,
             elapsed: Duration::ZERO,
             max_schedule_lag: Duration::ZERO,
+            schedule_lag: stats::histogram(),
+            server_cpu: None,
         }
     }
 
@@ -204,18 +268,23 @@ impl Outcome {
         self.latency
             .add(&other.latency)
             .expect("histograms share their bounds");
+        self.schedule_lag
+            .add(&other.schedule_lag)
+            .expect("histograms share their bounds");
         self.response_bytes += other.response_bytes;
+        self.answered_in_window += other.answered_in_window;
+        self.offered += other.offered;
         self.max_schedule_lag = self.max_schedule_lag.max(other.max_schedule_lag);
     }
 
-    /// Successful requests per second of the window.
+    /// Successful requests counted per second of the window.
     pub fn rate(&self) -> f64 {
-        let secs = self.elapsed.as_secs_f64();
-        if secs > 0.0 {
-            self.ok as f64 / secs
-        } else {
-            0.0
-        }
+        per_second(self.ok, self.elapsed)
+    }
+
+    /// Successful answers that arrived inside the window, per second of it.
+    pub fn achieved_rate(&self) -> f64 {
+        per_second(self.answered_in_window, self.elapsed)
     }
 
     /// Mean response body size.
@@ -227,6 +296,8 @@ impl Outcome {
         }
     }
 
+    /// Counts one answer (or failure); `false` if the connection closed
+    /// and the worker should stop.
     fn account(&mut self, result: Result<RemotingCommand, ClientError>, nanos: u128) -> bool {
         match result {
             Ok(response) if response.response_code() == ResponseCode::Success => {
@@ -256,18 +327,61 @@ impl Outcome {
     }
 }
 
+fn per_second(count: u64, elapsed: Duration) -> f64 {
+    let secs = elapsed.as_secs_f64();
+    if secs > 0.0 {
+        count as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+/// Reads the CPU of `pid` at `span.from` and at `span.end`.
+fn cpu_over(span: Span, pid: u32) -> JoinHandle<Option<ServerCpu>> {
+    tokio::spawn(async move {
+        tokio::time::sleep_until(span.from).await;
+        let before = CpuSnapshot::take(pid)?;
+        tokio::time::sleep_until(span.end).await;
+        let after = CpuSnapshot::take(pid)?;
+        Some(ServerCpu::between(&before, &after))
+    })
+}
+
 /// Runs `workers` closed-loop for `window`, counting successes into
 /// `progress.ok` (or `progress.side` with `side`). A worker whose
-/// connection closes stops (counted once as an error).
+/// connection closes stops (counted once as an error). Returns once the
+/// window has ended (requests then in flight are abandoned).
 pub async fn closed_loop(
     workers: Vec<Worker>,
     window: Window,
     progress: &Arc<Progress>,
     side: bool,
 ) -> Outcome {
-    let started = Instant::now();
-    let measure_from = started + window.warmup;
-    let end = measure_from + window.duration;
+    closed_loop_on(workers, window, progress, side, None).await
+}
+
+/// [`closed_loop`], also reading the CPU of the server process
+/// `server_pid` at the start and the end of the measured window into
+/// [`Outcome::server_cpu`].
+pub async fn closed_loop_with_cpu(
+    workers: Vec<Worker>,
+    window: Window,
+    progress: &Arc<Progress>,
+    side: bool,
+    server_pid: u32,
+) -> Outcome {
+    closed_loop_on(workers, window, progress, side, Some(server_pid)).await
+}
+
+async fn closed_loop_on(
+    workers: Vec<Worker>,
+    window: Window,
+    progress: &Arc<Progress>,
+    side: bool,
+    server_pid: Option<u32>,
+) -> Outcome {
+    let span = window.span(Instant::now());
+    let cpu = server_pid.map(|pid| cpu_over(span, pid));
     let mut tasks = JoinSet::new();
     for Worker { client, mut make } in workers {
         let progress = progress.clone();
@@ -276,12 +390,16 @@ pub async fn closed_loop(
             let mut scratch = Outcome::empty();
             loop {
                 let sent = Instant::now();
-                if sent >= end {
+                if sent >= span.end {
                     break;
                 }
-                let result = client.invoke(make(), window.timeout).await;
-                let nanos = sent.elapsed().as_nanos();
-                let target = if sent >= measure_from {
+                let call = client.invoke(make(), window.timeout);
+                let Ok(result) = tokio::time::timeout_at(span.end, call).await else {
+                    break; // the window ended first: not counted
+                };
+                let answered = Instant::now();
+                let nanos = answered.duration_since(sent).as_nanos();
+                let target = if span.holds(answered) {
                     &mut outcome
                 } else {
                     &mut scratch
@@ -306,62 +424,305 @@ pub async fn closed_loop(
             total.merge(outcome);
         }
     }
+    total.answered_in_window = total.ok;
     total.elapsed = Instant::now()
-        .saturating_duration_since(measure_from)
+        .saturating_duration_since(span.from)
         .min(window.duration);
+    if let Some(cpu) = cpu {
+        // All workers gone before the window ended: the reading would wait
+        // for its end and cover time nobody measured.
+        total.server_cpu = if total.elapsed >= window.duration {
+            cpu.await.ok().flatten()
+        } else {
+            cpu.abort();
+            None
+        };
+    }
     total
 }
 
-/// Sends `rate` requests per second, round-robin over `clients`, for
-/// `window` (after its warmup), and waits for the last answers.
+/// Makes fixed-rate request number `i` (counted from 0 over all connections).
+pub type Numbered = Arc<dyn Fn(u64) -> RemotingCommand + Send + Sync>;
+
+/// Sends `rate` requests per second, request `i` due `i / rate` after the
+/// start on `clients[i mod n]`, for `window` (after its warmup), and waits
+/// for the answers to the requests due inside the window. With
+/// `server_pid`, the server's CPU over the window is read too.
 pub async fn fixed_rate(
     clients: &[RpcClient],
     rate: f64,
     window: Window,
-    mut make: impl FnMut() -> RemotingCommand,
+    make: Numbered,
     progress: &Arc<Progress>,
+    server_pid: Option<u32>,
 ) -> Outcome {
     let started = Instant::now();
-    let measure_from = started + window.warmup;
-    let end = measure_from + window.duration;
-    let shared = Arc::new(Mutex::new(Outcome::empty()));
+    let span = window.span(started);
+    let cpu = server_pid.map(|pid| cpu_over(span, pid));
+    let schedule = Schedule {
+        started,
+        rate: rate.max(1e-3),
+        stride: clients.len().max(1) as u64,
+        span,
+        timeout: window.timeout,
+    };
     let mut tasks = JoinSet::new();
-    let mut max_lag = Duration::ZERO;
-    for i in 0u64.. {
-        let due = started + Duration::from_secs_f64(i as f64 / rate);
-        if due >= end {
+    for (first, client) in clients.iter().enumerate() {
+        tasks.spawn(drive(
+            client.clone(),
+            first as u64,
+            schedule,
+            make.clone(),
+            progress.clone(),
+        ));
+    }
+    let mut total = Outcome::empty();
+    while let Some(done) = tasks.join_next().await {
+        if let Ok(outcome) = done {
+            total.merge(outcome);
+        }
+    }
+    total.elapsed = window.duration;
+    if let Some(cpu) = cpu {
+        total.server_cpu = cpu.await.ok().flatten();
+    }
+    total
+}
+
+/// The fixed-rate schedule shared by every connection's driver.
+#[derive(Debug, Clone, Copy)]
+struct Schedule {
+    started: Instant,
+    rate: f64,
+    /// Connections: request `i` goes to connection `i mod stride`.
+    stride: u64,
+    span: Span,
+    timeout: Duration,
+}
+
+impl Schedule {
+    fn due(&self, i: u64) -> Instant {
+        self.started + Duration::from_secs_f64(i as f64 / self.rate)
+    }
+}
+
+/// One answered (or failed) fixed-rate request.
+struct Answered {
+    due: Instant,
+    sent: Instant,
+    at: Instant,
+    result: Result<RemotingCommand, ClientError>,
+}
+
+async fn timed(
+    client: &RpcClient,
+    request: RemotingCommand,
+    due: Instant,
+    timeout: Duration,
+) -> Answered {
+    let sent = Instant::now();
+    let result = client.invoke(request, timeout).await;
+    Answered {
+        due,
+        sent,
+        at: Instant::now(),
+        result,
+    }
+}
+
+/// Sends requests `first`, `first + stride`, … of `schedule` on `client`,
+/// each as soon as it is due (all that are overdue at once when the
+/// generator ran late), and follows them to their answers.
+async fn drive(
+    client: RpcClient,
+    first: u64,
+    schedule: Schedule,
+    make: Numbered,
+    progress: Arc<Progress>,
+) -> Outcome {
+    let span = schedule.span;
+    let mut outcome = Outcome::empty();
+    let mut in_flight = FuturesUnordered::new();
+    let mut next = first;
+    let sleep = tokio::time::sleep_until(schedule.due(next));
+    tokio::pin!(sleep);
+    loop {
+        let more = schedule.due(next) < span.end;
+        if !more && in_flight.is_empty() {
             break;
         }
-        tokio::time::sleep_until(due).await;
-        let client = clients[(i as usize) % clients.len()].clone();
-        let request = make();
-        let measured = due >= measure_from;
-        if measured {
-            max_lag = max_lag.max(Instant::now().saturating_duration_since(due));
+        tokio::select! {
+            biased;
+            Some(done) = in_flight.next(), if !in_flight.is_empty() => {
+                let done: Answered = done;
+                let ok = matches!(&done.result, Ok(r) if r.response_code() == ResponseCode::Success);
+                let counter = if ok { &progress.ok } else { &progress.errors };
+                counter.fetch_add(1, Ordering::Relaxed);
+                if ok && span.holds(done.at) {
+                    outcome.answered_in_window += 1;
+                }
+                if span.holds(done.due) {
+                    let lag = done.sent.saturating_duration_since(done.due);
+                    outcome.max_schedule_lag = outcome.max_schedule_lag.max(lag);
+                    stats::record(&mut outcome.schedule_lag, lag.as_nanos());
+                    let nanos = done.at.duration_since(done.sent).as_nanos();
+                    outcome.account(done.result, nanos);
+                }
+            }
+            () = &mut sleep, if more => {
+                let now = Instant::now();
+                loop {
+                    let due = schedule.due(next);
+                    if due > now || due >= span.end {
+                        break;
+                    }
+                    if span.holds(due) {
+                        outcome.offered += 1;
+                    }
+                    in_flight.push(timed(&client, make(next), due, schedule.timeout));
+                    next += schedule.stride;
+                }
+                sleep.as_mut().reset(schedule.due(next));
+            }
         }
-        let shared = shared.clone();
-        let progress = progress.clone();
-        tasks.spawn(async move {
-            let sent = Instant::now();
-            let result = client.invoke(request, window.timeout).await;
-            let nanos = sent.elapsed().as_nanos();
-            let ok = matches!(&result, Ok(r) if r.response_code() == ResponseCode::Success);
-            let counter = if ok { &progress.ok } else { &progress.errors };
-            counter.fetch_add(1, Ordering::Relaxed);
-            if measured {
-                let mut outcome = shared.lock().unwrap_or_else(PoisonError::into_inner);
-                outcome.account(result, nanos);
+    }
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::BytesMut;
+    use rmq_wire::frame::{self, FrameStatus};
+    use rmq_wire::RequestCode;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+    use tokio::sync::mpsc;
+
+    /// A server that answers every request with SUCCESS `delay` after it
+    /// arrived, requests of one connection independently of each other.
+    async fn slow_server(delay: Duration) -> std::net::SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (mut read, mut write) = stream.into_split();
+                let (tx, mut rx) = mpsc::unbounded_channel::<RemotingCommand>();
+                tokio::spawn(async move {
+                    while let Some(response) = rx.recv().await {
+                        let bytes = frame::encode_to_bytes(&response);
+                        if write.write_all(&bytes).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+                tokio::spawn(async move {
+                    let mut input = BytesMut::new();
+                    loop {
+                        while let Ok(FrameStatus::Complete { len }) = frame::check(&input) {
+                            let request = frame::decode(input.split_to(len).freeze()).unwrap();
+                            let tx = tx.clone();
+                            tokio::spawn(async move {
+                                tokio::time::sleep(delay).await;
+                                let _ = tx.send(RemotingCommand::response_to(
+                                    &request,
+                                    ResponseCode::Success,
+                                ));
+                            });
+                        }
+                        if matches!(read.read_buf(&mut input).await, Ok(0) | Err(_)) {
+                            return;
+                        }
+                    }
+                });
             }
         });
-        // Reap finished tasks so the set stays small at high rates.
-        while tasks.try_join_next().is_some() {}
+        addr
     }
-    while tasks.join_next().await.is_some() {}
-    let mut total = std::mem::replace(
-        &mut *shared.lock().unwrap_or_else(PoisonError::into_inner),
-        Outcome::empty(),
-    );
-    total.elapsed = window.duration;
-    total.max_schedule_lag = max_lag;
-    total
+
+    fn at(base: Instant, ms: u64) -> Instant {
+        base + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn a_window_holds_what_happens_inside_it() {
+        let base = Instant::now();
+        let window = Window {
+            warmup: Duration::from_millis(200),
+            duration: Duration::from_millis(500),
+            timeout: Duration::from_secs(1),
+        };
+        let span = window.span(base);
+        assert_eq!(span.from, at(base, 200));
+        assert_eq!(span.end, at(base, 700));
+        // Sent during the warmup, answered inside: counted.
+        assert!(span.holds(at(base, 250)));
+        // Sent inside, answered after the end: not counted.
+        assert!(!span.holds(at(base, 700)) && !span.holds(at(base, 900)));
+        assert!(!span.holds(at(base, 199)));
+    }
+
+    /// One worker against a server that takes 300 ms, measured for 500 ms
+    /// from the start: the first answer (at 300 ms) is inside the window,
+    /// the second (at 600 ms) is not. Counting by send time would count
+    /// both requests (both were sent before 500 ms) and wait for the second.
+    #[tokio::test]
+    async fn closed_loop_counts_the_answers_that_arrive_inside_the_window() {
+        let addr = slow_server(Duration::from_millis(300)).await;
+        let clients = connect(addr, 1).await.unwrap();
+        let window = Window {
+            warmup: Duration::ZERO,
+            duration: Duration::from_millis(500),
+            timeout: Duration::from_secs(5),
+        };
+        let workers = vec![Worker {
+            client: clients[0].clone(),
+            make: Box::new(|| RemotingCommand::request(RequestCode::GetRouteInfoByTopic, 0)),
+        }];
+        let progress = Progress::new("test", window.duration);
+        let started = std::time::Instant::now();
+        let outcome =
+            closed_loop_with_cpu(workers, window, &progress, false, std::process::id()).await;
+        let took = started.elapsed();
+        assert_eq!(outcome.ok, 1, "{outcome:?}");
+        assert_eq!(outcome.answered_in_window, 1);
+        assert_eq!(outcome.errors, 0);
+        assert_eq!(outcome.elapsed, window.duration);
+        assert!((outcome.rate() - 2.0).abs() < 1e-9);
+        assert!(
+            took < Duration::from_millis(590),
+            "the worker waited for an answer after the window: {took:?}"
+        );
+        // This process's CPU over the window was read (too few ticks for a
+        // figure per request).
+        let cpu = outcome.server_cpu.expect("CPU read at both ends");
+        assert!((cpu.window_s - 0.5).abs() < 0.05, "{cpu:?}");
+        assert_eq!(cpu.us_per(outcome.ok), None);
+    }
+
+    /// Ten requests a second for a second against a server that takes
+    /// 450 ms: all ten due inside the window are followed to their
+    /// answers, six of which arrive inside it (at 450 … 950 ms).
+    #[tokio::test]
+    async fn fixed_rate_follows_every_request_due_and_counts_the_answers_inside() {
+        let addr = slow_server(Duration::from_millis(450)).await;
+        let clients = connect(addr, 2).await.unwrap();
+        let window = Window {
+            warmup: Duration::ZERO,
+            duration: Duration::from_secs(1),
+            timeout: Duration::from_secs(5),
+        };
+        let progress = Progress::new("test", window.duration);
+        let make: Numbered =
+            Arc::new(|_| RemotingCommand::request(RequestCode::GetRouteInfoByTopic, 0));
+        let outcome = fixed_rate(&clients, 10.0, window, make, &progress, None).await;
+        assert_eq!(outcome.offered, 10, "{outcome:?}");
+        assert_eq!(outcome.ok, 10);
+        assert_eq!(outcome.latency.len(), 10);
+        assert_eq!(outcome.answered_in_window, 6);
+        assert!((outcome.achieved_rate() - 6.0).abs() < 1e-9);
+        assert_eq!(outcome.schedule_lag.len(), 10);
+        assert!(outcome.max_schedule_lag < Duration::from_millis(100));
+        assert_eq!(progress.ok.load(Ordering::Relaxed), 10);
+    }
 }

@@ -7,8 +7,8 @@ use anyhow::Context;
 use clap::Parser;
 use rmq_bench::cli::{Cli, Command, Global, ScenarioName};
 use rmq_bench::results::{PeerOutcome, Results};
-use rmq_bench::scenario::{failover, startup};
-use rmq_bench::{ceiling, compare, pin, report};
+use rmq_bench::scenario::{failover, route_sweep, startup};
+use rmq_bench::{ceiling, compare, pin, provenance, report};
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
@@ -28,6 +28,9 @@ fn main() -> anyhow::Result<()> {
             .block_on(ceiling::run(args.listen, args.layout())),
         Command::Report(args) => {
             let results = Results::load(&args.input)?;
+            if let Some(why) = provenance::refusal(&results, args.allow.allow()) {
+                anyhow::bail!("{} not written: {why}", args.report.display());
+            }
             report::write(&results, &args.report)?;
             eprintln!("wrote {}", args.report.display());
             Ok(())
@@ -59,6 +62,7 @@ fn scenarios_of(command: &Command) -> Vec<ScenarioName> {
     match command {
         Command::Compare(args) => args.scenarios.clone(),
         Command::RouteQps(_) => vec![ScenarioName::RouteQps],
+        Command::RouteSweep(_) => vec![ScenarioName::RouteSweep],
         Command::RouteUnderStorm(_) => vec![ScenarioName::RouteUnderStorm],
         Command::Register(_) => vec![ScenarioName::Register],
         Command::Failover(_) => vec![ScenarioName::Failover],
@@ -78,10 +82,31 @@ async fn run(global: Global, command: Command) -> anyhow::Result<()> {
     if let Command::Compare(args) = &command {
         let line = args.command_line.clone().unwrap_or(argv);
         let mut results = compare::new_results(&global, infos, &setup, line);
+        let allow = args.allow.allow();
+        if let Some(git) = results
+            .git
+            .as_ref()
+            .filter(|g| g.is_dirty() && !allow.dirty)
+        {
+            eprintln!(
+                "the work tree is dirty (git {}): the results will be written, {} will not \
+                 (commit first, or pass --allow-dirty)",
+                git.describe,
+                args.report.display()
+            );
+        }
         compare::run(&global, &setup, &args.scenarios, &mut results).await?;
         results.save(&args.results)?;
         if let Some(json) = &global.json {
             results.save(json)?;
+        }
+        if let Some(why) = provenance::refusal(&results, allow) {
+            anyhow::bail!(
+                "wrote {} but not {}: {why} (`rmq-bench report --input {}` writes it later)",
+                args.results.display(),
+                args.report.display(),
+                args.results.display()
+            );
         }
         report::write(&results, &args.report)?;
         eprintln!(
@@ -100,6 +125,13 @@ async fn run(global: Global, command: Command) -> anyhow::Result<()> {
             for &kind in &global.peers {
                 let outcome = compare::route_qps_settled(&setup, kind, &params).await;
                 results.route_qps.push(PeerOutcome::of(kind, outcome));
+            }
+        }
+        Command::RouteSweep(args) => {
+            let params = args.params(quick);
+            for &kind in &global.peers {
+                let outcome = route_sweep::run(&setup, kind, &params).await;
+                results.route_sweep.push(PeerOutcome::of(kind, outcome));
             }
         }
         Command::RouteUnderStorm(args) => {

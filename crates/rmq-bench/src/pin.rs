@@ -233,7 +233,12 @@ impl CpuSnapshot {
 
     /// CPU time the servers used since `earlier`, seconds.
     pub fn server_seconds_since(&self, earlier: &CpuSnapshot) -> f64 {
-        self.server.saturating_sub(earlier.server) as f64 / TICKS_PER_SECOND
+        self.server_ticks_since(earlier) as f64 / TICKS_PER_SECOND
+    }
+
+    /// CPU time the servers used since `earlier`, clock ticks (10 ms each).
+    pub fn server_ticks_since(&self, earlier: &CpuSnapshot) -> u64 {
+        self.server.saturating_sub(earlier.server)
     }
 
     /// Wall time since `earlier`, seconds.

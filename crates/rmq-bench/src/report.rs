@@ -18,6 +18,7 @@
 mod hostile;
 mod route_change;
 mod security;
+mod sweep;
 
 pub use hostile::{merge_hostile, render_hostile, HOSTILE_BEGIN, HOSTILE_END};
 pub use route_change::{
@@ -31,7 +32,9 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::charts;
+use crate::cpu::{ServerCpu, MIN_TICKS};
 use crate::peer::PeerKind;
+use crate::provenance;
 use crate::results::{of_peer, PeerInfo, PeerOutcome, Results};
 
 /// Start of the generated section.
@@ -194,6 +197,24 @@ fn noise(percent: Option<f64>) -> String {
     percent.map_or_else(|| "n/a".into(), |p| format!("{p:.0} %"))
 }
 
+/// Microseconds of CPU: `3.42 µs`, `1,234 µs`, or `n/a`.
+fn us(value: Option<f64>) -> String {
+    match value {
+        Some(v) if v >= 1_000.0 => format!("{} µs", num(v)),
+        Some(v) if v >= 100.0 => format!("{v:.0} µs"),
+        Some(v) => format!("{v:.2} µs"),
+        None => "n/a".into(),
+    }
+}
+
+/// The server's share of one CPU over a window, raw (however few ticks).
+fn cpu_share(cpu: Option<&ServerCpu>) -> String {
+    cpu.map_or_else(
+        || "n/a".into(),
+        |c| format!("{:.1} %", c.server_cpu_percent),
+    )
+}
+
 fn opt_ms(value: Option<f64>) -> String {
     value.map_or_else(|| "not gone".into(), |v| format!("{v:.0} ms"))
 }
@@ -236,10 +257,27 @@ fn ratio_row<T>(
     value: impl Fn(&T) -> Option<f64>,
     higher_is_better: bool,
 ) {
+    ratio_row_except(out, label, outcomes, value, higher_is_better, &[]);
+}
+
+/// [`ratio_row`] with `—` in the columns of the peers for which the
+/// comparison means nothing (say, the memory of the ceiling, which keeps no
+/// routes).
+fn ratio_row_except<T>(
+    out: &mut String,
+    label: &str,
+    outcomes: &[PeerOutcome<T>],
+    value: impl Fn(&T) -> Option<f64>,
+    higher_is_better: bool,
+    meaningless: &[PeerKind],
+) {
     let w = of_peer(outcomes, PeerKind::Waymark).and_then(&value);
     let cells: Vec<String> = [PeerKind::Java, PeerKind::RustPort, PeerKind::Ceiling]
         .iter()
         .map(|&p| {
+            if meaningless.contains(&p) {
+                return "—".into();
+            }
             let other = of_peer(outcomes, p).and_then(&value);
             if higher_is_better {
                 ratio(w, other)
@@ -273,6 +311,8 @@ fn targets(r: &Results) -> Vec<Target> {
             .and_then(|x| x.rss_kib)
             .map(|k| k as f64)
     };
+    let steady_cpu = |p| of_peer(&r.register, p).and_then(|x| x.steady_cpu_us_per_registration);
+    let storm_cpu = |p| of_peer(&r.route_under_storm, p).and_then(|x| x.cpu_us_per_registration);
     let start = of_peer(&r.startup, w).and_then(|s| s.median_ms);
     let div = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) if b > 0.0 => Some(a / b),
@@ -326,9 +366,21 @@ fn targets(r: &Results) -> Vec<Target> {
             "×",
         ),
         at_least(
-            "RSS with 1,000,000 entries, after the steady phase, ≤ 1/5 of Java's (Java ÷ Waymark ≥ 5)",
+            "registration CPU (steady) ≤ 1/3 of Java's (Java ÷ Waymark ≥ 3)",
+            div(steady_cpu(PeerKind::Java), steady_cpu(w)),
+            3.0,
+            "×",
+        ),
+        at_least(
+            "registration CPU under storm ≤ 1/3 of Java's (Java ÷ Waymark ≥ 3)",
+            div(storm_cpu(PeerKind::Java), storm_cpu(w)),
+            3.0,
+            "×",
+        ),
+        at_least(
+            "RSS with 1,000,000 entries, after the steady phase, ≤ 1/10 of Java's (Java ÷ Waymark ≥ 10)",
             div(rss(PeerKind::Java), rss(w)),
-            5.0,
+            10.0,
             "×",
         ),
         Target {
@@ -339,8 +391,6 @@ fn targets(r: &Results) -> Vec<Target> {
     ]
 }
 
-/// The run's time, duration (`duration_note` after "min") and command, and
-/// the machine it ran on: the opening lines of every generated section.
 /// The table of the peers that ran: what each is and how it was started.
 fn peer_table<'a>(out: &mut String, peers: impl Iterator<Item = &'a PeerInfo>) {
     out.push_str("| peer | what | started as |\n|---|---|---|\n");
@@ -355,7 +405,41 @@ fn peer_table<'a>(out: &mut String, peers: impl Iterator<Item = &'a PeerInfo>) {
     }
 }
 
+/// What a report written with `--allow-dirty` or `--allow-disturbed`
+/// says first: that it was measured from a dirty tree, or on a disturbed
+/// machine, and where.
+fn write_provenance(out: &mut String, r: &Results) {
+    if let Some(git) = r.git.as_ref().filter(|g| g.is_dirty()) {
+        let files: Vec<&str> = git.changes.iter().take(8).map(|c| c.trim()).collect();
+        let more = git.changes.len().saturating_sub(files.len());
+        let _ = writeln!(
+            out,
+            "**Measured from a dirty tree (git {}):** uncommitted changes in {}{}.\n",
+            git.describe,
+            files.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let disturbed = provenance::disturbances(r);
+    if !disturbed.is_empty() {
+        let _ = writeln!(
+            out,
+            "**Measured on a disturbed machine:** other processes used more than {:.0} % of a CPU during {}.\n",
+            crate::compare::DISTURBED_PERCENT,
+            provenance::describe(&disturbed)
+        );
+    }
+}
+
+/// The run's provenance (a dirty tree, a disturbed machine, said first),
+/// time, duration (`duration_note` after "min"), command and commit, and the
+/// machine it ran on: the opening lines of every generated section.
 fn write_run_and_machine(out: &mut String, r: &Results, duration_note: &str) {
+    write_provenance(out, r);
     let quick = if r.quick {
         "**Quick mode: a harness check, not a measurement.** "
     } else {
@@ -368,6 +452,16 @@ fn write_run_and_machine(out: &mut String, r: &Results, duration_note: &str) {
         r.duration_s / 60.0,
         r.command
     );
+    match &r.git {
+        Some(git) => {
+            let _ = writeln!(
+                out,
+                "Commit measured: `{}` (`git describe`: {}).\n",
+                git.commit, git.describe
+            );
+        }
+        None => out.push_str("Commit measured: not recorded.\n\n"),
+    }
     let m = &r.machine;
     let _ = writeln!(
         out,
@@ -398,8 +492,9 @@ pub fn render(r: &Results, charts: &charts::Drawn) -> String {
          see the JSON). Every peer is a fresh process per scenario, on loopback, with its default settings \
          apart from port and file locations, and its output going to a log file. \
          \"others' CPU\" is the CPU that processes other than the server and the generator used during a \
-         measurement, in % of one CPU: the machine is shared. A route-qps or route-under-storm measurement during \
-         which they used more than 15 % is repeated (up to 3 runs) and the least disturbed run is kept.\n",
+         measurement, in % of one CPU: the machine is shared. A route-qps or route-under-storm measurement, or a \
+         route-sweep step, during which they used more than 15 % is repeated (up to 3 runs) and the least \
+         disturbed run is kept.\n",
         p.client_cpus_requested.as_deref().unwrap_or("(unpinned)"),
         p.client_cpus_requested.as_deref().unwrap_or("-"),
         p.client_cpus_allowed.as_deref().unwrap_or("?"),
@@ -407,6 +502,15 @@ pub fn render(r: &Results, charts: &charts::Drawn) -> String {
         p.server_cpus.as_deref().unwrap_or("-"),
     );
     peer_table(&mut out, r.peers.iter());
+    if peers_run.contains(&PeerKind::Ceiling) {
+        out.push_str(
+            "\nThe ceiling keeps no state and answers route queries with precomputed bytes of a correct answer's \
+             size. Each registration it decodes as a correct server must before answering: the whole frame, the \
+             typed REGISTER_BROKER header, the body's CRC-32, and the body into rmq-protocol's `RegisterBrokerBody` \
+             (the decoder Waymark uses), which it then drops. Its registration rate is that of a server that only \
+             reads what it is sent.\n",
+        );
+    }
     if peers_run.contains(&PeerKind::Java) {
         out.push_str(
             "\nThe Java NameServer's `-c` file sets `listenPort`, `bindAddress=127.0.0.1` and `kvConfigPath`; \
@@ -426,6 +530,7 @@ pub fn render(r: &Results, charts: &charts::Drawn) -> String {
     }
 
     route_qps_section(&mut out, r, &peers_run);
+    sweep::sweep_section(&mut out, r, &peers_run);
     storm_section(&mut out, r, &peers_run);
     register_section(&mut out, r, &peers_run);
     failover_section(&mut out, r, &peers_run);
@@ -458,21 +563,24 @@ fn route_qps_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
     let _ = writeln!(
         out,
         "\n### route-qps\n\n{} brokers × {} topics (each topic on {} brokers); GET_ROUTEINFO_BY_TOPIC round-robin \
-         over all topics on {} connections × {} in flight, closed loop, {:.0} s measured after {:.1} s warmup.\n",
+         over all topics on {} connections × {} in flight, closed loop, {:.0} s measured after {:.1} s warmup; a \
+         query counts if its answer arrived inside the measured window. \"server CPU\" is the server process's \
+         utime + stime (all threads) over the window in % of one CPU; \"CPU per query\" is that time ÷ the queries \
+         answered in it (n/a when the window spans fewer than {MIN_TICKS} clock ticks of 10 ms).\n",
         l.brokers, l.topics_per_broker, l.spread, params.connections, params.depth, params.duration_s, params.warmup_s
     );
     out.push_str(
-        "| peer | queries/s | p50 | p99 | p99.9 | max | errors | route body | server RSS | others' CPU |\n",
+        "| peer | queries/s | p50 | p99 | p99.9 | max | errors | server CPU | CPU per query | route body | server RSS | others' CPU |\n",
     );
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for &peer in peers {
-        if error_row(out, &r.route_qps, peer, 10) {
+        if error_row(out, &r.route_qps, peer, 12) {
             continue;
         }
         if let Some(x) = of_peer(&r.route_qps, peer) {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} B | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} B | {} | {} |",
                 peer.title(),
                 num(x.qps),
                 ms(x.latency.p50_us),
@@ -480,6 +588,8 @@ fn route_qps_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
                 ms(x.latency.p999_us),
                 ms(x.latency.max_us),
                 x.errors,
+                cpu_share(x.server_cpu.as_ref()),
+                us(x.cpu_us_per_query),
                 num(x.mean_response_bytes),
                 mib(x.rss_kib.map(|k| k as f64)),
                 noise(x.others_cpu_percent)
@@ -501,6 +611,13 @@ fn route_qps_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
         |x| Some(x.latency.p99_us),
         false,
     );
+    ratio_row(
+        out,
+        "server CPU per query (peer ÷ Waymark)",
+        &r.route_qps,
+        |x| x.cpu_us_per_query,
+        false,
+    );
 }
 
 fn storm_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
@@ -519,7 +636,13 @@ fn storm_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
          every broker re-registering its full body with a new DataVersion closed-loop on its own connection, \
          while route queries run at {:.0}/s over {} connections; {:.0} s measured after {:.1} s warmup. \
          Query latency is timed from the moment a query is handed to its connection; \"lag\" is how late the \
-         generator ran behind the query schedule at worst.\n",
+         generator ran behind the query schedule at worst. A registration counts if its answer arrived inside the \
+         window.\n\n\
+         \"server CPU\" is the server's utime + stime over the window in % of one CPU, queries and registrations \
+         together, raw. **CPU per registration** = (that CPU time − queries answered in the window × the same \
+         server's CPU per query in route-qps above) ÷ registrations answered in the window; marked * where \
+         route-qps did not run for that server, so that the queries' share (1,000/s of a few µs each, next to \
+         registrations of hundreds of µs) stays in. n/a below {MIN_TICKS} clock ticks.\n",
         l.brokers,
         l.topics_per_broker,
         num(l.entries() as f64),
@@ -529,16 +652,22 @@ fn storm_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
         params.duration_s,
         params.warmup_s
     );
-    out.push_str("| peer | query p50 | p99 | p99.9 | max | query errors | lag | registrations/s | entries/s | registration p50 | p99 | server RSS | others' CPU |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("| peer | query p50 | p99 | p99.9 | max | query errors | lag | registrations/s | entries/s | registration p50 | p99 | server CPU | CPU per registration | server RSS | others' CPU |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for &peer in peers {
-        if error_row(out, &r.route_under_storm, peer, 13) {
+        if error_row(out, &r.route_under_storm, peer, 15) {
             continue;
         }
         if let Some(x) = of_peer(&r.route_under_storm, peer) {
+            let star =
+                if x.cpu_us_per_registration.is_some() && x.cpu_us_per_query_subtracted.is_none() {
+                    " *"
+                } else {
+                    ""
+                };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {:.1} ms | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {:.1} ms | {} | {} | {} | {} | {} | {}{star} | {} | {} |",
                 peer.title(),
                 ms(x.queries.p50_us),
                 ms(x.queries.p99_us),
@@ -550,6 +679,8 @@ fn storm_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
                 num(x.entries_per_s),
                 ms(x.registration_latency.p50_us),
                 ms(x.registration_latency.p99_us),
+                cpu_share(x.server_cpu.as_ref()),
+                us(x.cpu_us_per_registration),
                 mib(x.rss_kib.map(|k| k as f64)),
                 noise(x.others_cpu_percent)
             );
@@ -570,6 +701,13 @@ fn storm_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
         |x| Some(x.registrations_per_s),
         true,
     );
+    ratio_row(
+        out,
+        "server CPU per registration (peer ÷ Waymark)",
+        &r.route_under_storm,
+        |x| x.cpu_us_per_registration,
+        false,
+    );
 }
 
 fn register_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
@@ -581,36 +719,45 @@ fn register_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
         out,
         "\n### register\n\n{} brokers × {} topics = {} topic-queue entries ({} distinct topics, each on {} brokers; \
          {:.1} MB of JSON per broker). All first registrations are sent at once; then every broker re-registers \
-         (full body, new DataVersion) closed-loop for {:.0} s; RSS is read {:.1} s later.\n",
+         (full body, new DataVersion) closed-loop, {:.1} s of warmup and then {:.0} s measured (a registration \
+         counts if its answer arrived inside the window); RSS is read {:.1} s later. \"CPU per registration\" is \
+         the server's utime + stime (all threads) ÷ registrations answered: over the first round from the first \
+         send to the last answer, and over the steady window; n/a below {MIN_TICKS} clock ticks of 10 ms (a short \
+         first round). \"steady server CPU\" is the steady window's in % of one CPU.\n",
         l.brokers,
         l.topics_per_broker,
         num(l.entries() as f64),
         num(l.distinct_topics() as f64),
         l.spread,
         first.body_bytes as f64 / 1e6,
+        first.params.steady_warmup_s,
         first.params.steady_s,
         first.params.settle_s
     );
-    out.push_str("| peer | first round | first registrations/s | steady registrations/s | steady entries/s | steady p50 | steady p99 | RSS idle | RSS after first round | RSS after steady phase |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("| peer | first round | first registrations/s | first-round CPU per registration | steady registrations/s | steady entries/s | steady p50 | steady p99 | steady server CPU | steady CPU per registration | RSS idle | RSS after first round | RSS after steady phase | others' CPU |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for &peer in peers {
-        if error_row(out, &r.register, peer, 10) {
+        if error_row(out, &r.register, peer, 14) {
             continue;
         }
         if let Some(x) = of_peer(&r.register, peer) {
             let _ = writeln!(
                 out,
-                "| {} | {} | {:.1} | {:.1} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {:.1} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 peer.title(),
                 seconds(x.first_round_s),
                 x.first_per_s,
+                us(x.first_cpu_us_per_registration),
                 x.steady_per_s,
                 num(x.steady_entries_per_s),
                 ms(x.steady_latency.p50_us),
                 ms(x.steady_latency.p99_us),
+                cpu_share(x.steady_server_cpu.as_ref()),
+                us(x.steady_cpu_us_per_registration),
                 mib(x.rss_idle_kib.map(|k| k as f64)),
                 mib(x.rss_first_kib.map(|k| k as f64)),
-                mib(x.rss_kib.map(|k| k as f64))
+                mib(x.rss_kib.map(|k| k as f64)),
+                noise(x.others_cpu_percent())
             );
         }
     }
@@ -624,6 +771,13 @@ fn register_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
     );
     ratio_row(
         out,
+        "server CPU per first registration (peer ÷ Waymark)",
+        &r.register,
+        |x| x.first_cpu_us_per_registration,
+        false,
+    );
+    ratio_row(
+        out,
         "steady registrations/s (Waymark ÷ peer)",
         &r.register,
         |x| Some(x.steady_per_s),
@@ -631,18 +785,34 @@ fn register_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
     );
     ratio_row(
         out,
+        "server CPU per steady registration (peer ÷ Waymark)",
+        &r.register,
+        |x| x.steady_cpu_us_per_registration,
+        false,
+    );
+    // The ceiling keeps no routes: its memory is no reference for a server's.
+    let stateless = [PeerKind::Ceiling];
+    ratio_row_except(
+        out,
         "RSS after first round (peer ÷ Waymark)",
         &r.register,
         |x| x.rss_first_kib.map(|k| k as f64),
         false,
+        &stateless,
     );
-    ratio_row(
+    ratio_row_except(
         out,
         "RSS after steady phase (peer ÷ Waymark)",
         &r.register,
         |x| x.rss_kib.map(|k| k as f64),
         false,
+        &stateless,
     );
+    if peers.contains(&PeerKind::Ceiling) {
+        out.push_str(
+            "\n— : not compared. The ceiling keeps no routes, so its memory says nothing of a server's.\n",
+        );
+    }
 }
 
 fn failover_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
@@ -1045,6 +1215,280 @@ mod tests {
             merge_controller("", "C\n").starts_with("# Benchmarks\n\n<!-- rmq-bench:controller")
         );
         assert!(merge_controller("# B\n", "C\n").ends_with(&format!("C\n{CONTROLLER_END}\n")));
+    }
+
+    use crate::provenance::GitState;
+    use crate::scenario::route_qps::RouteQps;
+    use crate::scenario::route_sweep::{RouteSweep, Step, Stop};
+    use crate::scenario::{register, route_qps, route_sweep, storm};
+    use crate::stats::Latency;
+
+    fn latency(p99_us: f64) -> Latency {
+        Latency {
+            count: 100,
+            p50_us: p99_us / 4.0,
+            p99_us,
+            p999_us: p99_us * 2.0,
+            max_us: p99_us * 3.0,
+            ..Latency::default()
+        }
+    }
+
+    /// `ticks` of CPU over 20 s.
+    fn cpu(ticks: u64) -> Option<ServerCpu> {
+        Some(ServerCpu::of_ticks(ticks, 20.0, 2.0))
+    }
+
+    fn qps(cpu_ticks: u64, answered: u64) -> RouteQps {
+        let server_cpu = cpu(cpu_ticks);
+        RouteQps {
+            params: route_qps::Params::defaults(false),
+            qps: answered as f64 / 20.0,
+            latency: latency(1_000.0),
+            errors: 0,
+            first_error: None,
+            mean_response_bytes: 2_216.0,
+            rss_kib: Some(8_192),
+            server_cpus: Some("1".into()),
+            others_cpu_percent: Some(2.0),
+            cpu_us_per_query: server_cpu.as_ref().and_then(|c| c.us_per(answered)),
+            server_cpu,
+            answered,
+        }
+    }
+
+    fn storm(cpu_ticks: u64, registrations: u64, query_us: Option<f64>) -> storm::Storm {
+        let mut x = storm::Storm {
+            params: storm::Params::defaults(false),
+            queries: latency(2_000.0),
+            query_errors: 0,
+            query_first_error: None,
+            query_schedule_lag_max_ms: 1.0,
+            query_thread: "SCHED_FIFO 1 (chrt)".into(),
+            registrations_per_s: registrations as f64 / 20.0,
+            entries_per_s: 0.0,
+            registration_latency: latency(200_000.0),
+            registration_errors: 0,
+            registration_first_error: None,
+            rss_kib: Some(65_536),
+            server_cpus: Some("1".into()),
+            others_cpu_percent: Some(40.0),
+            server_cpu: cpu(cpu_ticks),
+            queries_answered: 20_000,
+            registrations_answered: registrations,
+            cpu_us_per_registration: None,
+            cpu_us_per_query_subtracted: None,
+        };
+        x.attribute_cpu(query_us);
+        x
+    }
+
+    fn register(steady_ticks: u64, steady: u64, rss_kib: u64) -> register::Register {
+        let steady_server_cpu = cpu(steady_ticks);
+        register::Register {
+            params: register::Params::defaults(false),
+            body_bytes: 1_800_000,
+            first_round_s: 0.1,
+            first_per_s: 1_000.0,
+            first_latency: latency(50_000.0),
+            steady_per_s: steady as f64 / 10.0,
+            steady_entries_per_s: 0.0,
+            steady_latency: latency(900_000.0),
+            steady_errors: 0,
+            steady_first_error: None,
+            rss_idle_kib: Some(4_096),
+            rss_first_kib: Some(rss_kib),
+            rss_kib: Some(rss_kib),
+            server_cpus: Some("1".into()),
+            // A first round of 0.1 s: 8 ticks, no figure per registration.
+            first_server_cpu: Some(ServerCpu::of_ticks(8, 0.1, 1.0)),
+            first_cpu_us_per_registration: None,
+            steady_cpu_us_per_registration: steady_server_cpu
+                .as_ref()
+                .and_then(|c| c.us_per(steady)),
+            steady_server_cpu,
+            steady_answered: steady,
+        }
+    }
+
+    fn sweep() -> RouteSweep {
+        let step = |rate: f64, p99_us: f64, ticks: u64, stop| Step {
+            rate,
+            offered: (rate * 5.0) as u64,
+            achieved_per_s: rate,
+            latency: latency(p99_us),
+            errors: 0,
+            first_error: None,
+            schedule_lag: latency(800.0),
+            server_cpu: Some(ServerCpu::of_ticks(ticks, 5.0, 1.0)),
+            cpu_us_per_query: ServerCpu::of_ticks(ticks, 5.0, 1.0).us_per((rate * 5.0) as u64),
+            others_cpu_percent: Some(1.0),
+            windows: 1,
+            stop,
+        };
+        RouteSweep {
+            params: route_sweep::Params::defaults(false),
+            steps: vec![
+                step(10_000.0, 500.0, 17, None),
+                step(50_000.0, 900.0, 85, None),
+                step(100_000.0, 150_000.0, 400, Some(Stop::Saturated)),
+            ],
+            mean_response_bytes: 2_216.0,
+            rss_kib: Some(8_192),
+            server_cpus: Some("1".into()),
+        }
+    }
+
+    fn cpu_results() -> Results {
+        let w = PeerKind::Waymark;
+        let j = PeerKind::Java;
+        let c = PeerKind::Ceiling;
+        Results {
+            peers: [w, j, c]
+                .iter()
+                .map(|&peer| PeerInfo {
+                    peer,
+                    version: "v".into(),
+                    command: "c".into(),
+                })
+                .collect(),
+            git: Some(GitState {
+                commit: "0123456789abcdef".into(),
+                describe: "0123456-dirty".into(),
+                changes: vec![" M crates/rmq-namesrv/src/lib.rs".into()],
+            }),
+            // Waymark 2,000 ticks (20 s) for 5,000,000 queries: 4 µs each;
+            // Java 40 µs each; the ceiling's window too short for a figure.
+            route_qps: vec![
+                PeerOutcome::of(w, Ok(qps(2_000, 5_000_000))),
+                PeerOutcome::of(j, Ok(qps(2_000, 500_000))),
+                PeerOutcome::of(c, Ok(qps(40, 5_000_000))),
+            ],
+            route_sweep: vec![PeerOutcome::of(w, Ok(sweep()))],
+            // 20 s of CPU, 20,000 queries at 4 µs (0.08 s), 10,000
+            // registrations: 1,992 µs each. Java's without route-qps: *.
+            route_under_storm: vec![
+                PeerOutcome::of(w, Ok(storm(2_000, 10_000, Some(4.0)))),
+                PeerOutcome::of(j, Ok(storm(2_000, 2_000, None))),
+            ],
+            // Steady: Waymark 1,000 µs a registration, Java 4,000 µs.
+            register: vec![
+                PeerOutcome::of(w, Ok(register(2_000, 20_000, 100 * 1024))),
+                PeerOutcome::of(j, Ok(register(2_000, 5_000, 800 * 1024))),
+                PeerOutcome::of(c, Ok(register(2_000, 200_000, 50 * 1024))),
+            ],
+            ..Results::default()
+        }
+    }
+
+    #[test]
+    fn results_from_before_server_cpu_still_load() {
+        let mut old = serde_json::to_value(cpu_results()).unwrap();
+        let fields: [(&str, &[&str]); 3] = [
+            ("route_qps", &["server_cpu", "answered", "cpu_us_per_query"]),
+            (
+                "route_under_storm",
+                &[
+                    "server_cpu",
+                    "queries_answered",
+                    "registrations_answered",
+                    "cpu_us_per_registration",
+                    "cpu_us_per_query_subtracted",
+                ],
+            ),
+            (
+                "register",
+                &[
+                    "first_server_cpu",
+                    "first_cpu_us_per_registration",
+                    "steady_server_cpu",
+                    "steady_answered",
+                    "steady_cpu_us_per_registration",
+                ],
+            ),
+        ];
+        for (scenario, names) in fields {
+            for outcome in old[scenario].as_array_mut().unwrap() {
+                let result = outcome["result"].as_object_mut().unwrap();
+                for name in names {
+                    assert!(result.remove(*name).is_some(), "{scenario}.{name}");
+                }
+                if scenario == "register" {
+                    let params = result["params"].as_object_mut().unwrap();
+                    assert!(params.remove("steady_warmup_s").is_some());
+                }
+            }
+        }
+        let top = old.as_object_mut().unwrap();
+        top.remove("git");
+        top.remove("route_sweep");
+        let back: Results = serde_json::from_value(old).unwrap();
+        let register = of_peer(&back.register, PeerKind::Waymark).unwrap();
+        assert_eq!(register.params.steady_warmup_s, 0.0);
+        assert_eq!(register.steady_cpu_us_per_registration, None);
+        assert!(back.git.is_none() && back.route_sweep.is_empty());
+        let text = render(&back, &charts::Drawn::default());
+        assert!(text.contains("Commit measured: not recorded."));
+        assert!(text.contains("| server CPU per query (peer ÷ Waymark) | n/a | n/a | n/a |"));
+    }
+
+    #[test]
+    fn cpu_columns_ratios_and_targets_are_rendered() {
+        let text = render(&cpu_results(), &charts::Drawn::default());
+
+        // Provenance first, and the commit.
+        let dirty = text
+            .find("**Measured from a dirty tree (git 0123456-dirty):**")
+            .expect(&text);
+        assert!(dirty < text.find("Run ").unwrap());
+        assert!(text.contains("M crates/rmq-namesrv/src/lib.rs"));
+        assert!(text.contains(
+            "**Measured on a disturbed machine:** other processes used more than 15 % of a CPU during \
+             route-under-storm Waymark (40 %), route-under-storm Java (40 %)."
+        ));
+        assert!(text.contains("Commit measured: `0123456789abcdef`"));
+
+        // route-qps: CPU share and per query; n/a below the tick floor.
+        assert!(text.contains("| 100.0 % | 4.00 µs | 2,216 B |"), "{text}");
+        assert!(text.contains("| 2.0 % | n/a | 2,216 B |"), "{text}");
+        assert!(text.contains("| server CPU per query (peer ÷ Waymark) | 10× | n/a | n/a |"));
+
+        // route-under-storm: attributed, and marked where nothing was taken off.
+        assert!(text.contains("| 100.0 % | 1,992 µs |"), "{text}");
+        assert!(text.contains("| 100.0 % | 10,000 µs * |"), "{text}");
+        assert!(
+            text.contains("| server CPU per registration (peer ÷ Waymark) | 5.02× | n/a | n/a |")
+        );
+
+        // register: first round too short, steady measured; the ceiling's
+        // memory not compared.
+        assert!(text.contains("| 1000.0 | n/a | 2000.0 |"), "{text}");
+        assert!(text.contains("| 100.0 % | 1,000 µs |"), "{text}");
+        assert!(text.contains(
+            "| server CPU per steady registration (peer ÷ Waymark) | 4.00× | n/a | 0.10× |"
+        ));
+        assert!(text.contains("| RSS after steady phase (peer ÷ Waymark) | 8.00× | n/a | — |"));
+
+        // Targets: the new CPU rows and RSS at a tenth.
+        assert!(text.contains(
+            "| registration CPU (steady) ≤ 1/3 of Java's (Java ÷ Waymark ≥ 3) | 4.00× | yes |"
+        ));
+        assert!(text.contains(
+            "| registration CPU under storm ≤ 1/3 of Java's (Java ÷ Waymark ≥ 3) | 5.02× | yes |"
+        ));
+        assert!(text.contains(
+            "| RSS with 1,000,000 entries, after the steady phase, ≤ 1/10 of Java's (Java ÷ Waymark ≥ 10) | 8.00× | **no** |"
+        ));
+
+        // route-sweep: the summary and a row per rate.
+        assert!(text.contains("### route-sweep"));
+        assert!(
+            text.contains("| Waymark | 50,000/s | 0.90 ms | 3.40 µs | 100,000/s | saturated |"),
+            "{text}"
+        );
+        assert!(text.contains("| 10,000 | 10,000 | 0.12 ms | 0.50 ms | 1.00 ms | 0 | 0.80 ms | 2.40 ms | 3.4 % | n/a | 1 % |  |"), "{text}");
+        assert!(text.contains("| 100,000 | 100,000 |"));
+        assert!(text.contains("| saturated |"));
     }
 
     #[test]

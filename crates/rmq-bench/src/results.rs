@@ -12,12 +12,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::peer::PeerKind;
 use crate::pin::Machine;
+use crate::provenance::GitState;
 use crate::scenario::controller::{Failover as ControllerFailover, Heartbeats};
 use crate::scenario::failover::Failover;
 use crate::scenario::hostile::Hostile;
 use crate::scenario::register::Register;
 use crate::scenario::route_change::RouteChangeLatency;
 use crate::scenario::route_qps::RouteQps;
+use crate::scenario::route_sweep::RouteSweep;
 use crate::scenario::security::{Signing, TlsQueries};
 use crate::scenario::startup::Startup;
 use crate::scenario::storm::Storm;
@@ -94,12 +96,18 @@ pub struct Results {
     pub quick: bool,
     /// The machine.
     pub machine: Machine,
+    /// The work tree measured (`None`: not recorded, or no git).
+    #[serde(default)]
+    pub git: Option<GitState>,
     /// The pinning.
     pub pinning: Pinning,
     /// The peers.
     pub peers: Vec<PeerInfo>,
     /// `route-qps`.
     pub route_qps: Vec<PeerOutcome<RouteQps>>,
+    /// `route-sweep`.
+    #[serde(default)]
+    pub route_sweep: Vec<PeerOutcome<RouteSweep>>,
     /// `route-under-storm`.
     pub route_under_storm: Vec<PeerOutcome<Storm>>,
     /// `register`.
@@ -143,6 +151,7 @@ impl Results {
     /// and `security` have their own sections).
     pub fn has_nameserver(&self) -> bool {
         !(self.route_qps.is_empty()
+            && self.route_sweep.is_empty()
             && self.route_under_storm.is_empty()
             && self.register.is_empty()
             && self.failover.is_empty()

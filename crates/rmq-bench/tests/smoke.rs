@@ -52,7 +52,8 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
         .arg(workspace_bin("rmq-namesrv", "rmq-namesrv"))
         .arg("--waymark-controller-bin")
         .arg(workspace_bin("rmq-controller", "rmq-controller"))
-        .args(["compare", "--report"])
+        // The work tree under test may be dirty, the machine busy.
+        .args(["compare", "--allow-dirty", "--allow-disturbed", "--report"])
         .arg(&report)
         .arg("--results")
         .arg(&results)
@@ -65,6 +66,7 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
         serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
     for scenario in [
         "route_qps",
+        "route_sweep",
         "route_under_storm",
         "register",
         "failover",
@@ -90,6 +92,20 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
     assert_eq!(peers("route_qps"), 2);
     assert_eq!(peers("failover"), 1, "the ceiling is not a failover peer");
     assert!(json["route_qps"][0]["result"]["qps"].as_f64().unwrap() > 0.0);
+    assert!(
+        json["route_qps"][0]["result"]["server_cpu"]["ticks"].is_u64(),
+        "no server CPU: {}",
+        json["route_qps"][0]
+    );
+    assert_eq!(peers("route_sweep"), 2);
+    let steps = json["route_sweep"][0]["result"]["steps"]
+        .as_array()
+        .expect("sweep steps");
+    assert!(
+        !steps.is_empty() && steps[0]["achieved_per_s"].as_f64().unwrap() > 0.0,
+        "{steps:?}"
+    );
+    assert!(json["git"]["commit"].is_string(), "no commit recorded");
     assert_eq!(
         peers("controller_heartbeats"),
         1,
@@ -153,6 +169,10 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
     );
     assert!(text.contains("<!-- rmq-bench:begin") && text.contains("### route-qps"));
     assert!(
+        text.contains("### route-sweep") && text.contains("Commit measured: `"),
+        "no route-sweep section or commit:\n{text}"
+    );
+    assert!(
         text.contains("<!-- rmq-bench:controller:begin") && text.contains("### Heartbeats"),
         "no controller section:\n{text}"
     );
@@ -188,7 +208,14 @@ fn quick_route_change_latency_follows_waymark_by_push_and_by_polling() {
             "--waymark-bin",
         ])
         .arg(workspace_bin("rmq-namesrv", "rmq-namesrv"))
-        .args(["compare", "--scenarios", "route-change-latency", "--report"])
+        .args([
+            "compare",
+            "--allow-dirty",
+            "--allow-disturbed",
+            "--scenarios",
+            "route-change-latency",
+            "--report",
+        ])
         .arg(&report)
         .arg("--results")
         .arg(&results)

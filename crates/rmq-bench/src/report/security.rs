@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::{merge_block, ms, noise, num, ratio, write_run_and_machine, yes_no};
+use super::{merge_block, ms, noise, num, ratio, us, write_run_and_machine, yes_no};
 use crate::peer::PeerKind;
 use crate::results::{of_peer, PeerOutcome, Results};
 use crate::scenario::security::{CpuWindow, Params, Signing, TARGET_EXTRA_PERCENT};
@@ -28,15 +28,6 @@ pub fn merge_security(existing: &str, section: &str) -> String {
         section,
         None,
     )
-}
-
-/// Microseconds of CPU: `12.34 µs`, `1,234 µs`, or `n/a`.
-fn us(value: Option<f64>) -> String {
-    match value {
-        Some(v) if v >= 1_000.0 => format!("{} µs", num(v)),
-        Some(v) => format!("{v:.2} µs"),
-        None => "n/a".into(),
-    }
 }
 
 /// `+3.1 %` / `-0.4 %`.
@@ -343,7 +334,9 @@ pub fn render_security(r: &Results) -> String {
          log file. **CPU per request** = utime + stime of the server process (`/proc/<pid>/stat`, \
          all threads) over the measured window ÷ the requests answered with SUCCESS in it; what \
          the generator spends (signing, its side of TLS) is not in it. The warmup before a window \
-         is a load phase of its own whose answers are all in before the window's first reading. \
+         is a load phase of its own; a request counts if its answer arrived inside the window, whose \
+         CPU readings are taken at its start and end: under steady load, CPU ÷ answers is the CPU per \
+         request whatever was in flight at either edge (one request per connection slot at most). \
          \"server CPU\" is the same time in % of one CPU. \"others' CPU\" is the CPU that processes \
          other than the server and the generator used during the window, in % of one CPU: the \
          machine is shared. A window during which they used more than 15 % is measured again (up \

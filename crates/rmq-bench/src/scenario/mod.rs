@@ -15,6 +15,7 @@ pub mod hostile;
 pub mod register;
 pub mod route_change;
 pub mod route_qps;
+pub mod route_sweep;
 pub mod security;
 pub mod startup;
 pub mod storm;

@@ -3,7 +3,9 @@
 //! 10 brokers × 100 topics (each topic on all 10 brokers) register; then
 //! GET_ROUTEINFO_BY_TOPIC for every topic in turn over 64 connections, each
 //! with `depth` requests in flight, closed-loop for 20 s after a 2 s warmup.
-//! Reports queries per second and latency percentiles.
+//! Reports queries per second, latency percentiles and the server's CPU
+//! per query (its `utime + stime` over the measured window ÷ queries
+//! answered in it, [`crate::cpu`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +13,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{registrations, start_peer, verify_routes, Fleet, QUERY_TIMEOUT};
+use crate::cpu::ServerCpu;
 use crate::load::{self, Progress, Window, Worker};
 use crate::peer::{PeerKind, PeerSetup};
 use crate::pin;
@@ -72,6 +75,16 @@ pub struct RouteQps {
     /// CPU other processes used during the run, % of one CPU (noise).
     #[serde(default)]
     pub others_cpu_percent: Option<f64>,
+    /// The server's CPU over the measured window.
+    #[serde(default)]
+    pub server_cpu: Option<ServerCpu>,
+    /// Queries answered inside the window.
+    #[serde(default)]
+    pub answered: u64,
+    /// Server CPU per answered query, µs (`None` below
+    /// [`crate::cpu::MIN_TICKS`]).
+    #[serde(default)]
+    pub cpu_us_per_query: Option<f64>,
 }
 
 /// Runs the scenario against a fresh `kind`.
@@ -120,11 +133,14 @@ pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::
     );
     let cpu_before = pin::CpuSnapshot::take(peer.pid());
     let printer = progress.spawn_printer();
-    let outcome = load::closed_loop(workers, window, &progress, false).await;
+    let outcome = load::closed_loop_with_cpu(workers, window, &progress, false, peer.pid()).await;
     printer.finish();
-    let others_cpu_percent = cpu_before
-        .zip(pin::CpuSnapshot::take(peer.pid()))
-        .map(|(before, after)| after.others_percent_since(&before));
+    let others_cpu_percent = match &outcome.server_cpu {
+        Some(window) => Some(window.others_cpu_percent),
+        None => cpu_before
+            .zip(pin::CpuSnapshot::take(peer.pid()))
+            .map(|(before, after)| after.others_percent_since(&before)),
+    };
 
     let result = RouteQps {
         params: params.clone(),
@@ -136,6 +152,12 @@ pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::
         rss_kib: peer.rss_kib(),
         server_cpus: peer.cpus_allowed(),
         others_cpu_percent,
+        cpu_us_per_query: outcome
+            .server_cpu
+            .as_ref()
+            .and_then(|cpu| cpu.us_per(outcome.ok)),
+        server_cpu: outcome.server_cpu.clone(),
+        answered: outcome.ok,
     };
     drop(fleet);
     peer.stop();

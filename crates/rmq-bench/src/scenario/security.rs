@@ -27,8 +27,11 @@
 //! Every figure is **CPU per request**: utime + stime of the server process
 //! (`/proc/<pid>/stat`, all threads; [`crate::pin::CpuSnapshot`]) over the
 //! measured window ÷ requests answered with SUCCESS in it. The warmup is a
-//! load phase of its own that ends, every answer in, before the window's
-//! first reading. A window during which other processes used more than
+//! load phase of its own just before the window's first reading; a request
+//! counts if its answer arrived inside the window ([`load::closed_loop`]),
+//! whose CPU readings are taken at its start and end: under steady load,
+//! CPU ÷ answers is the CPU per request whatever was in flight at either
+//! edge (one request per connection slot at most). A window during which other processes used more than
 //! [`DISTURBED_PERCENT`] % of a CPU is measured again (up to
 //! [`ATTEMPTS`]); the least disturbed one is kept.
 

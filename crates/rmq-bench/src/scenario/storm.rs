@@ -7,6 +7,12 @@
 //! percentiles and registrations absorbed per second. A real broker
 //! registers every 30 s, so this is far beyond production load; it measures
 //! whether readers wait behind writers.
+//!
+//! The server's CPU is read at the start and the end of the measured
+//! window; it covers queries and registrations alike. CPU per registration
+//! takes off the queries' share at the server's CPU per query in route-qps
+//! of the same run ([`Storm::attribute_cpu`], called by the comparison once
+//! both ran); without it the queries' share stays in, and the result says so.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -18,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use super::{registrations, start_peer, verify_routes, Fleet, QUERY_TIMEOUT, REGISTER_TIMEOUT};
+use crate::cpu::{self, ServerCpu};
 use crate::load::{self, Outcome, Progress, Window, Worker};
 use crate::peer::{PeerKind, PeerSetup};
 use crate::pin;
@@ -90,6 +97,42 @@ pub struct Storm {
     /// CPU other processes used during the run, % of one CPU (noise).
     #[serde(default)]
     pub others_cpu_percent: Option<f64>,
+    /// The server's CPU over the measured window (queries and
+    /// registrations together).
+    #[serde(default)]
+    pub server_cpu: Option<ServerCpu>,
+    /// Route queries answered inside the window.
+    #[serde(default)]
+    pub queries_answered: u64,
+    /// Registrations answered inside the window.
+    #[serde(default)]
+    pub registrations_answered: u64,
+    /// Server CPU per registration, µs: [`cpu::attribute`] of `server_cpu`
+    /// (`None` below [`cpu::MIN_TICKS`]).
+    #[serde(default)]
+    pub cpu_us_per_registration: Option<f64>,
+    /// The CPU per query taken off for each answered query, µs (the same
+    /// server's in route-qps); `None`: nothing taken off, the queries'
+    /// share is in `cpu_us_per_registration`.
+    #[serde(default)]
+    pub cpu_us_per_query_subtracted: Option<f64>,
+}
+
+impl Storm {
+    /// Sets `cpu_us_per_registration`, taking off `query_us` (the same
+    /// server's CPU per query measured alone, if known) for each query.
+    pub fn attribute_cpu(&mut self, query_us: Option<f64>) {
+        let Some(server_cpu) = &self.server_cpu else {
+            return;
+        };
+        self.cpu_us_per_query_subtracted = query_us;
+        self.cpu_us_per_registration = cpu::attribute(
+            server_cpu,
+            self.queries_answered,
+            query_us,
+            self.registrations_answered,
+        );
+    }
 }
 
 /// The query stream on a thread and runtime of its own. Sharing the
@@ -171,12 +214,11 @@ impl QueryThread {
                     if go_rx.await.is_err() {
                         return;
                     }
-                    let mut next = 0;
-                    let query = move || {
-                        next = (next + 1) % topics.len();
-                        workload::route_request(&topics[next])
-                    };
-                    let outcome = load::fixed_rate(&clients, rate, window, query, &progress).await;
+                    let query: load::Numbered = Arc::new(move |i| {
+                        workload::route_request(&topics[i as usize % topics.len()])
+                    });
+                    let outcome =
+                        load::fixed_rate(&clients, rate, window, query, &progress, None).await;
                     let _ = done_tx.send(outcome);
                 });
             })?;
@@ -246,16 +288,19 @@ pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::
     let cpu_before = pin::CpuSnapshot::take(peer.pid());
     let printer = progress.spawn_printer();
     let (registered, queried) = tokio::join!(
-        load::closed_loop(registering, register_window, &progress, true),
+        load::closed_loop_with_cpu(registering, register_window, &progress, true, peer.pid()),
         queries.run(),
     );
     printer.finish();
-    let others_cpu_percent = cpu_before
-        .zip(pin::CpuSnapshot::take(peer.pid()))
-        .map(|(before, after)| after.others_percent_since(&before));
+    let others_cpu_percent = match &registered.server_cpu {
+        Some(window) => Some(window.others_cpu_percent),
+        None => cpu_before
+            .zip(pin::CpuSnapshot::take(peer.pid()))
+            .map(|(before, after)| after.others_percent_since(&before)),
+    };
     let (queried, query_thread) = queried?;
 
-    let result = Storm {
+    let mut result = Storm {
         params: params.clone(),
         queries: Latency::of(&queried.latency),
         query_errors: queried.errors,
@@ -270,7 +315,13 @@ pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::
         rss_kib: peer.rss_kib(),
         server_cpus: peer.cpus_allowed(),
         others_cpu_percent,
+        server_cpu: registered.server_cpu.clone(),
+        queries_answered: queried.answered_in_window,
+        registrations_answered: registered.ok,
+        cpu_us_per_registration: None,
+        cpu_us_per_query_subtracted: None,
     };
+    result.attribute_cpu(None);
     drop(fleet);
     peer.stop();
     Ok(result)

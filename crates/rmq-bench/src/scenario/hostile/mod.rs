@@ -424,8 +424,9 @@ async fn run_one(
             duration: window,
             timeout: params.query_timeout(),
         },
-        || request.clone(),
+        Arc::new(move |_| request.clone()),
         &progress,
+        None,
     )
     .await;
     printer.finish();
