@@ -73,7 +73,7 @@ pub fn topic_route(state: &Namesrv, request: &RemotingCommand) -> HandlerResult 
                 Bytes::from(route.to_json(variant.dialect))
             })
     } else {
-        let route = find(&state.routes.read());
+        let route = find(&state.routes.read_for_query());
         route.map(|mut route| {
             if order_enabled {
                 route.order_topic_conf = state

@@ -83,6 +83,21 @@ impl SharedRoutes {
         self.table.read()
     }
 
+    /// Shared access for answering one route query: the lock is held while
+    /// one route is copied out.
+    ///
+    /// Unlike [`read`](Self::read), this does not queue behind a writer
+    /// that waits while others read. A long reader (the route snapshot's
+    /// writer copies the whole table once a second, tens of milliseconds
+    /// at a million entries) keeps a registration waiting, and with a
+    /// plain read every route query would then wait behind that
+    /// registration too. A waiting writer still gets the lock as soon as
+    /// the readers in it leave: a query cannot enter a lock nobody holds
+    /// while a writer waits, and each holds it for microseconds.
+    pub fn read_for_query(&self) -> RwLockReadGuard<'_, RouteTable> {
+        self.table.read_recursive()
+    }
+
     /// How many writes that may change a route the table has had: equal
     /// counts mean equal routes (the route snapshot's writer skips a tick
     /// on it).
@@ -193,9 +208,10 @@ impl SharedRoutes {
         body
     }
 
-    /// Encodes `topic`'s route with `encode` (called under the table's read
-    /// lock with the route found there) and caches the result for the table's
-    /// current generation. `None` when the topic has no route.
+    /// Finds `topic`'s route with `find` under the table's read lock
+    /// ([`read_for_query`](Self::read_for_query)), encodes it with `encode`
+    /// after the lock is released, and caches the result for the table's
+    /// generation at the time of the read. `None` when the topic has no route.
     pub fn encode_and_cache<R>(
         &self,
         topic: &str,
@@ -204,7 +220,7 @@ impl SharedRoutes {
         encode: impl FnOnce(R) -> Bytes,
     ) -> Option<Bytes> {
         let (found, generation) = {
-            let table = self.table.read();
+            let table = self.read_for_query();
             // Read under the lock: no writer can bump it until we release.
             let generation = self.generation.load(Ordering::Acquire);
             (find(&table)?, generation)
@@ -232,6 +248,36 @@ mod tests {
         dialect: Dialect::Default,
         acting_master: false,
     };
+
+    #[test]
+    fn a_route_query_reads_past_a_writer_waiting_for_a_long_reader() {
+        let routes = std::sync::Arc::new(SharedRoutes::new());
+        // The route snapshot's writer, copying the table.
+        let long_reader = routes.read();
+        let writer = {
+            let routes = routes.clone();
+            std::thread::spawn(move || drop(routes.write()))
+        };
+        // The registration now waits for the lock.
+        while !routes.table.is_locked_exclusive() {
+            std::thread::yield_now();
+        }
+        let (answered, answer) = std::sync::mpsc::channel();
+        let query = {
+            let routes = routes.clone();
+            std::thread::spawn(move || {
+                let table = routes.read_for_query();
+                answered.send(table.topic_count()).unwrap();
+            })
+        };
+        let topics = answer.recv_timeout(std::time::Duration::from_secs(10));
+        drop(long_reader);
+        query.join().unwrap();
+        writer.join().unwrap();
+        assert_eq!(topics, Ok(0), "the query waited behind the registration");
+        // The registration got the lock once the readers left.
+        assert!(routes.changes() >= 1);
+    }
 
     fn encode_once(routes: &SharedRoutes, topic: &str, variant: RouteVariant, body: &'static str) {
         let encoded = routes.encode_and_cache(topic, variant, |_| Some(()), |()| Bytes::from(body));
