@@ -16,7 +16,6 @@ use super::{registrations, start_peer, verify_routes, Fleet, QUERY_TIMEOUT};
 use crate::cpu::ServerCpu;
 use crate::load::{self, Progress, Window, Worker};
 use crate::peer::{PeerKind, PeerSetup};
-use crate::pin;
 use crate::stats::Latency;
 use crate::workload::{self, Layout};
 
@@ -35,16 +34,20 @@ pub struct Params {
     pub duration_s: f64,
 }
 
+/// The fleet whose routes are queried: 10 brokers × 100 topics, each topic
+/// on all 10 (also `route-sweep`'s, so the two measure the same answers).
+pub const LAYOUT: Layout = Layout {
+    brokers: 10,
+    topics_per_broker: 100,
+    spread: 10,
+    queues: 8,
+};
+
 impl Params {
     /// The defaults (a few seconds in all with `quick`).
     pub fn defaults(quick: bool) -> Params {
         Params {
-            layout: Layout {
-                brokers: 10,
-                topics_per_broker: 100,
-                spread: 10,
-                queues: 8,
-            },
+            layout: LAYOUT,
             connections: 64,
             depth: 4,
             warmup_s: if quick { 0.5 } else { 2.0 },
@@ -131,16 +134,13 @@ pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::
         format!("route-qps {}", kind.id()),
         window.warmup + window.duration,
     );
-    let cpu_before = pin::CpuSnapshot::take(peer.pid());
     let printer = progress.spawn_printer();
     let outcome = load::closed_loop_with_cpu(workers, window, &progress, false, peer.pid()).await;
     printer.finish();
-    let others_cpu_percent = match &outcome.server_cpu {
-        Some(window) => Some(window.others_cpu_percent),
-        None => cpu_before
-            .zip(pin::CpuSnapshot::take(peer.pid()))
-            .map(|(before, after)| after.others_percent_since(&before)),
-    };
+    let others_cpu_percent = outcome
+        .server_cpu
+        .as_ref()
+        .map(|window| window.others_cpu_percent);
 
     let result = RouteQps {
         params: params.clone(),

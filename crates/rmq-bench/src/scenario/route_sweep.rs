@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{registrations, start_peer, verify_routes, Fleet, QUERY_TIMEOUT};
+use super::{registrations, route_qps, start_peer, verify_routes, Fleet, QUERY_TIMEOUT};
 use crate::compare::DISTURBED_PERCENT;
 use crate::cpu::ServerCpu;
 use crate::load::{self, Numbered, Progress, Window};
@@ -61,12 +61,7 @@ impl Params {
     /// The defaults (three short, low rates with `quick`).
     pub fn defaults(quick: bool) -> Params {
         Params {
-            layout: Layout {
-                brokers: 10,
-                topics_per_broker: 100,
-                spread: 10,
-                queues: 8,
-            },
+            layout: route_qps::LAYOUT,
             connections: 64,
             rates: if quick {
                 vec![2_000.0, 5_000.0, 10_000.0]

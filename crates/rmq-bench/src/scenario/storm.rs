@@ -27,7 +27,6 @@ use super::{registrations, start_peer, verify_routes, Fleet, QUERY_TIMEOUT, REGI
 use crate::cpu::{self, ServerCpu};
 use crate::load::{self, Outcome, Progress, Window, Worker};
 use crate::peer::{PeerKind, PeerSetup};
-use crate::pin;
 use crate::scenario::millis;
 use crate::stats::Latency;
 use crate::workload::{self, Layout};
@@ -285,19 +284,16 @@ pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::
         &progress,
     )
     .await?;
-    let cpu_before = pin::CpuSnapshot::take(peer.pid());
     let printer = progress.spawn_printer();
     let (registered, queried) = tokio::join!(
         load::closed_loop_with_cpu(registering, register_window, &progress, true, peer.pid()),
         queries.run(),
     );
     printer.finish();
-    let others_cpu_percent = match &registered.server_cpu {
-        Some(window) => Some(window.others_cpu_percent),
-        None => cpu_before
-            .zip(pin::CpuSnapshot::take(peer.pid()))
-            .map(|(before, after)| after.others_percent_since(&before)),
-    };
+    let others_cpu_percent = registered
+        .server_cpu
+        .as_ref()
+        .map(|window| window.others_cpu_percent);
     let (queried, query_thread) = queried?;
 
     let mut result = Storm {
