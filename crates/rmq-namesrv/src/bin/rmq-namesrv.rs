@@ -253,6 +253,28 @@ fn main() -> anyhow::Result<()> {
             Some((listener, _)) => Some(listener.local_addr()?),
             None => None,
         };
+        // Ready once the remoting port answers routes: at once (the route
+        // snapshot, if any, is loaded and the port is bound), or after
+        // needWaitForService's wait, during which route queries are refused
+        // as Java refuses them. Decided before the boot lines, so that a
+        // probe sent on seeing them never finds a ready server not ready.
+        let wait = {
+            let config = state.config.read();
+            config.need_wait_for_service.then(|| {
+                std::time::Duration::from_secs(
+                    u64::try_from(config.wait_seconds_for_service).unwrap_or(0),
+                )
+            })
+        };
+        match wait {
+            None => readiness.set_ready(),
+            Some(wait) => {
+                tokio::spawn(async move {
+                    tokio::time::sleep(wait).await;
+                    readiness.set_ready();
+                });
+            }
+        }
         log_start(&loaded_keys, local, http_local, args.config_file.as_deref());
         // Deployment scripts and health checks grep stdout for these lines.
         let mut out = std::io::stdout().lock();
@@ -288,26 +310,6 @@ fn main() -> anyhow::Result<()> {
                     tracing::error!(%error, "HTTP port failed");
                 }
             });
-        }
-        // Ready once the remoting port answers routes: at once (the route
-        // snapshot, if any, is loaded), or after needWaitForService's wait,
-        // during which route queries are refused as Java refuses them.
-        let wait = {
-            let config = state.config.read();
-            config.need_wait_for_service.then(|| {
-                std::time::Duration::from_secs(
-                    u64::try_from(config.wait_seconds_for_service).unwrap_or(0),
-                )
-            })
-        };
-        match wait {
-            None => readiness.set_ready(),
-            Some(wait) => {
-                tokio::spawn(async move {
-                    tokio::time::sleep(wait).await;
-                    readiness.set_ready();
-                });
-            }
         }
         let namesrv = rmq_namesrv::server::run(
             listener,
