@@ -19,16 +19,20 @@ fn git_revision() -> Option<String> {
     let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?);
     let git_dir = run(&dir, &["rev-parse", "--absolute-git-dir"])?;
     // Build again when HEAD moves: HEAD itself (a checkout) and the branch it
-    // names (a commit).
+    // names (a commit), whether loose or packed.
     let git_dir = Path::new(&git_dir);
-    println!("cargo:rerun-if-changed={}", git_dir.join("HEAD").display());
+    let mut watched = vec![git_dir.join("HEAD"), git_dir.join("packed-refs")];
     if let Some(branch) = run(&dir, &["symbolic-ref", "-q", "HEAD"]) {
-        println!("cargo:rerun-if-changed={}", git_dir.join(branch).display());
+        watched.push(git_dir.join(branch));
     }
-    println!(
-        "cargo:rerun-if-changed={}",
-        git_dir.join("packed-refs").display()
-    );
+    // Cargo counts a watched path that does not exist as changed on every
+    // build, which would rebuild this crate and all that depend on it each
+    // time (a fresh clone often has no packed-refs). A file that appears
+    // later comes with a change to one that exists: packing refs deletes
+    // the loose branch file, a commit rewrites it.
+    for path in watched.iter().filter(|path| path.exists()) {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
     run(&dir, &["rev-parse", "--short=12", "HEAD"])
 }
 
