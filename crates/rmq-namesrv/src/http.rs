@@ -133,7 +133,7 @@ async fn brokers(State(api): State<Api>) -> Json<Value> {
         let mut topic_counts: HashMap<&str, usize> = HashMap::new();
         for (_, queues) in table.topics() {
             for broker_name in queues.keys() {
-                *topic_counts.entry(broker_name.as_str()).or_default() += 1;
+                *topic_counts.entry(&**broker_name).or_default() += 1;
             }
         }
         table
@@ -247,9 +247,9 @@ async fn topics(
                 name: name.clone(),
                 order: false,
                 queues: queues
-                    .values()
-                    .map(|queue| QueueJson {
-                        broker_name: queue.broker_name.clone(),
+                    .iter()
+                    .map(|(broker_name, queue)| QueueJson {
+                        broker_name: broker_name.to_string(),
                         read_queue_nums: queue.read_queue_nums,
                         write_queue_nums: queue.write_queue_nums,
                         perm: queue.perm,

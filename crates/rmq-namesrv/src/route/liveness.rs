@@ -183,9 +183,9 @@ impl RouteTable {
             return;
         }
         self.topics.retain(|_, queues| {
-            queues.retain(|name, _| !removed.contains(name));
+            queues.retain(|name, _| !removed.contains(&**name));
             for name in &read_only {
-                if let Some(queue) = queues.get_mut(*name) {
+                if let Some(queue) = queues.get_mut(name.as_str()) {
                     queue.perm &= !perm::WRITE;
                 }
             }

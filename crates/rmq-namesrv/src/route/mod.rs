@@ -23,7 +23,10 @@ pub use register::{
 };
 pub use shared::{RouteVariant, SharedRoutes};
 pub use snapshot::{SnapshotError, RESTORED_CONN, SNAPSHOT_VERSION};
-pub use table::{BrokerGroup, BrokerKey, LiveBroker, RouteTable, TableSizes, UnitSelect};
+pub use table::{
+    BrokerGroup, BrokerKey, BrokerName, LiveBroker, RouteTable, TableSizes, TopicQueue,
+    TopicQueues, UnitSelect,
+};
 pub use view::ZoneFilter;
 
 /// Monotonic milliseconds since some origin chosen by the caller.

@@ -6,9 +6,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use rmq_protocol::{DataVersion, QueueData, TopicConfig, TopicQueueMappingInfo};
+use rmq_protocol::{DataVersion, TopicConfig, TopicQueueMappingInfo};
 
-use super::table::{BrokerGroup, BrokerKey, LiveBroker, RouteTable};
+use super::table::{BrokerGroup, BrokerKey, BrokerName, LiveBroker, RouteTable, TopicQueue};
 use super::{perm, ConnId, Millis, DEFAULT_BROKER_TIMEOUT_MS, MASTER_ID};
 
 /// Everything a REGISTER_BROKER request carries, decoded.
@@ -95,7 +95,8 @@ pub enum RegisterError {
 #[derive(Debug, Clone)]
 pub struct TopicWork {
     key: BrokerKey,
-    broker_name: String,
+    /// Shared by the topic entries this registration writes.
+    broker_name: BrokerName,
     /// The live entry's generation the broker's part wrote: a later
     /// registration or an unregistration of the broker changes it, and the
     /// rest of this one's topics are then not applied.
@@ -275,7 +276,7 @@ impl RouteTable {
         );
         let work = TopicWork {
             key: key.clone(),
-            broker_name: reg.broker_name.clone(),
+            broker_name: reg.broker_name.as_str().into(),
             generation: self.generation,
             applies,
             register_first,
@@ -343,7 +344,7 @@ impl RouteTable {
                 Some(queues) => queues,
                 None => self.topics.entry(tc.topic_name.clone()).or_default(),
             };
-            let existing = queues.get_mut(work.broker_name.as_str());
+            let existing = queues.get_mut(&*work.broker_name);
             let topic_changed = work.config_changed || existing.is_none();
             if !(work.register_first || topic_changed) {
                 continue;
@@ -362,8 +363,7 @@ impl RouteTable {
                 None => {
                     queues.insert(
                         work.broker_name.clone(),
-                        QueueData {
-                            broker_name: work.broker_name.clone(),
+                        TopicQueue {
                             read_queue_nums: tc.read_queue_nums,
                             write_queue_nums: tc.write_queue_nums,
                             perm,
@@ -399,7 +399,7 @@ impl RouteTable {
         self.topics
             .iter()
             .filter(|(topic, queues)| {
-                !keep.contains(topic.as_str()) && queues.contains_key(&work.broker_name)
+                !keep.contains(topic.as_str()) && queues.contains_key(&*work.broker_name)
             })
             .map(|(topic, _)| topic.clone())
             .collect()
@@ -414,7 +414,7 @@ impl RouteTable {
         }
         for topic in topics {
             if let Some(queues) = self.topics.get_mut(topic) {
-                queues.remove(&work.broker_name);
+                queues.remove(&*work.broker_name);
                 if queues.is_empty() {
                     self.topics.remove(topic);
                 }

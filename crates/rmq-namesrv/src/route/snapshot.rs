@@ -20,10 +20,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use rmq_protocol::{DataVersion, QueueData, TopicQueueMappingInfo};
+use rmq_protocol::{DataVersion, TopicQueueMappingInfo};
 use serde::{Deserialize, Serialize};
 
-use super::table::{BrokerGroup, BrokerKey, LiveBroker, RouteTable, TopicMap};
+use super::table::{
+    BrokerGroup, BrokerKey, BrokerName, LiveBroker, RouteTable, TopicMap, TopicQueue, TopicQueues,
+};
 use super::{ConnId, Millis};
 
 /// Marks the file as a Waymark route snapshot, so that another JSON file
@@ -124,13 +126,13 @@ impl RouteTable {
         // storm, and the ordered grouping and per-broker sorts were most of
         // the server's CPU there (a string comparison per tree level and
         // per sorting step, names sharing long prefixes).
-        let mut topics: Vec<(&String, &BTreeMap<String, QueueData>)> = self.topics.iter().collect();
+        let mut topics: Vec<(&String, &TopicQueues)> = self.topics.iter().collect();
         topics.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut rows_of: HashMap<&str, Vec<QueueRow<&str>>, foldhash::fast::FixedState> =
             HashMap::default();
         for (topic, by_broker) in topics {
             for (name, q) in by_broker {
-                rows_of.entry(name.as_str()).or_default().push((
+                rows_of.entry(&**name).or_default().push((
                     topic.as_str(),
                     q.read_queue_nums,
                     q.write_queue_nums,
@@ -257,11 +259,11 @@ impl RouteTable {
         }
         let mut topics = TopicMap::default();
         for (name, rows) in file.queues {
+            let name = BrokerName::from(name);
             for (topic, read, write, perm, sys_flag) in rows {
                 topics.entry(topic).or_default().insert(
                     name.clone(),
-                    QueueData {
-                        broker_name: name.clone(),
+                    TopicQueue {
                         perm,
                         read_queue_nums: read,
                         topic_sys_flag: sys_flag,

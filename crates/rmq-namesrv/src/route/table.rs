@@ -4,6 +4,7 @@
 //! expiry in `liveness`, route assembly in `view`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use rmq_protocol::{BrokerData, ClusterInfo, DataVersion, QueueData, TopicQueueMappingInfo};
 
@@ -116,12 +117,58 @@ pub struct TableSizes {
     pub queue_entries: usize,
 }
 
-/// topic → broker name → queue data. Hashed with foldhash, seeded per
-/// process: a registration looks up every one of its topics, and SipHash
-/// (the standard map's) was a tenth of a registration's CPU; a random seed
-/// keeps colliding topic names from being precomputed.
-pub(super) type TopicMap =
-    HashMap<String, BTreeMap<String, QueueData>, foldhash::fast::RandomState>;
+/// A broker name as the topic table keys it. The entries one registration
+/// writes share one allocation of the name: a NameServer holds a million
+/// entries, and a `String` key and a `QueueData` (which repeats the name)
+/// per entry cost twice the memory of the rest of the table.
+pub type BrokerName = Arc<str>;
+
+/// One topic's queues on one broker group: Java's `QueueData` without the
+/// broker name, which is its key in [`TopicQueues`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopicQueue {
+    /// readQueueNums.
+    pub read_queue_nums: i32,
+    /// writeQueueNums.
+    pub write_queue_nums: i32,
+    /// perm.
+    pub perm: i32,
+    /// topicSysFlag.
+    pub topic_sys_flag: i32,
+}
+
+impl TopicQueue {
+    /// The entry as Java's `QueueData` of `broker_name`.
+    pub fn to_queue_data(&self, broker_name: &str) -> QueueData {
+        QueueData {
+            broker_name: broker_name.to_owned(),
+            read_queue_nums: self.read_queue_nums,
+            write_queue_nums: self.write_queue_nums,
+            perm: self.perm,
+            topic_sys_flag: self.topic_sys_flag,
+        }
+    }
+
+    /// The entry of a `QueueData` (its broker name is the key).
+    pub fn of(queue: &QueueData) -> TopicQueue {
+        TopicQueue {
+            read_queue_nums: queue.read_queue_nums,
+            write_queue_nums: queue.write_queue_nums,
+            perm: queue.perm,
+            topic_sys_flag: queue.topic_sys_flag,
+        }
+    }
+}
+
+/// One topic's queues: broker name → entry, in name order (Java's route
+/// answers list queue data by broker name).
+pub type TopicQueues = BTreeMap<BrokerName, TopicQueue>;
+
+/// topic → its queues. Hashed with foldhash, seeded per process: a
+/// registration looks up every one of its topics, and SipHash (the standard
+/// map's) was a tenth of a registration's CPU; a random seed keeps colliding
+/// topic names from being precomputed.
+pub(super) type TopicMap = HashMap<String, TopicQueues, foldhash::fast::RandomState>;
 
 /// All route state of a NameServer.
 #[derive(Debug, Default, Clone)]
@@ -196,12 +243,12 @@ impl RouteTable {
     }
 
     /// Every topic with its queue data by broker name, in no particular order.
-    pub fn topics(&self) -> impl Iterator<Item = (&String, &BTreeMap<String, QueueData>)> {
+    pub fn topics(&self) -> impl Iterator<Item = (&String, &TopicQueues)> {
         self.topics.iter()
     }
 
     /// Queue data of one topic.
-    pub fn queue_datas(&self, topic: &str) -> Option<&BTreeMap<String, QueueData>> {
+    pub fn queue_datas(&self, topic: &str) -> Option<&TopicQueues> {
         self.topics.get(topic)
     }
 
@@ -236,7 +283,7 @@ impl RouteTable {
         let mut topics: Vec<String> = self
             .topics
             .iter()
-            .filter(|(_, queues)| queues.keys().any(|name| names.contains(name)))
+            .filter(|(_, queues)| queues.keys().any(|name| names.contains(&**name)))
             .map(|(topic, _)| topic.clone())
             .collect();
         topics.sort_unstable();
@@ -315,7 +362,7 @@ impl RouteTable {
                     return;
                 };
                 if let Some(queues) = self.topics.get_mut(topic) {
-                    queues.retain(|name, _| !names.contains(name));
+                    queues.retain(|name, _| !names.contains(&**name));
                     if queues.is_empty() {
                         self.topics.remove(topic);
                     }
@@ -337,7 +384,7 @@ impl RouteTable {
                 if !self.groups.contains_key(&queue.broker_name) {
                     break;
                 }
-                queues.insert(queue.broker_name.clone(), queue);
+                queues.insert(queue.broker_name.as_str().into(), TopicQueue::of(&queue));
                 changed = true;
             }
             changed
@@ -346,8 +393,8 @@ impl RouteTable {
             .all(|q| self.groups.contains_key(&q.broker_name))
         {
             let queues = queue_datas
-                .into_iter()
-                .map(|q| (q.broker_name.clone(), q))
+                .iter()
+                .map(|q| (q.broker_name.as_str().into(), TopicQueue::of(q)))
                 .collect();
             self.topics.insert(topic.to_owned(), queues);
             true

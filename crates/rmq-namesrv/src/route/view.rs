@@ -25,11 +25,14 @@ impl RouteTable {
     pub fn topic_route(&self, topic: &str, acting_master: bool) -> Option<TopicRouteData> {
         let queues = self.topics.get(topic)?;
         let mut route = TopicRouteData {
-            queue_datas: queues.values().cloned().collect(),
+            queue_datas: queues
+                .iter()
+                .map(|(name, queue)| queue.to_queue_data(name))
+                .collect(),
             ..TopicRouteData::default()
         };
         for name in queues.keys() {
-            let Some(group) = self.groups.get(name) else {
+            let Some(group) = self.groups.get(&**name) else {
                 continue;
             };
             if !self.filter_servers.is_empty() {

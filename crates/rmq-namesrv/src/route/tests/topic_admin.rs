@@ -5,7 +5,7 @@
 use rmq_protocol::QueueData;
 
 use super::*;
-use crate::route::UnitSelect;
+use crate::route::{TopicQueue, UnitSelect};
 
 const C: &str = "DefaultCluster";
 
@@ -64,6 +64,7 @@ fn delete_topic_per_cluster_rules() {
             .queue_datas("Shared")
             .unwrap()
             .keys()
+            .map(|name| &**name)
             .collect::<Vec<_>>(),
         ["broker-b"]
     );
@@ -169,13 +170,13 @@ fn route_needs_a_broker_group_for_its_queue_data() {
         .topics
         .entry("Orphan".into())
         .or_default()
-        .insert("ghost".into(), queue("ghost", 6));
+        .insert("ghost".into(), TopicQueue::of(&queue("ghost", 6)));
     assert!(route(&table, "Orphan", false).is_none());
     table
         .topics
         .get_mut("Orphan")
         .unwrap()
-        .insert("broker-a".into(), queue("broker-a", 6));
+        .insert("broker-a".into(), TopicQueue::of(&queue("broker-a", 6)));
     let r = route(&table, "Orphan", false).unwrap();
     assert_eq!(r.broker_datas.len(), 1);
     assert_eq!(
