@@ -16,7 +16,7 @@ use std::hash::{Hash, Hasher};
 use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use rmq_transport::durable::{sibling, write_atomically};
@@ -27,6 +27,14 @@ use crate::state::Namesrv;
 /// Least time between two snapshot writes: a registration storm after a
 /// deployment costs one write a second, not one per registration.
 pub const WRITE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// After an encoding that took `t`, the next waits at least this many times
+/// `t`: encoding takes at most a twentieth of one core. A million topic-queue
+/// entries take 140–210 ms to encode while brokers re-register, and at one
+/// encoding a second that was a sixth of the server's CPU, with
+/// registrations waiting on the read lock meanwhile; such a table is now
+/// written every three to four seconds. Small tables still go every second.
+pub const WRITER_SHARE_DIVISOR: u32 = 20;
 
 /// Where the snapshot lives and how large it may be.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,8 +150,9 @@ impl SnapshotWriter {
     /// Brings the file up to date with `routes`; blocks on the disk. The
     /// snapshot is encoded under the table's read lock (route queries go on;
     /// registrations wait for it) and written after the lock is released.
-    pub fn write(&self, routes: &SharedRoutes) {
-        self.write_locked(&mut self.last.lock(), routes);
+    /// Returns how long the encoding took (zero when nothing changed).
+    pub fn write(&self, routes: &SharedRoutes) -> Duration {
+        self.write_locked(&mut self.last.lock(), routes)
     }
 
     /// The last write: brings the file up to date (after a write in
@@ -154,16 +163,28 @@ impl SnapshotWriter {
         last.closed = true;
     }
 
-    fn write_locked(&self, last: &mut LastWrite, routes: &SharedRoutes) {
+    fn write_locked(&self, last: &mut LastWrite, routes: &SharedRoutes) -> Duration {
         if last.closed || last.changes == Some(routes.changes()) {
-            return;
+            return Duration::ZERO;
         }
+        let encoding = Instant::now();
         let (bytes, changes) = {
             let table = routes.read();
             // Read under the lock: no writer can change the table meanwhile.
             (table.snapshot(), routes.changes())
         };
-        let content = content_hash(&bytes);
+        let encoded_in = encoding.elapsed();
+        tracing::debug!(
+            encoded_ms = encoded_in.as_secs_f64() * 1e3,
+            bytes = bytes.len(),
+            "route snapshot encoded"
+        );
+        self.write_encoded(last, &bytes, changes);
+        encoded_in
+    }
+
+    fn write_encoded(&self, last: &mut LastWrite, bytes: &[u8], changes: u64) {
+        let content = content_hash(bytes);
         if last.content == Some(content) {
             last.changes = Some(changes);
             return;
@@ -183,7 +204,7 @@ impl SnapshotWriter {
             };
             return;
         }
-        match write_atomically(&self.file.path, &bytes) {
+        match write_atomically(&self.file.path, bytes) {
             Ok(()) => {
                 if last.failing {
                     tracing::info!(%file, "route snapshot written again");
@@ -220,16 +241,23 @@ pub fn attach(state: &mut Namesrv, file: SnapshotFile) {
     state.route_snapshot = Some(Arc::new(SnapshotWriter::new(file)));
 }
 
-/// Writes the snapshot every [`WRITE_INTERVAL`] when the routes changed;
-/// runs until aborted. The disk is written on the blocking pool.
+/// Writes the snapshot when the routes changed, every [`WRITE_INTERVAL`] or
+/// [`WRITER_SHARE_DIVISOR`] times the last encoding's time, whichever is
+/// longer; runs until aborted. The disk is written on the blocking pool.
 pub async fn periodic_writer(state: Arc<Namesrv>, writer: Arc<SnapshotWriter>) {
-    let mut ticker = tokio::time::interval(WRITE_INTERVAL);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        ticker.tick().await;
         let (state, writer) = (state.clone(), writer.clone());
-        let _ = tokio::task::spawn_blocking(move || writer.write(&state.routes)).await;
+        let encoded_in = tokio::task::spawn_blocking(move || writer.write(&state.routes))
+            .await
+            .unwrap_or_default();
+        tokio::time::sleep(pause_after(encoded_in)).await;
     }
+}
+
+/// The pause before the next look at the routes, after an encoding that took
+/// `encoded_in`.
+fn pause_after(encoded_in: Duration) -> Duration {
+    WRITE_INTERVAL.max(encoded_in.saturating_mul(WRITER_SHARE_DIVISOR))
 }
 
 /// The last write, when the server stops ([`SnapshotWriter::close`]).
@@ -280,9 +308,10 @@ mod tests {
         let writer = SnapshotWriter::new(file.clone());
         let reg = registration("broker-a", "127.0.0.1:10911", &["T1", "T2"]);
         routes.register_broker(reg, 0, false, false).unwrap();
-        writer.write(&routes);
+        assert!(writer.write(&routes) > Duration::ZERO, "encoded");
         let written = std::fs::read(&file.path).unwrap();
         assert_eq!(file.load(0).unwrap().all_topics(), ["T1", "T2"]);
+        assert_eq!(writer.write(&routes), Duration::ZERO, "nothing changed");
 
         // A write that changes nothing persisted leaves the file alone.
         std::fs::write(&file.path, b"marker").unwrap();
@@ -307,6 +336,16 @@ mod tests {
         writer.write(&routes);
         assert_eq!(file.load(0).unwrap().topic_count(), 4);
         let _ = std::fs::remove_dir_all(file.path.parent().unwrap());
+    }
+
+    #[test]
+    fn a_slow_encoding_spaces_the_next_out() {
+        assert_eq!(pause_after(Duration::ZERO), WRITE_INTERVAL);
+        assert_eq!(pause_after(Duration::from_millis(20)), WRITE_INTERVAL);
+        assert_eq!(
+            pause_after(Duration::from_millis(150)),
+            Duration::from_secs(3)
+        );
     }
 
     #[test]
