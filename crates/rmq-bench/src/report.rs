@@ -492,7 +492,8 @@ pub fn render(r: &Results, charts: &charts::Drawn) -> String {
          see the JSON). Every peer is a fresh process per scenario, on loopback, with its default settings \
          apart from port and file locations, and its output going to a log file. \
          \"others' CPU\" is the CPU that processes other than the server and the generator used during a \
-         measurement, in % of one CPU: the machine is shared. A route-qps or route-under-storm measurement, or a \
+         measurement, in % of one CPU: the machine is shared (interrupt time, the loopback network stack \
+         carrying the measured traffic, is in neither it nor the server's CPU). A route-qps or route-under-storm measurement, or a \
          route-sweep step, during which they used more than 15 % is repeated (up to 3 runs) and the least \
          disturbed run is kept.\n",
         p.client_cpus_requested.as_deref().unwrap_or("(unpinned)"),
@@ -965,7 +966,8 @@ pub fn render_controller(r: &Results) -> String {
          (`taskset -c {}`). Each peer is a fresh group of three nodes, each node its own process, on loopback, \
          with its default settings apart from peers, ports and file locations, and its output going to a log file. \
          \"others' CPU\" is the CPU that processes other than the controller nodes and the generator used during \
-         a measurement, in % of one CPU: the machine is shared. A heartbeat window during which they used more \
+         a measurement, in % of one CPU: the machine is shared (interrupt time, the loopback network stack \
+         carrying the measured traffic, is in neither it nor the nodes' CPU). A heartbeat window during which they used more \
          than 15 % is measured again (up to 3 windows) and the least disturbed one is kept.\n",
         p.client_cpus_requested.as_deref().unwrap_or("(unpinned)"),
         p.client_cpus_requested.as_deref().unwrap_or("-"),

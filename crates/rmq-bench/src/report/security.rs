@@ -339,7 +339,8 @@ pub fn render_security(r: &Results) -> String {
          request whatever was in flight at either edge (one request per connection slot at most). \
          \"server CPU\" is the same time in % of one CPU. \"others' CPU\" is the CPU that processes \
          other than the server and the generator used during the window, in % of one CPU: the \
-         machine is shared. A window during which they used more than 15 % is measured again (up \
+         machine is shared (interrupt time, the loopback network stack carrying the measured \
+         traffic, is in neither). A window during which they used more than 15 % is measured again (up \
          to 3 windows) and the least disturbed one is kept; \"windows\" says how many were measured.",
         p.client_cpus_requested.as_deref().unwrap_or("(unpinned)"),
         p.client_cpus_requested.as_deref().unwrap_or("-"),
