@@ -12,9 +12,10 @@
 //! A registration (REGISTER_BROKER) gets the least work a correct server
 //! cannot skip: the whole frame decoded (header into its ext fields, then
 //! the typed `RegisterBrokerRequestHeader`), the body's CRC-32 checked when
-//! the header carries one, and the body decoded into rmq-protocol's typed
-//! `RegisterBrokerBody` with `RegisterBrokerBody::decode_request`, the
-//! decoder Waymark's NameServer uses (JSON, compressed or the pre-3.0.11
+//! the header carries one, and the body decoded with
+//! `RegisterBrokerBody::decode_registration`, the decoder Waymark's
+//! NameServer uses (the fast reader of the JSON shape brokers write, the
+//! general decoder for anything else: JSON, compressed or the pre-3.0.11
 //! form, by header and version), then dropped: no route table is built or
 //! changed. A body that does not decode is answered SYSTEM_ERROR, so a
 //! broken workload cannot pass for a fast ceiling. Only then does it get the
@@ -171,6 +172,10 @@ impl Answers {
     }
 }
 
+/// The bound on a body's topics the decoder checks as it reads, as Waymark's
+/// NameServer does by default (`maxTopicsPerRegistration`).
+const MAX_TOPICS_PER_REGISTRATION: usize = 200_000;
+
 /// What a correct NameServer must do with a registration before it can
 /// answer: decode the frame and the typed header, check the body's CRC-32
 /// (when the header has one), decode the body into its typed form. The
@@ -190,8 +195,13 @@ fn read_registration(frame: Bytes) -> Result<(), RemotingCommand> {
     if header.body_crc32 != 0 && body.map_or(0, body_crc32) != header.body_crc32 {
         return Err(refuse("crc32 not match".into()));
     }
-    let decoded = RegisterBrokerBody::decode_request(body, header.compressed, request.version)
-        .map_err(|e| refuse(format!("Failed to decode RegisterBrokerBody: {e}")))?;
+    let decoded = RegisterBrokerBody::decode_registration(
+        body,
+        header.compressed,
+        request.version,
+        MAX_TOPICS_PER_REGISTRATION,
+    )
+    .map_err(|e| refuse(format!("Failed to decode RegisterBrokerBody: {e}")))?;
     drop(decoded);
     Ok(())
 }

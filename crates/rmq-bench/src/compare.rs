@@ -314,7 +314,7 @@ fn version_of(setup: &PeerSetup, kind: PeerKind) -> String {
             format!("crates.io rocketmq-namesrv ({version})")
         }
         PeerKind::Ceiling => "rmq-bench ceiling-server (precomputed answers; each registration \
-                              decoded into rmq-protocol's RegisterBrokerBody and dropped)"
+                              decoded as Waymark decodes it and dropped)"
             .into(),
     }
 }

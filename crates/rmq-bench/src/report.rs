@@ -507,8 +507,8 @@ pub fn render(r: &Results, charts: &charts::Drawn) -> String {
         out.push_str(
             "\nThe ceiling keeps no state and answers route queries with precomputed bytes of a correct answer's \
              size. Each registration it decodes as a correct server must before answering: the whole frame, the \
-             typed REGISTER_BROKER header, the body's CRC-32, and the body into rmq-protocol's `RegisterBrokerBody` \
-             (the decoder Waymark uses), which it then drops. Its registration rate is that of a server that only \
+             typed REGISTER_BROKER header, the body's CRC-32, and the body with Waymark's own decoder \
+             (`RegisterBrokerBody::decode_registration`), which it then drops. Its registration rate is that of a server that only \
              reads what it is sent.\n",
         );
     }
