@@ -167,13 +167,15 @@ impl SnapshotWriter {
         if last.closed || last.changes == Some(routes.changes()) {
             return Duration::ZERO;
         }
-        let encoding = Instant::now();
-        let (bytes, changes) = {
+        let (bytes, changes, encoded_in) = {
             let table = routes.read();
+            // Timed from the lock on: waiting for a registration to finish
+            // is not the encoding's cost.
+            let encoding = Instant::now();
+            let bytes = table.snapshot();
             // Read under the lock: no writer can change the table meanwhile.
-            (table.snapshot(), routes.changes())
+            (bytes, routes.changes(), encoding.elapsed())
         };
-        let encoded_in = encoding.elapsed();
         tracing::debug!(
             encoded_ms = encoded_in.as_secs_f64() * 1e3,
             bytes = bytes.len(),
