@@ -18,18 +18,22 @@ fn main() {
 fn git_revision() -> Option<String> {
     let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?);
     let git_dir = run(&dir, &["rev-parse", "--absolute-git-dir"])?;
-    // Build again when HEAD moves: HEAD itself (a checkout) and the branch it
-    // names (a commit), whether loose or packed.
+    // Build again when HEAD moves: HEAD itself (a checkout), and the branch
+    // it names (a commit), whether packed or loose. The branch is watched
+    // through the directory that holds its loose file, which Cargo scans
+    // whole: a commit on a packed branch creates that file rather than
+    // changing one.
     let git_dir = Path::new(&git_dir);
     let mut watched = vec![git_dir.join("HEAD"), git_dir.join("packed-refs")];
     if let Some(branch) = run(&dir, &["symbolic-ref", "-q", "HEAD"]) {
-        watched.push(git_dir.join(branch));
+        if let Some(refs) = git_dir.join(branch).parent() {
+            watched.push(refs.to_path_buf());
+        }
     }
     // Cargo counts a watched path that does not exist as changed on every
     // build, which would rebuild this crate and all that depend on it each
-    // time (a fresh clone often has no packed-refs). A file that appears
-    // later comes with a change to one that exists: packing refs deletes
-    // the loose branch file, a commit rewrites it.
+    // time (a fresh clone often has no packed-refs); packing refs later
+    // changes the branch's directory.
     for path in watched.iter().filter(|path| path.exists()) {
         println!("cargo:rerun-if-changed={}", path.display());
     }
