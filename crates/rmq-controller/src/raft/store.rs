@@ -57,8 +57,14 @@ fn any(error: impl std::fmt::Display) -> AnyError {
 pub fn open(dir: &Path) -> std::result::Result<(LogStore, StateMachine), OpenError> {
     std::fs::create_dir_all(dir).map_err(|e| OpenError::Io(dir.display().to_string(), e))?;
     let path = dir.join(STORE_FILE);
-    let db = Database::create(&path)
-        .map_err(|e| OpenError::Db(path.display().to_string(), e.to_string()))?;
+    let db = Database::create(&path).map_err(|e| match e {
+        // Its own kind: a restart within this process waits for the store
+        // it closed a moment ago to release the file lock.
+        redb::DatabaseError::DatabaseAlreadyOpen => {
+            OpenError::AlreadyOpen(path.display().to_string())
+        }
+        e => OpenError::Db(path.display().to_string(), e.to_string()),
+    })?;
     let db = Arc::new(db);
     {
         // Both tables exist from the first start on, so readers never miss one.
@@ -474,6 +480,16 @@ mod tests {
             let (log, machine) = open(dir.path()).expect("open the store");
             Ok((dir, log, machine))
         }
+    }
+
+    #[test]
+    fn a_store_still_open_is_reported_as_such() {
+        // The kind node start-up waits on when restarting within a process.
+        let dir = tempfile::tempdir().expect("temp dir");
+        let held = open(dir.path()).expect("open the store");
+        assert!(matches!(open(dir.path()), Err(OpenError::AlreadyOpen(_))));
+        drop(held);
+        assert!(open(dir.path()).is_ok(), "opens once the first is closed");
     }
 
     #[test]
