@@ -182,7 +182,7 @@ impl RouteTable {
         if removed.is_empty() && read_only.is_empty() {
             return;
         }
-        self.topics.retain(|_, queues| {
+        self.topics.edit().retain(|_, queues| {
             queues.retain(|name, _| !removed.contains(&**name));
             for name in &read_only {
                 if let Some(queue) = queues.get_mut(name.as_str()) {

@@ -19,7 +19,7 @@ mod view;
 
 pub use liveness::{Expired, UnregisterOutcome, Unregistration};
 pub use register::{
-    BrokerRegistration, MinIdNotification, RegisterError, RegisterOutcome, TopicWork,
+    BrokerRegistration, MinIdNotification, RegisterError, RegisterOutcome, TopicChanges, TopicWork,
 };
 pub use shared::{RouteVariant, SharedRoutes};
 pub use snapshot::{SnapshotError, RESTORED_CONN, SNAPSHOT_VERSION};

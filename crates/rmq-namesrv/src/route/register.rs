@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashSet};
 use rmq_protocol::{DataVersion, TopicConfig, TopicQueueMappingInfo};
 
 use super::table::{BrokerGroup, BrokerKey, BrokerName, LiveBroker, RouteTable, TopicQueue};
-use super::{perm, ConnId, Millis, DEFAULT_BROKER_TIMEOUT_MS, MASTER_ID};
+use super::{ConnId, Millis, DEFAULT_BROKER_TIMEOUT_MS, MASTER_ID};
 
 /// Everything a REGISTER_BROKER request carries, decoded.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,6 +126,21 @@ impl TopicWork {
         self.applies && self.delete_missing
     }
 
+    /// Whether `changes`, found before this work's broker part was written,
+    /// still say which topics differ from the table: nothing wrote the
+    /// topic map since (`topic_edits`, read with the write lock held, is
+    /// the count the comparison saw), and the registration writes each
+    /// permission as sent.
+    pub fn may_use(&self, changes: &TopicChanges, topic_edits: u64) -> bool {
+        !self.clear_write && changes.edits == topic_edits
+    }
+
+    /// Whether this member's topics make routes at all (master or prime
+    /// slave); when not, nothing of its list is written.
+    pub fn applies(&self) -> bool {
+        self.applies
+    }
+
     /// Whether the table still holds the registration this work belongs to.
     pub fn is_current(&self, table: &RouteTable) -> bool {
         table
@@ -133,6 +148,47 @@ impl TopicWork {
             .get(&self.key)
             .is_some_and(|live| live.generation == self.generation)
     }
+}
+
+/// The topics of a registration that differ from the table
+/// ([`RouteTable::topic_changes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicChanges {
+    /// The topic map's write count when compared.
+    edits: u64,
+    /// Positions in the registration's topic list to write, ascending.
+    positions: Vec<usize>,
+    /// Topics of the registration the table did not have at all.
+    new_topics: usize,
+}
+
+impl TopicChanges {
+    /// Positions in the registration's topic list to write, ascending.
+    pub fn positions(&self) -> &[usize] {
+        &self.positions
+    }
+
+    /// How many topics the table lacked: what to reserve for.
+    pub fn new_topics(&self) -> usize {
+        self.new_topics
+    }
+}
+
+/// `positions` and every other position naming one of their topics. A
+/// list naming a topic twice is written in order, the last one winning; a
+/// later repeat that matches the table must still be written after an
+/// earlier one that does not, or the earlier one would win.
+fn with_repeats(topics: &[TopicConfig], positions: &[usize]) -> Vec<usize> {
+    let names: HashSet<&str> = positions
+        .iter()
+        .map(|&position| topics[position].topic_name.as_str())
+        .collect();
+    topics
+        .iter()
+        .enumerate()
+        .filter(|(_, tc)| names.contains(tc.topic_name.as_str()))
+        .map(|(position, _)| position)
+        .collect()
 }
 
 impl RouteTable {
@@ -149,10 +205,65 @@ impl RouteTable {
             self.begin_registration(&reg, now, notify_min_id, delete_missing_topics)?;
         if let Some(work) = work {
             let topics = std::mem::take(&mut reg.topic_configs);
+            if work.applies {
+                self.reserve_topics(topics.len().saturating_sub(self.topics.len()));
+            }
             self.apply_topics(&work, &topics);
             self.finish_topics(&work, &topics);
         }
         Ok(outcome)
+    }
+
+    /// Grows the topic map for `new_topics` more, once, rather than
+    /// rehashing it while they are written (which a sliced registration
+    /// does in between route queries).
+    pub fn reserve_topics(&mut self, new_topics: usize) {
+        if new_topics > 0 {
+            self.topics.edit().reserve(new_topics);
+        }
+    }
+
+    /// How many writes the topic map has had: equal counts at two moments
+    /// mean no entry changed in between.
+    pub fn topic_edits(&self) -> u64 {
+        self.topics.edits()
+    }
+
+    /// Compares a registration's topics with the table: the positions in
+    /// `topics` of those whose entry of `broker_name` is missing or holds
+    /// other numbers. Writing any other one would leave the table as it is,
+    /// so a registration whose topics all match needs no write lock for
+    /// them (a broker re-registering its unchanged topics with a new
+    /// DataVersion, which is most registrations). Reads only: registrations
+    /// of different brokers compare under the read lock side by side.
+    ///
+    /// The comparison assumes the registration keeps each topic's
+    /// permission as sent; a prime slave of an acting-master group, whose
+    /// write permission is dropped, does not use it
+    /// ([`TopicWork::may_use`]).
+    pub fn topic_changes(&self, broker_name: &str, topics: &[TopicConfig]) -> TopicChanges {
+        let mut positions = Vec::new();
+        let mut new_topics = 0;
+        for (position, tc) in topics.iter().enumerate() {
+            let held = match self.topics.get(tc.topic_name.as_str()) {
+                Some(queues) => queues.get(broker_name),
+                None => {
+                    new_topics += 1;
+                    None
+                }
+            };
+            if held != Some(&TopicQueue::sent(tc, false)) {
+                positions.push(position);
+            }
+        }
+        if !positions.is_empty() && positions.len() < topics.len() {
+            positions = with_repeats(topics, &positions);
+        }
+        TopicChanges {
+            edits: self.topics.edits(),
+            positions,
+            new_topics,
+        }
     }
 
     /// The broker's part of REGISTER_BROKER: group, address, live entry,
@@ -240,21 +351,12 @@ impl RouteTable {
         let config_changed = self.broker_topic_config_changed(&key, &reg.data_version);
 
         let applies = is_master || is_prime_slave;
-        if applies {
-            // Grown once here rather than rehashed while the topics are
-            // written, which a sliced registration does in between queries.
-            // Only for topics that cannot all be there already: reserving
-            // for a re-registration's topics would double (and rehash) a
-            // full table for nothing.
-            self.topics
-                .reserve(reg.topic_configs.len().saturating_sub(self.topics.len()));
-            if config_changed || register_first {
-                for (topic, info) in &reg.mappings {
-                    self.mappings
-                        .entry(topic.clone())
-                        .or_default()
-                        .insert(info.bname.clone(), info.clone());
-                }
+        if applies && (config_changed || register_first) {
+            for (topic, info) in &reg.mappings {
+                self.mappings
+                    .entry(topic.clone())
+                    .or_default()
+                    .insert(info.bname.clone(), info.clone());
             }
         }
 
@@ -337,40 +439,47 @@ impl RouteTable {
             return;
         }
         for tc in topics {
-            // Re-registrations mostly find the topic and this broker's
-            // queue data already there: update in place, allocating
-            // nothing (a broker may carry tens of thousands of topics).
-            let queues = match self.topics.get_mut(tc.topic_name.as_str()) {
-                Some(queues) => queues,
-                None => self.topics.entry(tc.topic_name.clone()).or_default(),
-            };
-            let existing = queues.get_mut(&*work.broker_name);
-            let topic_changed = work.config_changed || existing.is_none();
-            if !(work.register_first || topic_changed) {
-                continue;
-            }
-            let mut perm = tc.perm;
-            if work.clear_write {
-                perm &= !perm::WRITE;
-            }
-            match existing {
-                Some(queue) => {
-                    queue.read_queue_nums = tc.read_queue_nums;
-                    queue.write_queue_nums = tc.write_queue_nums;
-                    queue.perm = perm;
-                    queue.topic_sys_flag = tc.topic_sys_flag;
-                }
-                None => {
-                    queues.insert(
-                        work.broker_name.clone(),
-                        TopicQueue {
-                            read_queue_nums: tc.read_queue_nums,
-                            write_queue_nums: tc.write_queue_nums,
-                            perm,
-                            topic_sys_flag: tc.topic_sys_flag,
-                        },
-                    );
-                }
+            self.apply_topic(work, tc);
+        }
+    }
+
+    /// Writes the queue data of the topics at `positions` of a
+    /// registration's list (found by [`RouteTable::topic_changes`], and
+    /// valid only while [`TopicWork::may_use`] says so); nothing if the
+    /// registration is no longer current.
+    pub fn apply_topic_changes(
+        &mut self,
+        work: &TopicWork,
+        topics: &[TopicConfig],
+        positions: &[usize],
+    ) {
+        if !work.applies || !work.is_current(self) {
+            return;
+        }
+        for &position in positions {
+            self.apply_topic(work, &topics[position]);
+        }
+    }
+
+    fn apply_topic(&mut self, work: &TopicWork, tc: &TopicConfig) {
+        let topics = self.topics.edit();
+        // Re-registrations mostly find the topic and this broker's queue
+        // data already there: update in place, allocating nothing (a broker
+        // may carry tens of thousands of topics).
+        let queues = match topics.get_mut(tc.topic_name.as_str()) {
+            Some(queues) => queues,
+            None => topics.entry(tc.topic_name.clone()).or_default(),
+        };
+        let existing = queues.get_mut(&*work.broker_name);
+        let topic_changed = work.config_changed || existing.is_none();
+        if !(work.register_first || topic_changed) {
+            return;
+        }
+        let queue = TopicQueue::sent(tc, work.clear_write);
+        match existing {
+            Some(held) => *held = queue,
+            None => {
+                queues.insert(work.broker_name.clone(), queue);
             }
         }
     }
@@ -409,14 +518,15 @@ impl RouteTable {
     /// [`RouteTable::topics_to_drop`]), and topics left with none; nothing
     /// if the registration is no longer current.
     pub fn drop_topics(&mut self, work: &TopicWork, topics: &[String]) {
-        if !work.is_current(self) {
+        if topics.is_empty() || !work.is_current(self) {
             return;
         }
+        let table = self.topics.edit();
         for topic in topics {
-            if let Some(queues) = self.topics.get_mut(topic) {
+            if let Some(queues) = table.get_mut(topic) {
                 queues.remove(&*work.broker_name);
                 if queues.is_empty() {
-                    self.topics.remove(topic);
+                    table.remove(topic);
                 }
             }
         }

@@ -138,13 +138,26 @@ impl SharedRoutes {
         bodies.by_topic.get(topic)?[variant.slot()].clone()
     }
 
-    /// REGISTER_BROKER with the write lock held in slices: the broker's part
-    /// first ([`RouteTable::begin_registration`]), then its topics
-    /// [`TOPICS_PER_LOCK`] at a time, so that route queries are answered in
-    /// between. Each topic's route changes at once; a large registration's
-    /// topics appear (or change) over a few milliseconds rather than all at
-    /// once, and should the broker register again or be unregistered
-    /// meanwhile, the rest of this registration's topics are not written.
+    /// REGISTER_BROKER, with the write lock held only for what changes.
+    ///
+    /// The registration's topics are first compared with the table under
+    /// the read lock ([`RouteTable::topic_changes`]), where registrations of
+    /// different brokers run side by side: a broker re-registering its
+    /// topics unchanged, as it does every 30 s and with every new
+    /// DataVersion, differs in none, and the write lock then covers only
+    /// the broker's part ([`RouteTable::begin_registration`]). The entries
+    /// that differ are written [`TOPICS_PER_LOCK`] at a time, the first
+    /// slice with the broker's part, so that route queries are answered in
+    /// between; a registration of at most that many topics is one hold of
+    /// the lock, as atomic as Java's. Each topic's route changes at once; a
+    /// large registration's topics appear (or change) over a few
+    /// milliseconds, and should the broker register again or be
+    /// unregistered meanwhile, the rest are not written.
+    ///
+    /// Should another write reach the topic map between the comparison and
+    /// a slice ([`TopicWork::may_use`]), the comparison no longer tells
+    /// which entries are as the registration would write them, and the
+    /// registration's remaining topics are written whole, slice by slice.
     ///
     /// # Errors
     /// As [`RouteTable::register_broker`].
@@ -155,21 +168,58 @@ impl SharedRoutes {
         notify_min_id: bool,
         delete_missing_topics: bool,
     ) -> Result<RegisterOutcome, RegisterError> {
-        if reg.topic_configs.len() <= TOPICS_PER_LOCK {
-            return self
-                .write()
-                .register_broker(reg, now, notify_min_id, delete_missing_topics);
-        }
+        let changes = self
+            .read()
+            .topic_changes(&reg.broker_name, &reg.topic_configs);
+        let mut table = self.write();
         let (outcome, work) =
-            self.write()
-                .begin_registration(&reg, now, notify_min_id, delete_missing_topics)?;
+            table.begin_registration(&reg, now, notify_min_id, delete_missing_topics)?;
         let Some(work) = work else {
             return Ok(outcome);
         };
         let topics = std::mem::take(&mut reg.topic_configs);
-        for slice in topics.chunks(TOPICS_PER_LOCK) {
-            self.write().apply_topics(&work, slice);
+        if !work.applies() {
+            return Ok(outcome);
         }
+
+        // Positions before `settled` are written, or were found as they
+        // would be written with no write to the topic map since.
+        let mut settled = 0;
+        if work.may_use(&changes, table.topic_edits()) {
+            table.reserve_topics(changes.new_topics());
+            let mut slices = changes.positions().chunks(TOPICS_PER_LOCK);
+            settled = topics.len();
+            while let Some(slice) = slices.next() {
+                table.apply_topic_changes(&work, &topics, slice);
+                if slices.len() == 0 {
+                    break;
+                }
+                let edits = table.topic_edits();
+                drop(table);
+                table = self.write();
+                if table.topic_edits() != edits {
+                    settled = slice.last().map_or(0, |last| last + 1);
+                    break;
+                }
+            }
+        } else {
+            let missing_at_most = topics.len().saturating_sub(table.topic_count());
+            table.reserve_topics(missing_at_most);
+        }
+        let mut rest = topics[settled..].chunks(TOPICS_PER_LOCK).peekable();
+        while let Some(slice) = rest.next() {
+            table.apply_topics(&work, slice);
+            if rest.peek().is_some() {
+                drop(table);
+                table = self.write();
+            }
+        }
+
+        if topics.len() <= TOPICS_PER_LOCK {
+            table.finish_topics(&work, &topics);
+            return Ok(outcome);
+        }
+        drop(table);
         if !work.drops_missing() {
             return Ok(outcome);
         }

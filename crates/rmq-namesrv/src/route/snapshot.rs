@@ -272,7 +272,7 @@ impl RouteTable {
                 );
             }
         }
-        table.topics = topics;
+        table.topics = topics.into();
         table.mappings = file.mappings.into_iter().collect();
         Ok(table)
     }

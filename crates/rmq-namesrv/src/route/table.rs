@@ -6,7 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use rmq_protocol::{BrokerData, ClusterInfo, DataVersion, QueueData, TopicQueueMappingInfo};
+use rmq_protocol::{
+    BrokerData, ClusterInfo, DataVersion, QueueData, TopicConfig, TopicQueueMappingInfo,
+};
 
 use super::{perm, sys_flag, ConnId, Millis};
 
@@ -149,6 +151,22 @@ impl TopicQueue {
         }
     }
 
+    /// The entry a registration writes for `tc`: its numbers, without the
+    /// write permission when `clear_write` (a prime slave of an
+    /// acting-master group).
+    pub fn sent(tc: &TopicConfig, clear_write: bool) -> TopicQueue {
+        let mut perm = tc.perm;
+        if clear_write {
+            perm &= !perm::WRITE;
+        }
+        TopicQueue {
+            read_queue_nums: tc.read_queue_nums,
+            write_queue_nums: tc.write_queue_nums,
+            perm,
+            topic_sys_flag: tc.topic_sys_flag,
+        }
+    }
+
     /// The entry of a `QueueData` (its broker name is the key).
     pub fn of(queue: &QueueData) -> TopicQueue {
         TopicQueue {
@@ -170,11 +188,52 @@ pub type TopicQueues = BTreeMap<BrokerName, TopicQueue>;
 /// topic names from being precomputed.
 pub(super) type TopicMap = HashMap<String, TopicQueues, foldhash::fast::RandomState>;
 
+/// The topic map and a count of the times it was opened for writing.
+///
+/// A registration compares its topics with the map under the read lock,
+/// where registrations of different brokers run side by side, and takes the
+/// write lock only for the entries that differ. Between the two another
+/// writer may have changed an entry the comparison found equal; an unchanged
+/// count proves nobody did. Every write goes through [`Topics::edit`], which
+/// counts it, so no write path can forget to.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Topics {
+    map: TopicMap,
+    edits: u64,
+}
+
+impl Topics {
+    /// Write access; counted.
+    pub(super) fn edit(&mut self) -> &mut TopicMap {
+        self.edits = self.edits.wrapping_add(1);
+        &mut self.map
+    }
+
+    /// How many times the map was opened for writing.
+    pub(super) fn edits(&self) -> u64 {
+        self.edits
+    }
+}
+
+impl std::ops::Deref for Topics {
+    type Target = TopicMap;
+
+    fn deref(&self) -> &TopicMap {
+        &self.map
+    }
+}
+
+impl From<TopicMap> for Topics {
+    fn from(map: TopicMap) -> Topics {
+        Topics { map, edits: 0 }
+    }
+}
+
 /// All route state of a NameServer.
 #[derive(Debug, Default, Clone)]
 pub struct RouteTable {
     /// topic → broker name → queue data.
-    pub(super) topics: TopicMap,
+    pub(super) topics: Topics,
     /// broker name → group.
     pub(super) groups: BTreeMap<String, BrokerGroup>,
     /// cluster → broker names.
@@ -341,7 +400,7 @@ impl RouteTable {
 
     fn edit_perm(&mut self, broker_name: &str, edit: impl Fn(i32) -> i32) -> i32 {
         let mut count = 0;
-        for queues in self.topics.values_mut() {
+        for queues in self.topics.edit().values_mut() {
             if let Some(queue) = queues.get_mut(broker_name) {
                 queue.perm = edit(queue.perm);
                 count += 1;
@@ -355,16 +414,17 @@ impl RouteTable {
     pub fn delete_topic(&mut self, topic: &str, cluster: Option<&str>) {
         match cluster.filter(|c| !c.is_empty()) {
             None => {
-                self.topics.remove(topic);
+                self.topics.edit().remove(topic);
             }
             Some(cluster) => {
                 let Some(names) = self.clusters.get(cluster).filter(|n| !n.is_empty()) else {
                     return;
                 };
-                if let Some(queues) = self.topics.get_mut(topic) {
+                let topics = self.topics.edit();
+                if let Some(queues) = topics.get_mut(topic) {
                     queues.retain(|name, _| !names.contains(&**name));
                     if queues.is_empty() {
-                        self.topics.remove(topic);
+                        topics.remove(topic);
                     }
                 }
             }
@@ -378,7 +438,7 @@ impl RouteTable {
         if queue_datas.is_empty() {
             return false;
         }
-        if let Some(queues) = self.topics.get_mut(topic) {
+        if let Some(queues) = self.topics.edit().get_mut(topic) {
             let mut changed = false;
             for queue in queue_datas {
                 if !self.groups.contains_key(&queue.broker_name) {
@@ -396,7 +456,7 @@ impl RouteTable {
                 .iter()
                 .map(|q| (q.broker_name.as_str().into(), TopicQueue::of(q)))
                 .collect();
-            self.topics.insert(topic.to_owned(), queues);
+            self.topics.edit().insert(topic.to_owned(), queues);
             true
         } else {
             false

@@ -80,14 +80,19 @@ fn data_version_is_stored_per_cluster_and_address() {
 }
 
 fn inject_queue(table: &mut RouteTable, topic: &str, broker_name: &str, perm: i32) {
-    table.topics.entry(topic.to_owned()).or_default().insert(
-        broker_name.into(),
-        crate::route::TopicQueue::of(&QueueData {
-            broker_name: broker_name.to_owned(),
-            perm,
-            ..QueueData::default()
-        }),
-    );
+    table
+        .topics
+        .edit()
+        .entry(topic.to_owned())
+        .or_default()
+        .insert(
+            broker_name.into(),
+            crate::route::TopicQueue::of(&QueueData {
+                broker_name: broker_name.to_owned(),
+                perm,
+                ..QueueData::default()
+            }),
+        );
 }
 
 #[test]

@@ -16,6 +16,7 @@ mod regression_stale_unregistration;
 mod sliced_registration;
 mod snapshot;
 mod topic_admin;
+mod topic_changes;
 
 use std::collections::BTreeMap;
 

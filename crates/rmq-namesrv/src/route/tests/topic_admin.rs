@@ -168,12 +168,14 @@ fn route_needs_a_broker_group_for_its_queue_data() {
     let mut table = two_clusters();
     table
         .topics
+        .edit()
         .entry("Orphan".into())
         .or_default()
         .insert("ghost".into(), TopicQueue::of(&queue("ghost", 6)));
     assert!(route(&table, "Orphan", false).is_none());
     table
         .topics
+        .edit()
         .get_mut("Orphan")
         .unwrap()
         .insert("broker-a".into(), TopicQueue::of(&queue("broker-a", 6)));

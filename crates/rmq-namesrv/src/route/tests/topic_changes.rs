@@ -1,0 +1,229 @@
+//! A registration compared with the table before it is written
+//! (`RouteTable::topic_changes`, used by `SharedRoutes::register_broker`):
+//! the entries it finds differing, when that finding may be used, and that a
+//! registration through it leaves the table a one-piece registration leaves,
+//! whatever came before.
+
+use proptest::prelude::*;
+use rmq_protocol::TopicConfig;
+
+use super::{broker, topic, topic_with, unregistration, Edit};
+use crate::route::{perm, BrokerRegistration, RouteTable, SharedRoutes};
+
+/// Every topic's queue data, sorted, for comparing two tables.
+fn contents(table: &RouteTable) -> Vec<(String, String)> {
+    table
+        .all_topics()
+        .into_iter()
+        .map(|topic| {
+            let queues = format!("{:?}", table.queue_datas(&topic));
+            (topic, queues)
+        })
+        .collect()
+}
+
+#[test]
+fn an_unchanged_re_registration_differs_in_no_topic_and_writes_none() {
+    let topics = [topic("t1"), topic("t2"), topic("t3")];
+    let routes = SharedRoutes::new();
+    let first = broker("c", "broker-a", "a:1", 0).topics(&topics);
+    routes.register_broker(first, 1_000, false, true).unwrap();
+    let edits = routes.read().topic_edits();
+
+    let again = broker("c", "broker-a", "a:1", 0)
+        .topics(&topics)
+        .version(2, 0);
+    let changes = routes
+        .read()
+        .topic_changes(&again.broker_name, &again.topic_configs);
+    assert_eq!(changes.positions(), &[] as &[usize]);
+    assert_eq!(changes.new_topics(), 0);
+    let versions_before = routes.changes();
+    routes.register_broker(again, 2_000, false, true).unwrap();
+
+    assert_eq!(
+        routes.read().topic_edits(),
+        edits,
+        "the topic map was written"
+    );
+    // The broker's part was written: its version is the new one.
+    let table = routes.read();
+    let live = table
+        .live_broker(&crate::route::BrokerKey::new("c", "a:1"))
+        .unwrap();
+    assert_eq!(live.data_version.counter, 2);
+    assert!(routes.changes() > versions_before);
+}
+
+#[test]
+fn changed_missing_and_new_topics_are_found() {
+    let mut table = RouteTable::new();
+    let first = broker("c", "broker-a", "a:1", 0).topics(&[topic("same"), topic("perm")]);
+    table.register_broker(first, 1_000, false, false).unwrap();
+    let other = broker("c", "broker-b", "b:1", 0).topics(&[topic("elsewhere"), topic("more")]);
+    table.register_broker(other, 1_000, false, false).unwrap();
+
+    let sent = [
+        topic("same"),
+        topic_with("perm", 8, 8, perm::READ),
+        topic("elsewhere"),
+        topic("new"),
+    ];
+    let changes = table.topic_changes("broker-a", &sent);
+    // "elsewhere" exists, but not with broker-a's entry; only "new" is a
+    // topic the table lacks.
+    assert_eq!(changes.positions(), &[1, 2, 3]);
+    assert_eq!(changes.new_topics(), 1);
+}
+
+#[test]
+fn a_repeated_topic_is_written_at_each_of_its_places() {
+    let mut table = RouteTable::new();
+    let first = broker("c", "broker-a", "a:1", 0).topics(&[topic("t"), topic("u")]);
+    table.register_broker(first, 1_000, false, false).unwrap();
+
+    // The second "t" matches the table, the first does not: both are
+    // written, in order, so the last one wins as in a one-piece write.
+    let sent = [topic_with("t", 1, 1, 6), topic("u"), topic("t")];
+    let changes = table.topic_changes("broker-a", &sent);
+    assert_eq!(changes.positions(), &[0, 2]);
+}
+
+#[test]
+fn a_write_to_the_topic_map_after_the_comparison_voids_it() {
+    let mut table = RouteTable::new();
+    let reg = broker("c", "broker-a", "a:1", 0).topics(&[topic("t"), topic("u")]);
+    table
+        .register_broker(reg.clone(), 1_000, false, false)
+        .unwrap();
+
+    let again = reg.clone().version(2, 0);
+    let changes = table.topic_changes(&again.broker_name, &again.topic_configs);
+    let (_, work) = table
+        .begin_registration(&again, 2_000, false, false)
+        .unwrap();
+    let work = work.unwrap();
+    assert!(
+        work.may_use(&changes, table.topic_edits()),
+        "the broker's own part is no write to the topic map"
+    );
+
+    let changes = table.topic_changes(&again.broker_name, &again.topic_configs);
+    assert_eq!(table.wipe_write_perm("broker-a"), 2);
+    assert!(!work.may_use(&changes, table.topic_edits()));
+}
+
+#[test]
+fn a_prime_slave_of_an_acting_master_group_does_not_use_the_comparison() {
+    let mut table = RouteTable::new();
+    let slave = broker("c", "broker-a", "a:2", 1)
+        .acting(Some(true))
+        .topics(&[topic("t"), topic("u")]);
+    table
+        .register_broker(slave.clone(), 1_000, false, false)
+        .unwrap();
+    let again = slave.version(2, 0);
+    let changes = table.topic_changes(&again.broker_name, &again.topic_configs);
+    let (_, work) = table
+        .begin_registration(&again, 2_000, false, false)
+        .unwrap();
+    assert!(!work.unwrap().may_use(&changes, table.topic_edits()));
+}
+
+/// One step of a history applied to both tables.
+#[derive(Debug, Clone)]
+enum Step {
+    Register {
+        name: usize,
+        id: i64,
+        acting: bool,
+        counter: i64,
+        topics: Vec<(usize, i32, i32)>,
+        delete_missing: bool,
+    },
+    WipeWritePerm(usize),
+    DeleteTopic(usize),
+    Unregister {
+        name: usize,
+        id: i64,
+    },
+}
+
+const NAMES: [&str; 3] = ["broker-a", "broker-b", "broker-c"];
+
+fn topic_name(n: usize) -> String {
+    format!("topic-{n:05}")
+}
+
+fn registration(name: usize, id: i64, acting: bool, counter: i64) -> BrokerRegistration {
+    broker("c", NAMES[name], &format!("{}:{id}", NAMES[name]), id)
+        .acting(Some(acting))
+        .version(counter, 0)
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    // Small topic and number ranges, so that registrations repeat topics,
+    // find them changed or unchanged, and list one twice.
+    let topics = prop::collection::vec(
+        (0usize..40, 1i32..3, prop::sample::select(vec![6, 4, 2])),
+        0..24,
+    );
+    // A few lists long enough to be written in several slices.
+    let long = (0usize..2, 2_100usize..4_500)
+        .prop_map(|(base, len)| (0..len).map(|n| (base * 1_000 + n, 4, 6)).collect());
+    prop_oneof![
+        6 => (0usize..3, 0i64..2, any::<bool>(), 0i64..3, prop_oneof![8 => topics, 1 => long], any::<bool>())
+            .prop_map(|(name, id, acting, counter, topics, delete_missing)| Step::Register {
+                name, id, acting, counter, topics, delete_missing,
+            }),
+        1 => (0usize..3).prop_map(Step::WipeWritePerm),
+        1 => (0usize..40).prop_map(Step::DeleteTopic),
+        1 => (0usize..3, 0i64..2).prop_map(|(name, id)| Step::Unregister { name, id }),
+    ]
+}
+
+fn configs(topics: &[(usize, i32, i32)]) -> Vec<TopicConfig> {
+    topics
+        .iter()
+        .map(|&(n, queues, perm)| topic_with(&topic_name(n), queues, queues, perm))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn registering_through_the_comparison_leaves_the_one_piece_table(
+        steps in prop::collection::vec(step(), 1..24)
+    ) {
+        let shared = SharedRoutes::new();
+        let mut whole = RouteTable::new();
+        for (at, step) in steps.into_iter().enumerate() {
+            let now = 1_000 + at as u64;
+            match step {
+                Step::Register { name, id, acting, counter, topics, delete_missing } => {
+                    let reg = registration(name, id, acting, counter).topics(&configs(&topics));
+                    let compared = shared.register_broker(reg.clone(), now, true, delete_missing);
+                    let one_piece = whole.register_broker(reg, now, true, delete_missing);
+                    prop_assert_eq!(compared, one_piece, "step {}", at);
+                }
+                Step::WipeWritePerm(name) => {
+                    let a = shared.write().wipe_write_perm(NAMES[name]);
+                    prop_assert_eq!(a, whole.wipe_write_perm(NAMES[name]));
+                }
+                Step::DeleteTopic(n) => {
+                    shared.write().delete_topic(&topic_name(n), None);
+                    whole.delete_topic(&topic_name(n), None);
+                }
+                Step::Unregister { name, id } => {
+                    let addr = format!("{}:{id}", NAMES[name]);
+                    let request = unregistration(&shared.read(), "c", &addr, NAMES[name], id);
+                    let a = shared.write().unregister_batch(&[request], false);
+                    let request = unregistration(&whole, "c", &addr, NAMES[name], id);
+                    prop_assert_eq!(a, whole.unregister_batch(&[request], false));
+                }
+            }
+            prop_assert_eq!(contents(&shared.read()), contents(&whole), "after step {}", at);
+        }
+    }
+}
