@@ -24,7 +24,7 @@ pub use register::{
 pub use shared::{RouteVariant, SharedRoutes};
 pub use snapshot::{SnapshotError, RESTORED_CONN, SNAPSHOT_VERSION};
 pub use table::{
-    BrokerGroup, BrokerKey, BrokerName, LiveBroker, RouteTable, TableSizes, TopicQueue,
+    BrokerGroup, BrokerKey, BrokerName, HeldTopics, LiveBroker, RouteTable, TableSizes, TopicQueue,
     TopicQueues, UnitSelect,
 };
 pub use view::ZoneFilter;

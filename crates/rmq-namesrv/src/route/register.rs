@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use rmq_protocol::{DataVersion, TopicConfig, TopicQueueMappingInfo};
 
-use super::table::{BrokerGroup, BrokerKey, BrokerName, LiveBroker, RouteTable, TopicQueue};
+use super::table::{
+    BrokerGroup, BrokerKey, BrokerName, HeldTopics, LiveBroker, RouteTable, TopicQueue,
+};
 use super::{ConnId, Millis, DEFAULT_BROKER_TIMEOUT_MS, MASTER_ID};
 
 /// Everything a REGISTER_BROKER request carries, decoded.
@@ -141,6 +143,14 @@ impl TopicWork {
         self.applies
     }
 
+    /// Whether every topic of the registration is written as sent: it
+    /// makes routes, its permissions are kept, and the broker is new or its
+    /// DataVersion changed (otherwise a changed topic it lists keeps the
+    /// table's numbers, as in Java).
+    pub fn writes_as_sent(&self) -> bool {
+        self.applies && !self.clear_write && (self.register_first || self.config_changed)
+    }
+
     /// Whether the table still holds the registration this work belongs to.
     pub fn is_current(&self, table: &RouteTable) -> bool {
         table
@@ -163,6 +173,15 @@ pub struct TopicChanges {
 }
 
 impl TopicChanges {
+    /// No topic differs, as of the topic map's write count `edits`.
+    pub fn none(edits: u64) -> TopicChanges {
+        TopicChanges {
+            edits,
+            positions: Vec::new(),
+            new_topics: 0,
+        }
+    }
+
     /// Positions in the registration's topic list to write, ascending.
     pub fn positions(&self) -> &[usize] {
         &self.positions
@@ -220,6 +239,35 @@ impl RouteTable {
     pub fn reserve_topics(&mut self, new_topics: usize) {
         if new_topics > 0 {
             self.topics.edit().reserve(new_topics);
+        }
+    }
+
+    /// Whether the topic map holds the topics of the broker at `key` as its
+    /// last registration, of list `fingerprint`, sent them, and has not been
+    /// written since ([`RouteTable::record_held_topics`]): then a
+    /// registration with that list differs in no topic.
+    pub fn holds_topics(&self, key: &BrokerKey, fingerprint: u64) -> bool {
+        let now = HeldTopics {
+            fingerprint,
+            edits: self.topics.edits(),
+        };
+        self.live
+            .get(key)
+            .is_some_and(|live| live.held_topics == Some(now))
+    }
+
+    /// Notes that the topic map now holds every topic of `work`'s
+    /// registration, of list `fingerprint`, as sent; nothing if the
+    /// registration is no longer current.
+    pub fn record_held_topics(&mut self, work: &TopicWork, fingerprint: u64) {
+        let edits = self.topics.edits();
+        let generation = work.generation;
+        if let Some(live) = self
+            .live
+            .get_mut(&work.key)
+            .filter(|live| live.generation == generation)
+        {
+            live.held_topics = Some(HeldTopics { fingerprint, edits });
         }
     }
 
@@ -374,6 +422,7 @@ impl RouteTable {
                 generation: self.generation,
                 provisional: false,
                 client_version: reg.client_version,
+                held_topics: None,
             },
         );
         let work = TopicWork {

@@ -13,15 +13,16 @@
 //! [`SharedRoutes::write_liveness`] and keeps the cache.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
-use rmq_protocol::Dialect;
+use rmq_protocol::{Dialect, TopicConfig};
 use tokio::sync::Notify;
 
-use super::register::{BrokerRegistration, RegisterError, RegisterOutcome};
-use super::{Millis, RouteTable};
+use super::register::{BrokerRegistration, RegisterError, RegisterOutcome, TopicChanges};
+use super::{BrokerKey, Millis, RouteTable};
 
 /// Topics a registration writes per hold of the write lock. Route queries
 /// wait for the lock on the runtime's workers; a 100,000-topic registration
@@ -41,6 +42,9 @@ pub struct SharedRoutes {
     all_topics: RwLock<Option<(u64, Bytes)>>,
     /// Woken by every write that may change a route, for route push.
     changed: Notify,
+    /// Seeds the fingerprints of registrations' topic lists (random per
+    /// process, so that no list can be made to match another's).
+    fingerprints: foldhash::quality::RandomState,
 }
 
 /// Encoded bodies of one generation of the table.
@@ -145,7 +149,11 @@ impl SharedRoutes {
     /// different brokers run side by side: a broker re-registering its
     /// topics unchanged, as it does every 30 s and with every new
     /// DataVersion, differs in none, and the write lock then covers only
-    /// the broker's part ([`RouteTable::begin_registration`]). The entries
+    /// the broker's part ([`RouteTable::begin_registration`]). Nor is the
+    /// comparison needed when the broker's last registration sent the same
+    /// list (a [`fingerprint`](Self::fingerprint) of it), left the table
+    /// holding it as sent, and nothing wrote the topic map since
+    /// ([`RouteTable::holds_topics`]). The entries
     /// that differ are written [`TOPICS_PER_LOCK`] at a time, the first
     /// slice with the broker's part, so that route queries are answered in
     /// between; a registration of at most that many topics is one hold of
@@ -168,9 +176,16 @@ impl SharedRoutes {
         notify_min_id: bool,
         delete_missing_topics: bool,
     ) -> Result<RegisterOutcome, RegisterError> {
-        let changes = self
-            .read()
-            .topic_changes(&reg.broker_name, &reg.topic_configs);
+        let fingerprint = self.fingerprint(&reg.broker_name, &reg.topic_configs);
+        let key = BrokerKey::new(&reg.cluster, &reg.broker_addr);
+        let changes = {
+            let table = self.read();
+            if table.holds_topics(&key, fingerprint) {
+                TopicChanges::none(table.topic_edits())
+            } else {
+                table.topic_changes(&reg.broker_name, &reg.topic_configs)
+            }
+        };
         let mut table = self.write();
         let (outcome, work) =
             table.begin_registration(&reg, now, notify_min_id, delete_missing_topics)?;
@@ -185,7 +200,9 @@ impl SharedRoutes {
         // Positions before `settled` are written, or were found as they
         // would be written with no write to the topic map since.
         let mut settled = 0;
+        let mut as_sent = work.writes_as_sent();
         if work.may_use(&changes, table.topic_edits()) {
+            as_sent |= changes.positions().is_empty();
             table.reserve_topics(changes.new_topics());
             let mut slices = changes.positions().chunks(TOPICS_PER_LOCK);
             settled = topics.len();
@@ -214,6 +231,9 @@ impl SharedRoutes {
                 table = self.write();
             }
         }
+        if as_sent {
+            table.record_held_topics(&work, fingerprint);
+        }
 
         if topics.len() <= TOPICS_PER_LOCK {
             table.finish_topics(&work, &topics);
@@ -229,6 +249,25 @@ impl SharedRoutes {
             self.write().drop_topics(&work, slice);
         }
         Ok(outcome)
+    }
+
+    /// A 64-bit fingerprint of a registration's broker name and topic list
+    /// (each topic's name and numbers, in order). Equal fingerprints are
+    /// taken for equal lists ([`RouteTable::holds_topics`]): a registration
+    /// whose list matched another by chance (about one in 2^64) would leave
+    /// its changed entries unwritten until the topic map is next written.
+    fn fingerprint(&self, broker_name: &str, topics: &[TopicConfig]) -> u64 {
+        let mut hasher = self.fingerprints.build_hasher();
+        broker_name.hash(&mut hasher);
+        topics.len().hash(&mut hasher);
+        for tc in topics {
+            tc.topic_name.hash(&mut hasher);
+            hasher.write_i32(tc.read_queue_nums);
+            hasher.write_i32(tc.write_queue_nums);
+            hasher.write_i32(tc.perm);
+            hasher.write_i32(tc.topic_sys_flag);
+        }
+        hasher.finish()
     }
 
     /// The encoded list of every topic: copied out with `find` under the

@@ -249,6 +249,7 @@ impl RouteTable {
                     generation: table.generation,
                     provisional: true,
                     client_version: 0,
+                    held_topics: None,
                 },
             );
         }

@@ -95,6 +95,21 @@ pub struct LiveBroker {
     /// The broker's release ordinal from its last registration (0: unknown,
     /// as for a broker restored from the route snapshot).
     pub client_version: i32,
+    /// Set once a registration's whole topic list was found in the topic
+    /// map, or written to it, as sent.
+    pub held_topics: Option<HeldTopics>,
+}
+
+/// A broker's topic list as the topic map held it: while the map has not
+/// been written since, a registration with the same list finds every entry
+/// as it would write it, without looking them up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeldTopics {
+    /// The list's fingerprint, with its broker name
+    /// ([`SharedRoutes`](super::SharedRoutes) computes it).
+    pub fingerprint: u64,
+    /// The topic map's write count when it held them.
+    pub edits: u64,
 }
 
 impl LiveBroker {

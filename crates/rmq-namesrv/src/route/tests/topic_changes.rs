@@ -56,6 +56,57 @@ fn an_unchanged_re_registration_differs_in_no_topic_and_writes_none() {
 }
 
 #[test]
+fn a_list_written_as_sent_is_held_until_the_topic_map_is_written() {
+    let topics = [topic("t1"), topic("t2")];
+    let key = crate::route::BrokerKey::new("c", "a:1");
+    let routes = SharedRoutes::new();
+    let held = |routes: &SharedRoutes| routes.read().live_broker(&key).unwrap().held_topics;
+    let reg = broker("c", "broker-a", "a:1", 0).topics(&topics);
+    routes
+        .register_broker(reg.clone(), 1_000, false, false)
+        .unwrap();
+    let first = held(&routes).expect("a first registration writes its list as sent");
+    assert_eq!(first.edits, routes.read().topic_edits());
+
+    // Unchanged and again: still held, the topic map untouched.
+    routes
+        .register_broker(reg.clone().version(2, 0), 2_000, false, false)
+        .unwrap();
+    assert_eq!(held(&routes), Some(first));
+
+    // Another writer: the same list is compared again. With the same
+    // DataVersion the wiped permission stays, as in Java, so the list is
+    // not held as sent.
+    assert_eq!(routes.write().wipe_write_perm("broker-a"), 2);
+    routes
+        .register_broker(reg.clone().version(2, 0), 3_000, false, false)
+        .unwrap();
+    assert_eq!(held(&routes), None);
+    let table = routes.read();
+    let queue = table.queue_datas("t1").unwrap().values().next().copied();
+    drop(table);
+    assert_eq!(queue.map(|q| q.perm), Some(perm::READ));
+
+    // A new DataVersion writes every topic as sent: held again.
+    routes
+        .register_broker(reg.version(3, 0), 4_000, false, false)
+        .unwrap();
+    let again = held(&routes).expect("held after a full write");
+    assert_eq!(again.fingerprint, first.fingerprint);
+    assert_eq!(again.edits, routes.read().topic_edits());
+    let table = routes.read();
+    assert_eq!(
+        table
+            .queue_datas("t1")
+            .unwrap()
+            .values()
+            .next()
+            .map(|q| q.perm),
+        Some(6)
+    );
+}
+
+#[test]
 fn changed_missing_and_new_topics_are_found() {
     let mut table = RouteTable::new();
     let first = broker("c", "broker-a", "a:1", 0).topics(&[topic("same"), topic("perm")]);
@@ -141,6 +192,12 @@ enum Step {
         topics: Vec<(usize, i32, i32)>,
         delete_missing: bool,
     },
+    /// The last list `name`/`id` registered, again, with DataVersion `counter`.
+    Repeat {
+        name: usize,
+        id: i64,
+        counter: i64,
+    },
     WipeWritePerm(usize),
     DeleteTopic(usize),
     Unregister {
@@ -176,6 +233,8 @@ fn step() -> impl Strategy<Value = Step> {
             .prop_map(|(name, id, acting, counter, topics, delete_missing)| Step::Register {
                 name, id, acting, counter, topics, delete_missing,
             }),
+        4 => (0usize..3, 0i64..2, 0i64..3)
+            .prop_map(|(name, id, counter)| Step::Repeat { name, id, counter }),
         1 => (0usize..3).prop_map(Step::WipeWritePerm),
         1 => (0usize..40).prop_map(Step::DeleteTopic),
         1 => (0usize..3, 0i64..2).prop_map(|(name, id)| Step::Unregister { name, id }),
@@ -198,14 +257,25 @@ proptest! {
     ) {
         let shared = SharedRoutes::new();
         let mut whole = RouteTable::new();
+        let mut sent = std::collections::HashMap::new();
         for (at, step) in steps.into_iter().enumerate() {
             let now = 1_000 + at as u64;
             match step {
                 Step::Register { name, id, acting, counter, topics, delete_missing } => {
                     let reg = registration(name, id, acting, counter).topics(&configs(&topics));
+                    sent.insert((name, id), (reg.clone(), delete_missing));
                     let compared = shared.register_broker(reg.clone(), now, true, delete_missing);
                     let one_piece = whole.register_broker(reg, now, true, delete_missing);
                     prop_assert_eq!(compared, one_piece, "step {}", at);
+                }
+                Step::Repeat { name, id, counter } => {
+                    if let Some((reg, delete_missing)) = sent.get(&(name, id)) {
+                        let reg = reg.clone().version(counter, 0);
+                        let compared =
+                            shared.register_broker(reg.clone(), now, true, *delete_missing);
+                        let one_piece = whole.register_broker(reg, now, true, *delete_missing);
+                        prop_assert_eq!(compared, one_piece, "step {}", at);
+                    }
                 }
                 Step::WipeWritePerm(name) => {
                     let a = shared.write().wipe_write_perm(NAMES[name]);
