@@ -18,12 +18,12 @@ use crate::group;
 use crate::peer::{self, JavaControllerSetup, JavaSetup, PeerKind, PeerSetup};
 use crate::pin::{self, Machine};
 use crate::provenance::GitState;
-use crate::results::{of_peer, utc_now, PeerInfo, PeerOutcome, Pinning, Results};
+use crate::results::{of_peer, utc_now, PeerInfo, PeerOutcome, Pinning, Results, TwoCores};
 use crate::scenario::{
     self, controller, failover, hostile, register, route_change, route_qps, route_sweep, security,
     startup, storm,
 };
-use crate::workload::Layout;
+use crate::workload::{Layout, Registration};
 
 /// The workspace this crate lives in (for `.bench/` and the Java pom).
 fn workspace_root() -> PathBuf {
@@ -572,7 +572,73 @@ pub async fn run_register(
         });
         results.register.push(outcome);
     }
+    results.register_two_cores =
+        Some(register_two_cores(global, setup, params, &registrations, results.machine.cpus).await);
     Ok(())
+}
+
+/// `register` again on Waymark and Java, each server on two CPUs: whether
+/// registrations of different brokers go faster with a second core. On a
+/// machine without two CPUs besides the generator's, one of the two is the
+/// generator's (said in the result).
+async fn register_two_cores(
+    global: &Global,
+    setup: &PeerSetup,
+    params: &register::Params,
+    registrations: &[Registration],
+    cpus: usize,
+) -> TwoCores {
+    let chosen = match (&setup.server_cpus, global.no_pin) {
+        (Some(server), false) => pin::two_server_cpus(server, &global.client_cpus, cpus)
+            .ok_or_else(|| format!("the machine has {cpus} CPU")),
+        _ => Err("the servers are not pinned (--no-pin, or no taskset)".to_owned()),
+    };
+    let (server_cpus, shares_generator_cpus) = match chosen {
+        Ok(chosen) => chosen,
+        Err(why) => {
+            return TwoCores {
+                skipped: Some(why),
+                ..TwoCores::default()
+            }
+        }
+    };
+    let two = PeerSetup {
+        server_cpus: Some(server_cpus.clone()),
+        ..setup.clone()
+    };
+    let mut runs = Vec::new();
+    for &kind in global
+        .peers
+        .iter()
+        .filter(|k| matches!(k, PeerKind::Waymark | PeerKind::Java))
+    {
+        eprintln!(
+            "[register {}] again with the server on CPUs {server_cpus}",
+            kind.id()
+        );
+        let outcome = PeerOutcome::of(
+            kind,
+            register::run(&two, kind, params, registrations.to_vec()).await,
+        );
+        summarize("register (two cores)", &outcome, |r| {
+            format!(
+                "steady {:.1}/s, {} µs CPU per steady registration, server CPU {}",
+                r.steady_per_s,
+                r.steady_cpu_us_per_registration
+                    .map_or("n/a".into(), |v| format!("{v:.0}")),
+                r.steady_server_cpu
+                    .as_ref()
+                    .map_or("n/a".into(), |c| format!("{:.0} %", c.server_cpu_percent))
+            )
+        });
+        runs.push(outcome);
+    }
+    TwoCores {
+        server_cpus,
+        shares_generator_cpus,
+        skipped: None,
+        register: runs,
+    }
 }
 
 /// `hostile` on every real NameServer of `global` (the ceiling keeps no

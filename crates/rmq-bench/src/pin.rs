@@ -46,6 +46,44 @@ fn cpus_exist(cpus: &str) -> bool {
     })
 }
 
+/// The CPUs of a `taskset -c` list (`0,2-3` → 0, 2, 3); `None` if it does
+/// not parse.
+fn cpu_list(cpus: &str) -> Option<Vec<usize>> {
+    let mut list = Vec::new();
+    for part in cpus.split(',') {
+        match part.split_once('-') {
+            Some((from, to)) => {
+                let from: usize = from.trim().parse().ok()?;
+                let to: usize = to.trim().parse().ok()?;
+                list.extend(from..=to);
+            }
+            None => list.push(part.trim().parse().ok()?),
+        }
+    }
+    Some(list)
+}
+
+/// Two CPUs for a server measured on two cores, and whether the generator
+/// (on `client_cpus`) shares them: the server's own CPU and the next one the
+/// generator does not use if the machine (`cpus` CPUs) has one, else the
+/// server's CPU and a generator's. `None` with fewer than two CPUs.
+pub fn two_server_cpus(
+    server_cpus: &str,
+    client_cpus: &str,
+    cpus: usize,
+) -> Option<(String, bool)> {
+    let server = cpu_list(server_cpus)?;
+    let client = cpu_list(client_cpus)?;
+    let own = *server.first()?;
+    let free = (0..cpus).find(|cpu| *cpu != own && !client.contains(cpu));
+    let (other, shared) = match free {
+        Some(cpu) => (cpu, false),
+        None => ((0..cpus).find(|cpu| *cpu != own)?, true),
+    };
+    let (low, high) = (own.min(other), own.max(other));
+    Some((format!("{low},{high}"), shared || client.contains(&own)))
+}
+
 /// Whether `taskset` can be run.
 pub fn taskset_available() -> bool {
     Command::new("taskset")
@@ -261,6 +299,14 @@ mod tests {
         assert!(proc_status_field(None, "Cpus_allowed_list").is_some());
         assert!(rss_kib(std::process::id()).is_some_and(|kib| kib > 0));
         assert!(cpus_exist("0"));
+        assert_eq!(cpu_list("0,2-4"), Some(vec![0, 2, 3, 4]));
+        assert_eq!(cpu_list("x"), None);
+        // Two CPUs: the server's second is the generator's.
+        assert_eq!(two_server_cpus("1", "0", 2), Some(("0,1".into(), true)));
+        // Four: the next one the generator does not use.
+        assert_eq!(two_server_cpus("1", "0", 4), Some(("1,2".into(), false)));
+        assert_eq!(two_server_cpus("2", "0,1", 4), Some(("2,3".into(), false)));
+        assert_eq!(two_server_cpus("0", "0", 1), None);
         assert!(!cpus_exist("4096"));
         assert!(Machine::probe().cpus >= 1);
     }

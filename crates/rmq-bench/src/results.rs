@@ -83,6 +83,21 @@ pub struct Pinning {
     pub server_cpus: Option<String>,
 }
 
+/// `register` with the server on two CPUs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TwoCores {
+    /// `taskset -c` list the servers were started with.
+    pub server_cpus: String,
+    /// Whether the generator ran on one of them: the machine had no two
+    /// CPUs besides the generator's, so the server got what the generator
+    /// left of them and its rate says nothing of how it scales.
+    pub shares_generator_cpus: bool,
+    /// Why it was not run, if it was not.
+    pub skipped: Option<String>,
+    /// Each peer's run.
+    pub register: Vec<PeerOutcome<Register>>,
+}
+
 /// Everything one invocation measured.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Results {
@@ -112,6 +127,9 @@ pub struct Results {
     pub route_under_storm: Vec<PeerOutcome<Storm>>,
     /// `register`.
     pub register: Vec<PeerOutcome<Register>>,
+    /// `register` again with every server on two CPUs (Waymark and Java).
+    #[serde(default)]
+    pub register_two_cores: Option<TwoCores>,
     /// `failover`.
     pub failover: Vec<PeerOutcome<Failover>>,
     /// `startup`.

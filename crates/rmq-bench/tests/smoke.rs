@@ -128,6 +128,15 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
         "a failover sample did not complete: {failover}\n{stderr}"
     );
 
+    // Unpinned servers cannot be given two CPUs: the pass says why it did not run.
+    assert!(
+        json["register_two_cores"]["skipped"]
+            .as_str()
+            .is_some_and(|why| why.contains("not pinned")),
+        "{}",
+        json["register_two_cores"]
+    );
+
     assert_eq!(peers("hostile"), 1, "the ceiling is not attacked");
     let attacks = json["hostile"][0]["result"]["attacks"]
         .as_array()
@@ -168,6 +177,10 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
         "the report dropped existing content"
     );
     assert!(text.contains("<!-- rmq-bench:begin") && text.contains("### route-qps"));
+    assert!(
+        text.contains("### register on two CPUs\n\nNot run: the servers are not pinned"),
+        "no two-core section:\n{text}"
+    );
     assert!(
         text.contains("### route-sweep") && text.contains("Commit measured: `"),
         "no route-sweep section or commit:\n{text}"
