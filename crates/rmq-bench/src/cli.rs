@@ -107,7 +107,8 @@ pub enum Command {
     RouteSweep(RouteSweepArgs),
     /// Route queries at a fixed rate while 100 brokers × 2,000 topics re-register.
     RouteUnderStorm(StormArgs),
-    /// First registrations of 100 brokers × 10,000 topics, steady re-registration, RSS.
+    /// First registrations of 100 brokers × 10,000 topics, steady
+    /// re-registration, RSS; then Waymark and Java again on two server CPUs.
     Register(RegisterArgs),
     /// Dead brokers leaving the routes: connection close and silent timeout.
     Failover(FailoverArgs),

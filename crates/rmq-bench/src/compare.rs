@@ -5,7 +5,8 @@
 //! A peer that fails a scenario is recorded with its error and the run goes
 //! on. The ceiling is skipped where it has nothing to measure (failover,
 //! hostile, route-change-latency), and the controller and security
-//! scenarios run only Waymark and Java.
+//! scenarios, and register's second pass on two server CPUs, run only
+//! Waymark and Java.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
