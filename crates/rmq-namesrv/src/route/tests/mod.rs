@@ -162,6 +162,18 @@ pub(super) fn unregister(
     table.unregister_batch(&[request], false)
 }
 
+/// Every topic's queue data, sorted, for comparing two tables.
+pub(super) fn contents(table: &RouteTable) -> Vec<(String, String)> {
+    table
+        .all_topics()
+        .into_iter()
+        .map(|topic| {
+            let queues = format!("{:?}", table.queue_datas(&topic));
+            (topic, queues)
+        })
+        .collect()
+}
+
 /// The route with `supportActingMaster` as given.
 pub(super) fn route(table: &RouteTable, topic: &str, acting: bool) -> Option<TopicRouteData> {
     table.topic_route(topic, acting)

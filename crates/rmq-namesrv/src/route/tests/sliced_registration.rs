@@ -4,7 +4,7 @@
 
 use rmq_protocol::TopicConfig;
 
-use super::{broker, Edit};
+use super::{broker, contents, Edit};
 use crate::route::{RouteTable, SharedRoutes};
 
 fn topics(prefix: &str, count: usize) -> Vec<TopicConfig> {
@@ -13,18 +13,6 @@ fn topics(prefix: &str, count: usize) -> Vec<TopicConfig> {
             read_queue_nums: 4,
             write_queue_nums: 4,
             ..TopicConfig::new(format!("{prefix}-{n:05}"))
-        })
-        .collect()
-}
-
-/// Every topic's queue data, sorted, for comparing two tables.
-fn contents(table: &RouteTable) -> Vec<(String, String)> {
-    table
-        .all_topics()
-        .into_iter()
-        .map(|topic| {
-            let queues = format!("{:?}", table.queue_datas(&topic));
-            (topic, queues)
         })
         .collect()
 }

@@ -7,20 +7,8 @@
 use proptest::prelude::*;
 use rmq_protocol::TopicConfig;
 
-use super::{broker, topic, topic_with, unregistration, Edit};
+use super::{broker, contents, topic, topic_with, unregistration, Edit};
 use crate::route::{perm, BrokerRegistration, RouteTable, SharedRoutes};
-
-/// Every topic's queue data, sorted, for comparing two tables.
-fn contents(table: &RouteTable) -> Vec<(String, String)> {
-    table
-        .all_topics()
-        .into_iter()
-        .map(|topic| {
-            let queues = format!("{:?}", table.queue_datas(&topic));
-            (topic, queues)
-        })
-        .collect()
-}
 
 #[test]
 fn an_unchanged_re_registration_differs_in_no_topic_and_writes_none() {
