@@ -382,6 +382,8 @@ pub async fn run(
                     });
                     results.route_qps.push(outcome);
                 }
+                results.route_qps_two_cores =
+                    Some(route_qps_two_cores(global, setup, &params, results.machine.cpus).await);
             }
             ScenarioName::RouteSweep => {
                 let params = route_sweep::Params::defaults(quick);
@@ -578,41 +580,56 @@ pub async fn run_register(
     Ok(())
 }
 
+/// Two CPUs for the servers of a second pass (see [`pin::two_server_cpus`]):
+/// the setup with them, their list, and whether the generator shares one.
+///
+/// # Errors
+/// Why there are none: servers unpinned, or a machine of one CPU.
+fn two_core_setup(
+    global: &Global,
+    setup: &PeerSetup,
+    cpus: usize,
+) -> Result<(PeerSetup, String, bool), String> {
+    let (server_cpus, shared) = match (&setup.server_cpus, global.no_pin) {
+        (Some(server), false) => pin::two_server_cpus(server, &global.client_cpus, cpus)
+            .ok_or_else(|| format!("the machine has {cpus} CPU"))?,
+        _ => return Err("the servers are not pinned (--no-pin, or no taskset)".to_owned()),
+    };
+    let two = PeerSetup {
+        server_cpus: Some(server_cpus.clone()),
+        ..setup.clone()
+    };
+    Ok((two, server_cpus, shared))
+}
+
+/// The peers of a second pass on two CPUs.
+fn two_core_peers(global: &Global) -> impl Iterator<Item = PeerKind> + '_ {
+    global
+        .peers
+        .iter()
+        .copied()
+        .filter(|k| matches!(k, PeerKind::Waymark | PeerKind::Java))
+}
+
 /// `register` again on Waymark and Java, each server on two CPUs: whether
 /// registrations of different brokers go faster with a second core. On a
 /// machine without two CPUs besides the generator's, one of the two is the
-/// generator's (said in the result).
+/// generator's (said in the result): a registration costs the generator a
+/// fraction of what it costs the server, so the pass still shows how much
+/// of the second CPU a server puts to use.
 async fn register_two_cores(
     global: &Global,
     setup: &PeerSetup,
     params: &register::Params,
     registrations: &[Registration],
     cpus: usize,
-) -> TwoCores {
-    let chosen = match (&setup.server_cpus, global.no_pin) {
-        (Some(server), false) => pin::two_server_cpus(server, &global.client_cpus, cpus)
-            .ok_or_else(|| format!("the machine has {cpus} CPU")),
-        _ => Err("the servers are not pinned (--no-pin, or no taskset)".to_owned()),
-    };
-    let (server_cpus, shares_generator_cpus) = match chosen {
+) -> TwoCores<register::Register> {
+    let (two, server_cpus, shares_generator_cpus) = match two_core_setup(global, setup, cpus) {
         Ok(chosen) => chosen,
-        Err(why) => {
-            return TwoCores {
-                skipped: Some(why),
-                ..TwoCores::default()
-            }
-        }
-    };
-    let two = PeerSetup {
-        server_cpus: Some(server_cpus.clone()),
-        ..setup.clone()
+        Err(why) => return TwoCores::skipped(why),
     };
     let mut runs = Vec::new();
-    for &kind in global
-        .peers
-        .iter()
-        .filter(|k| matches!(k, PeerKind::Waymark | PeerKind::Java))
-    {
+    for kind in two_core_peers(global) {
         eprintln!(
             "[register {}] again with the server on CPUs {server_cpus}",
             kind.id()
@@ -638,7 +655,53 @@ async fn register_two_cores(
         server_cpus,
         shares_generator_cpus,
         skipped: None,
-        register: runs,
+        runs,
+    }
+}
+
+/// `route-qps` again on Waymark and Java, each server on two CPUs of its
+/// own. Not run where the generator would share one: a route query costs
+/// the generator about what it costs the server, so on a shared CPU the
+/// rate would be the generator's. To give the generator more than one CPU,
+/// pin it to more (`--client-cpus 0,1 --server-cpus 2` on four CPUs).
+async fn route_qps_two_cores(
+    global: &Global,
+    setup: &PeerSetup,
+    params: &route_qps::Params,
+    cpus: usize,
+) -> TwoCores<route_qps::RouteQps> {
+    let (two, server_cpus, shared) = match two_core_setup(global, setup, cpus) {
+        Ok(chosen) => chosen,
+        Err(why) => return TwoCores::skipped(why),
+    };
+    if shared {
+        return TwoCores::skipped(format!(
+            "the machine has {cpus} CPUs, so one of the server's two would be the generator's, \
+             which needs about as much CPU per query as the server"
+        ));
+    }
+    let mut runs = Vec::new();
+    for kind in two_core_peers(global) {
+        eprintln!(
+            "[route-qps {}] again with the server on CPUs {server_cpus}",
+            kind.id()
+        );
+        let outcome = PeerOutcome::of(kind, route_qps_settled(&two, kind, params).await);
+        summarize("route-qps (two cores)", &outcome, |r| {
+            format!(
+                "{:.0} qps, {} µs CPU per query",
+                r.qps,
+                r.cpu_us_per_query
+                    .map_or("n/a".into(), |v| format!("{v:.2}"))
+            )
+        });
+        runs.push(outcome);
+    }
+    TwoCores {
+        server_cpus,
+        shares_generator_cpus: false,
+        skipped: None,
+        runs,
     }
 }
 

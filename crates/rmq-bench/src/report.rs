@@ -19,6 +19,7 @@ mod hostile;
 mod route_change;
 mod security;
 mod sweep;
+mod two_cores;
 
 pub use hostile::{merge_hostile, render_hostile, HOSTILE_BEGIN, HOSTILE_END};
 pub use route_change::{
@@ -323,7 +324,7 @@ fn targets(r: &Results) -> Vec<Target> {
         measured: value.map_or("n/a".into(), |v| format!("{v:.2}{unit}")),
         met: value.map(|v| v >= min),
     };
-    vec![
+    let mut targets = vec![
         at_least(
             "route-qps ≥ 3× Java",
             div(qps(w), qps(PeerKind::Java)),
@@ -383,66 +384,16 @@ fn targets(r: &Results) -> Vec<Target> {
             10.0,
             "×",
         ),
-        two_core_target(r),
-        Target {
-            what: "route queries/s, server on two CPUs, ≥ 1.7× one CPU",
-            measured: "not run: route-qps's generator offers about what one server CPU answers \
-                       (see route-qps), so it would need CPUs of its own beyond the server's two"
-                .into(),
-            met: None,
-        },
         Target {
             what: "startup ≤ 50 ms",
             measured: start.map_or("n/a".into(), |v| format!("{v:.1} ms")),
             met: start.map(|v| v <= 50.0),
         },
-    ]
-}
-
-/// Waymark's steady registrations/s on two CPUs ÷ on one; judged only
-/// where the server had both CPUs to itself.
-fn two_core_target(r: &Results) -> Target {
-    const WHAT: &str = "steady registrations/s, server on two CPUs, ≥ 1.7× one CPU";
-    let Some(two) = &r.register_two_cores else {
-        return Target {
-            what: WHAT,
-            measured: "n/a".into(),
-            met: None,
-        };
-    };
-    if let Some(why) = &two.skipped {
-        return Target {
-            what: WHAT,
-            measured: format!("not run: {why}"),
-            met: None,
-        };
-    }
-    let w = PeerKind::Waymark;
-    let gain = of_peer(&two.register, w)
-        .zip(of_peer(&r.register, w))
-        .filter(|(_, one)| one.steady_per_s > 0.0)
-        .map(|(two, one)| two.steady_per_s / one.steady_per_s);
-    match gain {
-        None => Target {
-            what: WHAT,
-            measured: "n/a".into(),
-            met: None,
-        },
-        Some(gain) if two.shares_generator_cpus => Target {
-            what: WHAT,
-            measured: format!(
-                "{gain:.2}×, not judged: the generator ran on one of the two CPUs \
-                 (the machine has {}), see \"register on two CPUs\"",
-                r.machine.cpus
-            ),
-            met: None,
-        },
-        Some(gain) => Target {
-            what: WHAT,
-            measured: format!("{gain:.2}×"),
-            met: Some(gain >= 1.7),
-        },
-    }
+    ];
+    let startup = targets.pop();
+    targets.extend(two_cores::targets(r));
+    targets.extend(startup);
+    targets
 }
 
 /// The table of the peers that ran: what each is and how it was started.
@@ -588,7 +539,7 @@ pub fn render(r: &Results, charts: &charts::Drawn) -> String {
     sweep::sweep_section(&mut out, r, &peers_run);
     storm_section(&mut out, r, &peers_run);
     register_section(&mut out, r, &peers_run);
-    register_two_cores_section(&mut out, r);
+    two_cores::sections(&mut out, r);
     failover_section(&mut out, r, &peers_run);
     startup_section(&mut out, r, &peers_run);
 
@@ -867,61 +818,6 @@ fn register_section(out: &mut String, r: &Results, peers: &[PeerKind]) {
     if peers.contains(&PeerKind::Ceiling) {
         out.push_str(
             "\n— : not compared. The ceiling keeps no routes, so its memory says nothing of a server's.\n",
-        );
-    }
-}
-
-fn register_two_cores_section(out: &mut String, r: &Results) {
-    let Some(two) = &r.register_two_cores else {
-        return;
-    };
-    out.push_str("\n### register on two CPUs\n\n");
-    if let Some(why) = &two.skipped {
-        let _ = writeln!(out, "Not run: {why}.");
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "`register` again on Waymark and Java, each server on CPUs {0} (`taskset -c {0}`), the generator \
-         as above: whether registrations of different brokers go faster with a second core. \
-         \"server CPU\" is the steady window's in % of one CPU.",
-        two.server_cpus
-    );
-    if two.shares_generator_cpus {
-        let _ = writeln!(
-            out,
-            "\nThis machine has {} CPUs, so one of the server's two is also the generator's: the server gets \
-             what the generator (and the loopback traffic it causes) leaves of that CPU, and the rate below \
-             shows how much of the second CPU the server put to use, not how it scales. Where the machine \
-             has two CPUs besides the generator's, the server gets them to itself and the target is judged.",
-            r.machine.cpus
-        );
-    }
-    out.push_str(
-        "\n| peer | steady registrations/s, one CPU | two CPUs | two ÷ one | server CPU, two CPUs | CPU per steady registration, one CPU | two CPUs |\n",
-    );
-    out.push_str("|---|---|---|---|---|---|---|\n");
-    for outcome in &two.register {
-        let peer = outcome.peer;
-        if error_row(out, &two.register, peer, 7) {
-            continue;
-        }
-        let (Some(x), one) = (outcome.result.as_ref(), of_peer(&r.register, peer)) else {
-            continue;
-        };
-        let one_rate = one.map(|o| o.steady_per_s);
-        let _ = writeln!(
-            out,
-            "| {} | {} | {:.1} | {} | {} | {} | {} |",
-            peer.title(),
-            one_rate.map_or("n/a".into(), |v| format!("{v:.1}")),
-            x.steady_per_s,
-            one_rate
-                .filter(|v| *v > 0.0)
-                .map_or("n/a".into(), |v| format!("{:.2}×", x.steady_per_s / v)),
-            cpu_share(x.steady_server_cpu.as_ref()),
-            us(one.and_then(|o| o.steady_cpu_us_per_registration)),
-            us(x.steady_cpu_us_per_registration),
         );
     }
 }
@@ -1613,7 +1509,7 @@ mod tests {
             server_cpus: "1,2".into(),
             shares_generator_cpus: false,
             skipped: None,
-            register: vec![PeerOutcome::of(w, Ok(register(3_000, 34_000, 100 * 1024)))],
+            runs: vec![PeerOutcome::of(w, Ok(register(3_000, 34_000, 100 * 1024)))],
         };
         results.register_two_cores = Some(two.clone());
         let text = render(&results, &charts::Drawn::default());
@@ -1640,12 +1536,24 @@ mod tests {
              generator ran on one of the two CPUs (the machine has 2), see \"register on two CPUs\" | n/a |"
         ), "{text}");
 
-        results.register_two_cores = Some(TwoCores {
-            skipped: Some("the machine has 1 CPU".into()),
-            ..TwoCores::default()
+        results.register_two_cores = Some(TwoCores::skipped("the machine has 1 CPU".into()));
+        let text = render(&results, &charts::Drawn::default());
+        assert!(text.contains("### register on two CPUs\n\nNot run: the machine has 1 CPU."));
+
+        // Route queries: 5,000,000 in 20 s on one CPU, 9,000,000 on two.
+        results.route_qps_two_cores = Some(TwoCores {
+            server_cpus: "1,2".into(),
+            shares_generator_cpus: false,
+            skipped: None,
+            runs: vec![PeerOutcome::of(w, Ok(qps(3_000, 9_000_000)))],
         });
         let text = render(&results, &charts::Drawn::default());
-        assert!(text.contains("Not run: the machine has 1 CPU."));
+        assert!(text.contains("### route-qps on two CPUs"), "{text}");
+        assert!(
+            text.contains("| route queries/s, server on two CPUs, ≥ 1.7× one CPU | 1.80× | yes |"),
+            "{text}"
+        );
+        assert!(text.contains("| 4.00 µs | 3.33 µs |"), "{text}");
     }
 
     #[test]

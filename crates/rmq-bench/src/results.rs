@@ -83,9 +83,9 @@ pub struct Pinning {
     pub server_cpus: Option<String>,
 }
 
-/// `register` with the server on two CPUs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TwoCores {
+/// A scenario run again with the server on two CPUs (Waymark and Java).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TwoCores<T> {
     /// `taskset -c` list the servers were started with.
     pub server_cpus: String,
     /// Whether the generator ran on one of them: the machine had no two
@@ -95,7 +95,20 @@ pub struct TwoCores {
     /// Why it was not run, if it was not.
     pub skipped: Option<String>,
     /// Each peer's run.
-    pub register: Vec<PeerOutcome<Register>>,
+    #[serde(alias = "register")]
+    pub runs: Vec<PeerOutcome<T>>,
+}
+
+impl<T> TwoCores<T> {
+    /// Not run, for `why`.
+    pub fn skipped(why: String) -> TwoCores<T> {
+        TwoCores {
+            server_cpus: String::new(),
+            shares_generator_cpus: false,
+            skipped: Some(why),
+            runs: Vec::new(),
+        }
+    }
 }
 
 /// Everything one invocation measured.
@@ -120,6 +133,9 @@ pub struct Results {
     pub peers: Vec<PeerInfo>,
     /// `route-qps`.
     pub route_qps: Vec<PeerOutcome<RouteQps>>,
+    /// `route-qps` again with every server on two CPUs (Waymark and Java).
+    #[serde(default)]
+    pub route_qps_two_cores: Option<TwoCores<RouteQps>>,
     /// `route-sweep`.
     #[serde(default)]
     pub route_sweep: Vec<PeerOutcome<RouteSweep>>,
@@ -129,7 +145,7 @@ pub struct Results {
     pub register: Vec<PeerOutcome<Register>>,
     /// `register` again with every server on two CPUs (Waymark and Java).
     #[serde(default)]
-    pub register_two_cores: Option<TwoCores>,
+    pub register_two_cores: Option<TwoCores<Register>>,
     /// `failover`.
     pub failover: Vec<PeerOutcome<Failover>>,
     /// `startup`.
