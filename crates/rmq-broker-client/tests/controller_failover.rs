@@ -163,6 +163,11 @@ async fn notices_carry_the_change_when_the_sync_is_slow() {
         set[1..].iter().all(|r| r.agent().master_epoch() == 2)
     })
     .await;
+    // The log task hears of a change after the agent made it.
+    until("both changes logged", WAIT, || {
+        set[1..].iter().all(|r| source_at_epoch_2(r).is_some())
+    })
+    .await;
     for replica in &set[1..] {
         assert_eq!(
             source_at_epoch_2(replica),
@@ -182,6 +187,11 @@ async fn the_periodic_sync_carries_the_change_without_notices() {
     set[0].stop().await;
     until("both survivors at epoch 2", WAIT, || {
         set[1..].iter().all(|r| r.agent().master_epoch() == 2)
+    })
+    .await;
+    // The log task hears of a change after the agent made it.
+    until("both changes logged", WAIT, || {
+        set[1..].iter().all(|r| source_at_epoch_2(r).is_some())
     })
     .await;
     for replica in &set[1..] {

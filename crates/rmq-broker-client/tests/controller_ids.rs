@@ -24,6 +24,8 @@ async fn three_replicas_get_ids_1_2_3_in_java_identity_files() {
         let replica = Replica::start("ids-a", &controller.addr, &[&ns.addr]).await;
         // One at a time, so that the first replica wins the first election.
         until("a role", WAIT, || replica.role() != ReplicaRole::Unknown).await;
+        // The agent takes its id before it tells the log task.
+        until("the id logged", WAIT, || !replica.ids().is_empty()).await;
         assert_eq!(replica.id(), Some(expected));
         assert_eq!(replica.ids(), [(expected, IdOrigin::Assigned)]);
         assert_eq!(
@@ -70,7 +72,8 @@ async fn a_restarted_replica_uses_the_id_of_its_file() {
 
     second.stop().await;
     second.start_again().await;
-    until("an id again", WAIT, || second.id().is_some()).await;
+    // Logged by a task of its own, after the agent took the id.
+    until("an id again", WAIT, || !second.ids().is_empty()).await;
     assert_eq!(second.ids(), [(2, IdOrigin::File)]);
     until("a slave again", WAIT, || {
         matches!(second.role(), ReplicaRole::Slave { master_id: 1, .. })
@@ -130,7 +133,7 @@ async fn a_crash_between_apply_and_identity_file_applies_the_same_id_again() {
     let config = fast_config(&controller.addr, &dir);
     let mut replica = Replica::unstarted("ids-c", &controller.addr, &[&ns.addr], config, &listener);
     replica.launch(listener);
-    until("an id", WAIT, || replica.id().is_some()).await;
+    until("an id", WAIT, || !replica.ids().is_empty()).await;
     assert_eq!(replica.ids(), [(1, IdOrigin::Reapplied)]);
     assert_eq!(replica.identity_file(), "DefaultCluster#ids-c#1");
     assert!(!replica.has_temp_file());
@@ -158,7 +161,7 @@ async fn a_temporary_file_whose_id_was_taken_is_dropped_for_a_new_id() {
     .unwrap();
     let config = fast_config(&controller.addr, &dir);
     let replica = Replica::start_with("ids-d", &controller.addr, &[&ns.addr], config).await;
-    until("an id", WAIT, || replica.id().is_some()).await;
+    until("an id", WAIT, || !replica.ids().is_empty()).await;
     assert_eq!(replica.ids(), [(2, IdOrigin::Assigned)]);
     assert_eq!(replica.identity_file(), "DefaultCluster#ids-d#2");
     assert!(!replica.has_temp_file());
