@@ -22,7 +22,7 @@ use rmq_protocol::{Dialect, TopicConfig};
 use tokio::sync::Notify;
 
 use super::register::{BrokerRegistration, RegisterError, RegisterOutcome, TopicChanges};
-use super::{BrokerKey, Millis, RouteTable};
+use super::{BrokerKey, Millis, RouteTable, MASTER_ID};
 
 /// Topics a registration writes per hold of the write lock. Route queries
 /// wait for the lock on the runtime's workers; a 100,000-topic registration
@@ -144,7 +144,7 @@ impl SharedRoutes {
 
     /// REGISTER_BROKER, with the write lock held only for what changes.
     ///
-    /// The registration's topics are first compared with the table under
+    /// A master's topics are first compared with the table under
     /// the read lock ([`RouteTable::topic_changes`]), where registrations of
     /// different brokers run side by side: a broker re-registering its
     /// topics unchanged, as it does every 30 s and with every new
@@ -176,16 +176,22 @@ impl SharedRoutes {
         notify_min_id: bool,
         delete_missing_topics: bool,
     ) -> Result<RegisterOutcome, RegisterError> {
-        let fingerprint = self.fingerprint(&reg.broker_name, &reg.topic_configs);
-        let key = BrokerKey::new(&reg.cluster, &reg.broker_addr);
-        let changes = {
+        // Only a master's topics are known to make routes before its
+        // broker's part is written: a slave's make them only as the prime
+        // slave of a group without master, which is decided there. A slave's
+        // list is not compared (in a master/slave group it is never
+        // written), and is written whole in the rare case it applies.
+        let compared = (reg.broker_id == MASTER_ID).then(|| {
+            let fingerprint = self.fingerprint(&reg.broker_name, &reg.topic_configs);
+            let key = BrokerKey::new(&reg.cluster, &reg.broker_addr);
             let table = self.read();
-            if table.holds_topics(&key, fingerprint) {
+            let changes = if table.holds_topics(&key, fingerprint) {
                 TopicChanges::none(table.topic_edits())
             } else {
                 table.topic_changes(&reg.broker_name, &reg.topic_configs)
-            }
-        };
+            };
+            (fingerprint, changes)
+        });
         let mut table = self.write();
         let (outcome, work) =
             table.begin_registration(&reg, now, notify_min_id, delete_missing_topics)?;
@@ -201,7 +207,10 @@ impl SharedRoutes {
         // would be written with no write to the topic map since.
         let mut settled = 0;
         let mut as_sent = work.writes_as_sent();
-        if work.may_use(&changes, table.topic_edits()) {
+        let usable = compared
+            .as_ref()
+            .filter(|(_, changes)| work.may_use(changes, table.topic_edits()));
+        if let Some((_, changes)) = usable {
             as_sent |= changes.positions().is_empty();
             table.reserve_topics(changes.new_topics());
             let mut slices = changes.positions().chunks(TOPICS_PER_LOCK);
@@ -231,8 +240,8 @@ impl SharedRoutes {
                 table = self.write();
             }
         }
-        if as_sent {
-            table.record_held_topics(&work, fingerprint);
+        if let Some((fingerprint, _)) = compared.as_ref().filter(|_| as_sent) {
+            table.record_held_topics(&work, *fingerprint);
         }
 
         if topics.len() <= TOPICS_PER_LOCK {
