@@ -18,6 +18,8 @@ started=$SECONDS
 banner() { printf '\n==== %s\n' "$*"; }
 # shellcheck source=../scripts/lib/stages.sh
 . "$ROOT/scripts/lib/stages.sh"
+# shellcheck source=../scripts/lib/cargo.sh
+. "$ROOT/scripts/lib/cargo.sh"
 fail() { echo "interop/browser: FAILED ($1) after $((SECONDS - started)) s" >&2; exit 1; }
 
 install_chromium() {
@@ -35,15 +37,11 @@ timed "browser: chromium" install_chromium || fail "chromium install"
 banner "playwright-core (npm ci in interop/browser)"
 timed "browser: npm ci" npm --prefix "$DIR" ci --no-audit --no-fund || fail "npm ci"
 
-banner "rmq-namesrv and rmq-broker-sim (cargo build)"
-cargo_flags=(-q -p rmq-namesrv -p rmq-broker-sim)
-[[ "${CI:-}" == "true" ]] && cargo_flags+=(--locked)
-timed "browser: binaries build" cargo build --manifest-path "$ROOT/Cargo.toml" "${cargo_flags[@]}" \
-  || fail "cargo build"
-target_dir=${CARGO_TARGET_DIR:-target}
-[[ "$target_dir" == /* ]] || target_dir="$ROOT/$target_dir"
-export WAYMARK_NAMESRV_BIN="$target_dir/debug/rmq-namesrv"
-export WAYMARK_BROKER_SIM_BIN="$target_dir/debug/rmq-broker-sim"
+banner "rmq-namesrv and rmq-broker-sim (cargo test --workspace --no-run, scripts/lib/cargo.sh)"
+timed "browser: binaries build" workspace_build || fail "cargo build"
+WAYMARK_NAMESRV_BIN=$(workspace_bin rmq-namesrv)
+WAYMARK_BROKER_SIM_BIN=$(workspace_bin rmq-broker-sim)
+export WAYMARK_NAMESRV_BIN WAYMARK_BROKER_SIM_BIN
 
 banner "node --test (interop/browser)"
 cd "$DIR"

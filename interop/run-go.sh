@@ -19,19 +19,17 @@ started=$SECONDS
 banner() { printf '\n==== %s\n' "$*"; }
 # shellcheck source=../scripts/lib/stages.sh
 . "$ROOT/scripts/lib/stages.sh"
+# shellcheck source=../scripts/lib/cargo.sh
+. "$ROOT/scripts/lib/cargo.sh"
 fail() { echo "interop/go: FAILED ($1) after $((SECONDS - started)) s" >&2; exit 1; }
 
 banner "Go modules (go mod download)"
 timed "Go: module download" go -C "$GO_DIR" mod download || fail "go mod download"
 
-banner "rmq-namesrv (cargo build -p rmq-namesrv)"
-cargo_flags=(-q -p rmq-namesrv)
-[[ "${CI:-}" == "true" ]] && cargo_flags+=(--locked)
-timed "Go: rmq-namesrv build" cargo build --manifest-path "$ROOT/Cargo.toml" "${cargo_flags[@]}" \
-  || fail "cargo build"
-target_dir=${CARGO_TARGET_DIR:-target}
-[[ "$target_dir" == /* ]] || target_dir="$ROOT/$target_dir"
-export WAYMARK_NAMESRV_BIN="$target_dir/debug/rmq-namesrv"
+banner "rmq-namesrv (cargo test --workspace --no-run, scripts/lib/cargo.sh)"
+timed "Go: rmq-namesrv build" workspace_build || fail "cargo build"
+WAYMARK_NAMESRV_BIN=$(workspace_bin rmq-namesrv)
+export WAYMARK_NAMESRV_BIN
 [[ -x "$WAYMARK_NAMESRV_BIN" ]] || fail "no binary at $WAYMARK_NAMESRV_BIN"
 
 profile=${WAYMARK_JAVA_PROFILE:-rmq5}

@@ -22,6 +22,14 @@
 # WAYMARK_CONTROLLER_KINDS, default "waymark java" (empty: none): Waymark's rmq-controller,
 # and Java's controller as the control. A failing scenario run does not stop the others; the
 # script ends with a pass/fail matrix of every test class and exits 1 if any run failed.
+#
+# The runs of a profile against the two NameServers go on at the same time, and so do the
+# two controller runs: their tests mostly wait on brokers, so two share the machine's cores
+# with little slowing of either. The profile's classes are compiled once first, each run
+# then starts surefire on them (no two Mavens compile into one target directory), its own
+# report, log and home directories, its ports from its own slice of the port range
+# (WAYMARK_PORTS_SLICE, see the harness's Ports), its output printed whole when it ends.
+# WAYMARK_SCENARIO_CONCURRENT=0 runs them one after another instead.
 # Needs cargo, Java 17+ and Maven 3.6+.
 set -euo pipefail
 
@@ -34,6 +42,7 @@ PROFILES=${WAYMARK_JAVA_PROFILES:-rmq5 rmq53 rmq4}
 SCENARIO_PROFILES=${WAYMARK_SCENARIO_PROFILES-rmq5 rmq4}
 SCENARIO_NAMESRVS=${WAYMARK_SCENARIO_NAMESRVS:-waymark java}
 CONTROLLER_KINDS=${WAYMARK_CONTROLLER_KINDS-waymark java}
+CONCURRENT=${WAYMARK_SCENARIO_CONCURRENT:-1}
 MVN=(mvn -B -q -ntp -Dstyle.color=never -f "$POM")
 
 mode=run
@@ -48,27 +57,20 @@ esac
 banner() { printf '\n==== %s\n' "$*"; }
 # shellcheck source=../scripts/lib/stages.sh
 . "$ROOT/scripts/lib/stages.sh"
+# shellcheck source=../scripts/lib/cargo.sh
+. "$ROOT/scripts/lib/cargo.sh"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/waymark-interop.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
-banner "Rust frames for the Java decoder (cargo run -p rmq-wire --example emit_frames)"
-cargo_flags=(-q -p rmq-wire --example emit_frames)
-[[ "${CI:-}" == "true" ]] && cargo_flags+=(--locked)
-timed "Rust frames for the Java decoder" \
-  cargo run --manifest-path "$ROOT/Cargo.toml" "${cargo_flags[@]}" -- "$TMP/rust-frames"
+# The binaries (rmq-namesrv, rmq-admin, rmq-controller) and examples (emit_frames,
+# allocate) as `cargo test --workspace` built them (scripts/lib/cargo.sh).
+banner "Waymark binaries and examples (cargo test --workspace --no-run)"
+timed "Waymark binaries for the Java tests" workspace_build
+BIN_DIR=$(dirname "$(workspace_bin rmq-namesrv)")
 
-banner "Waymark binaries for the scenario tests (cargo build -p rmq-namesrv -p rmq-admin -p rmq-controller, example allocate)"
-build_flags=(-q)
-[[ "${CI:-}" == "true" ]] && build_flags+=(--locked)
-build_scenario_binaries() {
-  (cd "$ROOT" && cargo build "${build_flags[@]}" -p rmq-namesrv -p rmq-admin -p rmq-controller \
-    && cargo build "${build_flags[@]}" -p rmq-route-client --example allocate)
-}
-timed "Waymark binaries for the scenario tests" build_scenario_binaries
-target_dir=${CARGO_TARGET_DIR:-target}
-[[ "$target_dir" == /* ]] || target_dir="$ROOT/$target_dir"
-BIN_DIR="$target_dir/debug"
+banner "Rust frames for the Java decoder (example emit_frames)"
+timed "Rust frames for the Java decoder" "$(workspace_example emit_frames)" "$TMP/rust-frames"
 
 # The surefire report directory of a profile's runs against one kind of NameServer.
 reports_of() {
@@ -103,12 +105,24 @@ vector_run() {
   mvn_plain "${args[@]}"
 }
 
+# Profiles whose classes (main and test) this run has compiled.
+declare -A compiled=()
 for profile in $PROFILES; do
   banner "Java interop tests, profile $profile"
   start=$SECONDS
   timed "Java vectors and Rust frames, $profile" vector_run "$profile"
+  compiled[$profile]=1
   echo "profile $profile passed in $((SECONDS - start)) s"
 done
+
+# The classes of a profile, compiled once before its runs start surefire on them.
+compile_profile() {
+  local profile=$1
+  [[ -z "${compiled[$profile]:-}" ]] || return 0
+  banner "Java classes, profile $profile (mvn test-compile)"
+  timed "Java classes, $profile" mvn_plain -P "$profile" test-compile || return
+  compiled[$profile]=1
+}
 
 # $@ in a subshell (a function that changes directory or exits).
 run_in_subshell() {
@@ -199,7 +213,7 @@ scenario_run() {
   local profile=$1 kind=$2 reports
   reports=$(reports_of "$profile" "$kind") || return
   rm -rf "$reports" || return
-  mvn_plain -P "$profile" test -Dsurefire.failIfNoSpecifiedTests=false \
+  mvn_plain -P "$profile" surefire:test -Dsurefire.failIfNoSpecifiedTests=false \
     '-Dtest=dev/waymark/interop/scenario/*Test.java,dev/waymark/interop/diff/*Test.java' \
     "-Dwaymark.namesrv=$kind" "-Dwaymark.reports=$kind" \
     "-Dwaymark.namesrv.bin=$BIN_DIR/rmq-namesrv" "-Dwaymark.admin.bin=$BIN_DIR/rmq-admin"
@@ -214,7 +228,7 @@ controller_run() {
   local kind=$1 reports
   reports=$(reports_of rmq5 "controller-$kind") || return
   rm -rf "$reports" || return
-  mvn_plain -P rmq5 test -Dsurefire.failIfNoSpecifiedTests=false \
+  mvn_plain -P rmq5 surefire:test -Dsurefire.failIfNoSpecifiedTests=false \
     '-Dtest=dev/waymark/interop/ha/*Test.java,dev/waymark/interop/controller/ControllerDifferentialTest.java' \
     "-Dwaymark.controller=$kind" "-Dwaymark.reports=controller-$kind" \
     "-Dwaymark.controller.bin=$BIN_DIR/rmq-controller" "-Dwaymark.namesrv.bin=$BIN_DIR/rmq-namesrv"
@@ -274,32 +288,68 @@ attribute() {
   fi
 }
 
+# COMMAND with this run's slice of the port range (exported to the JVMs it starts).
+with_port_slice() {
+  export WAYMARK_PORTS_SLICE=$1
+  shift
+  "$@"
+}
+
+# Starts one run of a group: NAME (its stage), LABEL (its name among the failed runs), SLICE
+# (i/n: its part of the port range), COMMAND. The runs of a group go on at the same time,
+# collected by collect_runs; with WAYMARK_SCENARIO_CONCURRENT=0 each runs here, its output
+# as it comes.
+declare -A run_labels=()
+start_run() {
+  local name=$1 label=$2 slice=$3
+  shift 3
+  run_labels[$name]=$label
+  if [[ "$CONCURRENT" == 1 ]]; then
+    concurrent_start "$name" with_port_slice "$slice" "$@"
+    return 0
+  fi
+  banner "$name"
+  local start=$SECONDS
+  if timed "$name" "$@"; then
+    echo "$name: passed in $((SECONDS - start)) s"
+  else
+    echo "$name: FAILED after $((SECONDS - start)) s"
+    failed_runs+=("$label")
+  fi
+}
+
+# Waits for the runs started since the last collection (GROUP: their line in the stage
+# table); each failed run's label goes to failed_runs.
+collect_runs() {
+  local name
+  concurrent_wait "$1" && return 0
+  for name in "${CONCURRENT_FAILED[@]}"; do
+    failed_runs+=("${run_labels[$name]}")
+  done
+}
+
 if [[ -n "$SCENARIO_PROFILES" ]]; then
+  read -ra kinds <<<"$SCENARIO_NAMESRVS"
   for profile in $SCENARIO_PROFILES; do
-    for kind in $SCENARIO_NAMESRVS; do
-      banner "Scenario tests, profile $profile, NameServer $kind"
-      start=$SECONDS
-      if timed "scenarios, $profile against the $kind NameServer" scenario_run "$profile" "$kind"; then
-        echo "scenarios, profile $profile, NameServer $kind: passed in $((SECONDS - start)) s"
-      else
-        echo "scenarios, profile $profile, NameServer $kind: FAILED after $((SECONDS - start)) s"
-        failed_runs+=("$profile/$kind")
-      fi
+    compile_profile "$profile"
+    banner "Scenario tests, profile $profile, NameServers: ${kinds[*]}"
+    for i in "${!kinds[@]}"; do
+      start_run "scenarios, $profile against the ${kinds[$i]} NameServer" "$profile/${kinds[$i]}" \
+        "$((i + 1))/${#kinds[@]}" scenario_run "$profile" "${kinds[$i]}"
     done
+    [[ "$CONCURRENT" != 1 ]] || collect_runs "scenarios, $profile, at once against: ${kinds[*]}"
   done
   print_matrix
 fi
 if [[ -n "$CONTROLLER_KINDS" ]]; then
-  for kind in $CONTROLLER_KINDS; do
-    banner "Controller scenarios, profile rmq5, controller $kind"
-    start=$SECONDS
-    if timed "controller scenarios, rmq5 against the $kind controller" controller_run "$kind"; then
-      echo "controller scenarios, profile rmq5, controller $kind: passed in $((SECONDS - start)) s"
-    else
-      echo "controller scenarios, profile rmq5, controller $kind: FAILED after $((SECONDS - start)) s"
-      failed_runs+=("rmq5/controller-$kind")
-    fi
+  read -ra kinds <<<"$CONTROLLER_KINDS"
+  compile_profile rmq5
+  banner "Controller scenarios, profile rmq5, controllers: ${kinds[*]}"
+  for i in "${!kinds[@]}"; do
+    start_run "controller scenarios, rmq5 against the ${kinds[$i]} controller" "rmq5/controller-${kinds[$i]}" \
+      "$((i + 1))/${#kinds[@]}" controller_run "${kinds[$i]}"
   done
+  [[ "$CONCURRENT" != 1 ]] || collect_runs "controller scenarios, rmq5, at once against: ${kinds[*]}"
   print_controller_matrix
 fi
 if ((${#failed_runs[@]} > 0)); then

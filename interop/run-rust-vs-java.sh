@@ -7,8 +7,9 @@
 #   interop/run-rust-vs-java.sh
 #
 # Builds the Java class path of interop/java (profile WAYMARK_JAVA_PROFILE,
-# default rmq5 = RocketMQ 5.5.1), then `cargo test --locked` of the test
-# targets that start a NameServer. Tests of Waymark-only behaviour inside them
+# default rmq5 = RocketMQ 5.5.1), then `cargo test --workspace --test ...` of
+# the test targets that start a NameServer (by name, so that nothing is
+# compiled again after `cargo test --workspace`; see scripts/lib/cargo.sh). Tests of Waymark-only behaviour inside them
 # still run against Waymark. Needs cargo, Java 17+ and Maven 3.6+.
 # The last line is the one-line result.
 set -euo pipefail
@@ -34,21 +35,26 @@ classpath="$ROOT/interop/java/target/$profile/classpath.txt"
 export WAYMARK_JAVA_NAMESRV_CLASSPATH=$classpath
 
 cd "$ROOT"
+# The test targets of one group, picked by name across the workspace (--workspace, never
+# -p: the build `cargo test --workspace` made, nothing compiled again; scripts/lib/cargo.sh).
+# A name runs in every package that has a test target of that name.
 run() {
-  local package=$1
+  local group=$1
   shift
-  local args=(-p "$package")
+  local args=(--locked --workspace)
   for target in "$@"; do args+=(--test "$target"); done
-  banner "cargo test --locked ${args[*]} (Java NameServer)"
+  banner "cargo test ${args[*]} ($group, Java NameServer)"
   local test_started=$SECONDS
-  timed "Rust vs Java: cargo test -p $package" cargo test --locked "${args[@]}" \
-    || fail "cargo test -p $package"
-  echo "$package: passed in $((SECONDS - test_started)) s"
+  timed "Rust vs Java: cargo test, $group" cargo test "${args[@]}" \
+    || fail "cargo test, $group"
+  echo "$group: passed in $((SECONDS - test_started)) s"
 }
+# namesrv_failures also names a test target of rmq-admin (a NameServer-less one), which
+# runs with them.
 run rmq-broker-client address_service heartbeat namesrv_failures need_register register_bodies \
   register_master_slave unregister controller_ids controller_failover controller_group controller_expiry
-run rmq-route-client namesrv_failover route_fetch route_watch route_push
-run rmq-admin route_watch
+# route_watch is a test target of rmq-route-client and of rmq-admin: both run.
+run "rmq-route-client and rmq-admin" namesrv_failover route_fetch route_watch route_push
 run rmq-broker-sim lifecycle sim_once sim_routes sim_controller
 
 echo "interop/rust-vs-java: PASSED (profile $profile, $((SECONDS - started)) s)"

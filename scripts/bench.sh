@@ -16,9 +16,10 @@
 # generated sections say so at the top). Each section names the commit measured.
 #
 # route-change-latency (a broker coming and going until a client sees it:
-# Waymark's route push against polling every 30 s) is not in the default set:
-# each polling client takes about 3 minutes, some 10 minutes with every peer.
-# Name it to run it; it rewrites only its own section.
+# Waymark's route push against polling every 30 s) is not in the default set
+# of a full run: each polling client takes about 3 minutes, some 10 minutes
+# with every peer. Name it to run it; it rewrites only its own section. A
+# --quick run, a harness check, runs every scenario.
 #
 #   scripts/bench.sh                      the full run (measure on an idle machine)
 #   scripts/bench.sh --quick --allow-dirty   a few seconds per scenario: harness check only

@@ -9,6 +9,10 @@
 #    `| sed …q`, `| awk …exit`, `| read`). Under `set -o pipefail` the writer
 #    then dies of SIGPIPE and fails the script, depending on timing. Capture
 #    the output first (`out=$(cmd)`), then cut it.
+# 3. Checks scripts/lib/stages.sh's concurrent stages (concurrent_start,
+#    concurrent_wait): a command that fails beside one that passes fails the
+#    wait and is named, each one's output is printed, and the stage table
+#    counts the group once in its total.
 #
 #   scripts/ci-selftest.sh
 set -euo pipefail
@@ -85,3 +89,42 @@ if ((${#findings[@]} > 0)); then
   exit 1
 fi
 echo "no early-closing pipeline readers in ${#scripts[@]} shell scripts"
+
+# 3. Concurrent stages: run in a child shell with a stage log of its own.
+concurrent_check() {
+  local out status=0 expected
+  out=$(
+    # shellcheck source=lib/stages.sh
+    . scripts/lib/stages.sh
+    WAYMARK_STAGE_LOG=$(mktemp "${TMPDIR:-/tmp}/waymark-selftest-stages.XXXXXX")
+    trap 'rm -f "$WAYMARK_STAGE_LOG"' EXIT
+    concurrent_start "passes" bash -c 'sleep 1; echo output of the passing one'
+    concurrent_start "fails" bash -c 'echo output of the failing one; exit 7'
+    if concurrent_wait "both"; then
+      echo "RESULT passed"
+    else
+      echo "RESULT failed: ${CONCURRENT_FAILED[*]}"
+    fi
+    concurrent_start "alone" true
+    concurrent_wait "one" && echo "RESULT2 passed"
+    print_stage_table
+  ) || status=$?
+  ((status == 0)) || { echo "ci-selftest: the concurrent-stage check exited with $status" >&2; return 1; }
+  for expected in "output of the passing one" "output of the failing one" "RESULT failed: fails" \
+    "RESULT2 passed" "---- fails: FAILED (exit status 7)"; do
+    [[ "$out" == *"$expected"* ]] || {
+      printf 'ci-selftest: concurrent stages: no "%s" in:\n%s\n' "$expected" "$out" >&2
+      return 1
+    }
+  done
+  # Each line of the group and its commands is in the table; the total counts "both" and
+  # "one", not the indented "  | passes" (at least 1 s) again.
+  local pattern='both +([0-9]+) +FAILED.*  \| passes +([0-9]+) +passed.*  \| fails +[0-9]+ +FAILED.*one +([0-9]+) +passed.*  \| alone.*total +([0-9]+) '
+  if [[ "$out" =~ $pattern ]] && ((BASH_REMATCH[4] == BASH_REMATCH[1] + BASH_REMATCH[3] && BASH_REMATCH[2] >= 1)); then
+    echo "concurrent stages: failures collected and named, output printed, the total counted once"
+  else
+    printf 'ci-selftest: concurrent stages: unexpected stage table in:\n%s\n' "$out" >&2
+    return 1
+  fi
+}
+concurrent_check

@@ -7,6 +7,8 @@
 # target's executions. The corpus is thrown away: CI starts from the Java
 # vectors every time, so a run is about as strong as the previous one.
 #   scripts/fuzz-smoke.sh
+#   scripts/fuzz-smoke.sh --build-only   installs cargo-fuzz and builds the targets, no more
+#                                        (./scripts/test.sh builds them beside the Java stages)
 # Run by ./scripts/test.sh as the stage "fuzz smoke".
 set -euo pipefail
 
@@ -22,10 +24,20 @@ per_target=$((total / ${#FUZZ_TARGETS[@]}))
 corpus=$(mktemp -d "${TMPDIR:-/tmp}/waymark-fuzz-corpus.XXXXXX")
 trap 'rm -rf "$corpus"' EXIT
 
+case "${1:-}" in
+  "") build_only=0 ;;
+  --build-only) build_only=1 ;;
+  *) echo "usage: $0 [--build-only]" >&2; exit 2 ;;
+esac
+
 start=$SECONDS
 fuzz_setup
 fuzz_build
 built=$SECONDS
+if ((build_only)); then
+  printf 'fuzz targets built in %d s\n' "$((built - start))"
+  exit 0
+fi
 fuzz_seed "$corpus"
 
 failed=()

@@ -9,8 +9,8 @@
 //!
 //! Run from `fuzz/`: `RUSTC_BOOTSTRAP=1 cargo fuzz run frame_decode -- -max_total_time=60`.
 //! Adding `corpus/frame_decode seeds/frame_decode` after the target name also
-//! feeds in the spec §12 frames kept in `seeds/` (the corpus itself is not
-//! committed).
+//! feeds in the frames Java wrote that are kept in `seeds/` (`java_*`; the
+//! corpus itself is not committed).
 
 #![no_main]
 

@@ -19,7 +19,7 @@
 //! Run from `fuzz/`:
 //! `RUSTC_BOOTSTRAP=1 cargo fuzz run register_body_decode -- -max_total_time=60 -malloc_limit_mb=256`
 //! (append `corpus/register_body_decode seeds/register_body_decode` to start
-//! from the spec §12.6/§12.7 bodies).
+//! from a 5.x broker's one-topic body, as JSON and as Java compressed it).
 
 #![no_main]
 

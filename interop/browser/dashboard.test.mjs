@@ -1,7 +1,9 @@
 // The dashboard of a real rmq-namesrv in a real headless Chromium: it loads
 // without errors, shows a broker that a real client (rmq-broker-sim)
 // registers, filters topics by the search box, and drops the broker when the
-// client leaves (SIGTERM: it unregisters), without a reload.
+// client leaves (SIGTERM: it unregisters), without a reload. Two clustered
+// NameServers: one's dashboard shows the other as a live member and the
+// broker registered with the other as relayed from it.
 //
 //   WAYMARK_NAMESRV_BIN=... WAYMARK_BROKER_SIM_BIN=... node --test
 //
@@ -34,12 +36,13 @@ function start(command, args) {
   return child;
 }
 
-// The addresses the NameServer prints once it listens: never guessed.
-function bootAddresses(child) {
+// The addresses the NameServer prints once it listens: never guessed. With
+// `gossip`, also the cluster's gossip address, printed last.
+function bootAddresses(child, { gossip = false } = {}) {
   return new Promise((resolve, reject) => {
     const found = {};
     const timer = setTimeout(
-      () => reject(new Error("rmq-namesrv printed no boot and HTTP lines; stderr:\n" + child.stderrText())),
+      () => reject(new Error("rmq-namesrv printed no boot, HTTP (and gossip) lines; stderr:\n" + child.stderrText())),
       BOOT_TIMEOUT_MS);
     child.on("exit", (code) => reject(new Error("rmq-namesrv exited (" + code + "):\n" + child.stderrText())));
     createInterface({ input: child.stdout }).on("line", (line) => {
@@ -47,7 +50,9 @@ function bootAddresses(child) {
       if (boot) found.remoting = boot[1];
       const http = line.match(/^Waymark HTTP listening on (http:\/\/\S+)/);
       if (http) found.http = http[1];
-      if (found.remoting && found.http) {
+      const cluster = line.match(/^Waymark cluster gossip on (\S+)/);
+      if (cluster) found.gossip = cluster[1];
+      if (found.remoting && found.http && (found.gossip || !gossip)) {
         clearTimeout(timer);
         resolve(found);
       }
@@ -85,19 +90,14 @@ test("the dashboard follows a broker coming and going", async (t) => {
 
   browser = await chromium.launch({ executablePath: BROWSER, headless: true, args: ["--no-sandbox"] });
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  const problems = [];
-  page.on("console", (message) => { if (message.type() === "error") problems.push("console: " + message.text()); });
-  page.on("pageerror", (error) => problems.push("page error: " + error.message));
-  page.on("requestfailed", (request) => problems.push("request failed: " + request.url()));
-  page.on("response", (response) => {
-    if (response.status() >= 400) problems.push("HTTP " + response.status() + ": " + response.url());
-  });
+  const problems = watchProblems(page);
 
   await page.goto(http + "/");
   await page.locator("#last-updated").filter({ hasNotText: "never" }).waitFor({ timeout: CHANGE_TIMEOUT_MS });
   assert.equal(await page.locator("#role").textContent(), "NameServer");
   assert.equal(await page.locator("#brokers tbody tr").count(), 0, "no broker yet");
   assert.ok(await page.locator("#controller").isHidden(), "no controller in this process");
+  assert.ok(await page.locator("#ns-cluster").isHidden(), "no NameServer cluster without clusterGossipAddr");
 
   // A real client registers a broker with three topics.
   const sim = start(BROKER_SIM, [
@@ -134,4 +134,78 @@ test("the dashboard follows a broker coming and going", async (t) => {
   namesrv.kill("SIGKILL");
   await page.locator("#error-banner").waitFor({ state: "visible", timeout: CHANGE_TIMEOUT_MS });
   assert.match(await page.locator("#error-banner").textContent(), /does not answer/);
+});
+
+// Watches a page for console errors, page errors, failed requests and error
+// answers.
+function watchProblems(page) {
+  const problems = [];
+  page.on("console", (message) => { if (message.type() === "error") problems.push("console: " + message.text()); });
+  page.on("pageerror", (error) => problems.push("page error: " + error.message));
+  page.on("requestfailed", (request) => problems.push("request failed: " + request.url()));
+  page.on("response", (response) => {
+    if (response.status() >= 400) problems.push("HTTP " + response.status() + ": " + response.url());
+  });
+  return problems;
+}
+
+test("the cluster view shows the other member and a relayed broker", async (t) => {
+  assert.ok(NAMESRV, "set WAYMARK_NAMESRV_BIN to the rmq-namesrv binary");
+  assert.ok(BROKER_SIM, "set WAYMARK_BROKER_SIM_BIN to the rmq-broker-sim binary");
+  const dir = mkdtempSync(join(tmpdir(), "waymark-cluster-"));
+  const shots = process.env.WAYMARK_SCREENSHOT_DIR ?? dir;
+  let browser;
+  t.after(async () => {
+    if (browser) await browser.close();
+    for (const child of children) child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const clustered = (name, extra) => start(NAMESRV, [
+    "--listen", "127.0.0.1:0",
+    "--set", "httpListenAddr=127.0.0.1:0",
+    "--set", "kvConfigPath=" + join(dir, name + "-kv.json"),
+    "--set", "configStorePath=" + join(dir, name + ".properties"),
+    "--set", "routeSnapshotPath=",
+    "--set", "clusterGossipAddr=127.0.0.1:0",
+    "--set", "clusterId=dashboard",
+    ...extra,
+  ]);
+  const first = await bootAddresses(clustered("first", []), { gossip: true });
+  const second = await bootAddresses(
+    clustered("second", ["--set", "clusterSeeds=" + first.gossip]), { gossip: true });
+
+  // A broker registers with the first NameServer only.
+  start(BROKER_SIM, [
+    "-n", first.remoting, "--broker-name", "relay", "--topics", "2", "--topic-prefix", "RelayTopic",
+    "--no-system-topics", "--base-port", "30921", "--period", "2s",
+  ]);
+
+  browser = await chromium.launch({ executablePath: BROWSER, headless: true, args: ["--no-sandbox"] });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const problems = watchProblems(page);
+  await page.goto(second.http + "/");
+  await page.locator("#ns-cluster").waitFor({ state: "visible", timeout: CHANGE_TIMEOUT_MS });
+  assert.match(await page.locator("#ns-cluster-node").textContent(),
+    new RegExp("cluster dashboard, this node " + second.remoting.replace(/\./g, "\\.")));
+
+  // The first NameServer, judged live by the failure detector.
+  const member = page.locator(`#ns-members tbody tr[data-member="${first.remoting}"][data-liveness="live"]`);
+  await member.waitFor({ timeout: CHANGE_TIMEOUT_MS });
+  assert.match(await member.textContent(), new RegExp(first.gossip.replace(/\./g, "\\.")));
+
+  // The broker, relayed from the first NameServer, and routed here too.
+  const relayed = page.locator('#ns-brokers tbody tr[data-broker-addr="127.0.0.1:30921"]');
+  await relayed.waitFor({ timeout: CHANGE_TIMEOUT_MS });
+  assert.equal(await relayed.getAttribute("data-source"), "relayed");
+  assert.match(await relayed.textContent(), new RegExp("relay-0.*relayed from " + first.remoting.replace(/\./g, "\\.")));
+  await page.locator('#brokers tbody tr[data-broker-addr="127.0.0.1:30921"]').waitFor({ timeout: CHANGE_TIMEOUT_MS });
+  await page.locator('#topics tbody tr[data-topic="RelayTopic1"]').first().waitFor({ timeout: CHANGE_TIMEOUT_MS });
+  await page.screenshot({ path: join(shots, "dashboard-cluster.png"), fullPage: true });
+
+  // On the first NameServer the same broker is direct.
+  await page.goto(first.http + "/");
+  const direct = page.locator('#ns-brokers tbody tr[data-broker-addr="127.0.0.1:30921"][data-source="direct"]');
+  await direct.waitFor({ timeout: CHANGE_TIMEOUT_MS });
+  assert.deepEqual(problems, [], "the page had no errors");
 });

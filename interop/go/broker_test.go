@@ -24,7 +24,8 @@ const (
 // BrokerStartup sets JVM property rocketmq.remoting.version to it before it creates the
 // BrokerController; BrokerLauncher does not (yet), so its requests say version 0 and a
 // NameServer, Java's as well as Waymark's, reads the REGISTER_BROKER body in the pre-3.0.11
-// format and registers no topics (spec/wire-protocol.md §8). Setting the property here
+// format (a bare topic-config wrapper, what brokers before 3.0.11 sent) and registers no
+// topics. Setting the property here
 // makes the broker behave as a broker started by mqbroker does.
 var remotingVersion = map[string]string{"rmq5": "515", "rmq53": "479", "rmq4": "409"}
 

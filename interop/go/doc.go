@@ -10,8 +10,9 @@
 // The Go client is the interesting peer because it differs from Java on the wire: it
 // sends JSON headers with `"language":"GO"`, version 317 and no
 // `serializeTypeCurrentRPC`, and it expects route bodies in fastjson's default dialect
-// (`"brokerAddrs":{0:"host:port"}`), which it repairs with string surgery
-// (spec/wire-protocol.md §4.1, §9).
+// (`"brokerAddrs":{0:"host:port"}`, not JSON: integer map keys unquoted), which it
+// repairs with string surgery. The NameServer must accept its headers as fastjson does
+// and answer it in that dialect, as Java answers any client below version 401.
 //
 // Normally run through interop/run-go.sh, which builds the NameServer and the Java
 // launcher first.

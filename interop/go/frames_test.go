@@ -358,8 +358,8 @@ func extString(v json.RawMessage) string {
 }
 
 // javaHeader is the JSON header the Java NameServer writes for a response without a
-// custom header (fastjson default dialect, keys sorted, null remark omitted;
-// spec/wire-protocol.md §4.1).
+// custom header (fastjson default dialect: keys sorted, null remark omitted, no
+// extFields).
 func javaHeader(code, opaque, version int, remark *string) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `{"code":%d,"flag":1,"language":"JAVA","opaque":%d,`, code, opaque)
@@ -370,7 +370,8 @@ func javaHeader(code, opaque, version int, remark *string) string {
 	return sb.String()
 }
 
-// fastjsonString quotes s as fastjson's default dialect does (spec §9.3).
+// fastjsonString quotes s as fastjson 1.2.83's default dialect does (the Java
+// NameServer's header and default-dialect body writer).
 func fastjsonString(s string) string {
 	var sb strings.Builder
 	sb.WriteByte('"')
@@ -413,8 +414,8 @@ const (
 	goClientVersion = 317
 )
 
-// topicNotExistRemark is the Java NameServer's remark for an unknown topic
-// (spec/wire-protocol.md §12.4).
+// topicNotExistRemark is the Java NameServer's remark for an unknown topic, with the
+// FAQ address after a line feed.
 func topicNotExistRemark(topic string) string {
 	return "No topic route info in name server for the topic: " + topic +
 		"\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."

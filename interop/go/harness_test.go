@@ -228,6 +228,14 @@ var namesrvReady = regexp.MustCompile(`The Name Server boot success.*address (\S
 // `--set key=value`.
 func startNamesrv(t *testing.T, settings ...string) string {
 	t.Helper()
+	_, m := startNamesrvUntil(t, namesrvReady, settings...)
+	return m[1]
+}
+
+// startNamesrvUntil is startNamesrv, waiting for a line that matches ready (printed with or
+// after the boot line) and returning the process and that line's submatches.
+func startNamesrvUntil(t *testing.T, ready *regexp.Regexp, settings ...string) (*proc, []string) {
+	t.Helper()
 	bin := namesrvBin(t)
 	dir := t.TempDir()
 	argv := []string{
@@ -242,8 +250,7 @@ func startNamesrv(t *testing.T, settings ...string) string {
 	for _, s := range settings {
 		argv = append(argv, "--set", s)
 	}
-	_, m := startProc(t, "waymark namesrv", namesrvReady, 20*time.Second, argv, "NO_COLOR=1")
-	return m[1]
+	return startProc(t, "waymark namesrv", ready, 20*time.Second, argv, "NO_COLOR=1")
 }
 
 // uniq gives names (topics, groups, instance names) that cannot collide between runs or

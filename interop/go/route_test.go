@@ -2,7 +2,8 @@ package interop
 
 // The Go client's route query against a Waymark NameServer that has no broker: the
 // client must get TOPIC_NOT_EXIST (17) and turn it into its own errors.ErrTopicNotExist,
-// and the response must be the one Java sends (spec/wire-protocol.md §12.4).
+// and the response must be the one Java sends (code 17, the remark with the FAQ address,
+// no extFields).
 
 import (
 	"context"

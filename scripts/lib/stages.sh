@@ -8,6 +8,18 @@
 #   stage_log_own           when WAYMARK_STAGE_LOG is unset, points it at a new
 #                           file and succeeds: the caller then prints the table
 #   print_stage_table       the recorded stages and their total, in run order
+#   concurrent_start NAME COMMAND...
+#                           starts COMMAND in the background, its output (stdout
+#                           and stderr) to a file of its own
+#   concurrent_wait GROUP   waits for every command started since the last wait
+#                           (`wait PID`, so each one's exit status), in start
+#                           order, printing each one's output whole as it is
+#                           collected; records GROUP with the time it waited (so
+#                           the total stays the run's wall time when the commands
+#                           went on beside other stages), then each command with
+#                           its own time, indented and left out of the total; sets
+#                           CONCURRENT_FAILED to the NAMEs that failed and succeeds
+#                           only if none did
 #
 # COMMAND's status is tested, and bash ignores `set -e` inside whatever runs
 # in a tested context, subshells included: pass a program, or a function that
@@ -44,14 +56,79 @@ stage_log_own() {
   export WAYMARK_STAGE_LOG
 }
 
+CONCURRENT_PIDS=()
+CONCURRENT_NAMES=()
+CONCURRENT_FAILED=()
+CONCURRENT_DIR=
+CONCURRENT_START=0
+
+concurrent_start() {
+  local name=$1 index=${#CONCURRENT_PIDS[@]}
+  shift
+  if [[ -z "$CONCURRENT_DIR" ]]; then
+    CONCURRENT_DIR=$(mktemp -d "${TMPDIR:-/tmp}/waymark-concurrent.XXXXXX") || return
+    CONCURRENT_START=$SECONDS
+  fi
+  (
+    start=$SECONDS
+    status=0
+    "$@" >"$CONCURRENT_DIR/$index.log" 2>&1 </dev/null || status=$?
+    printf '%s\n' "$((SECONDS - start))" >"$CONCURRENT_DIR/$index.seconds"
+    exit "$status"
+  ) &
+  CONCURRENT_PIDS+=("$!")
+  CONCURRENT_NAMES+=("$name")
+  printf '%s: started (pid %s); its output follows when it ends\n' "$name" "$!"
+}
+
+concurrent_wait() {
+  local group=$1 index status seconds result name parts=() waited=$SECONDS
+  CONCURRENT_FAILED=()
+  for index in "${!CONCURRENT_PIDS[@]}"; do
+    status=0
+    wait "${CONCURRENT_PIDS[$index]}" || status=$?
+    # No time of its own when it was killed before it could write one.
+    seconds=$((SECONDS - CONCURRENT_START))
+    [[ -f "$CONCURRENT_DIR/$index.seconds" ]] && seconds=$(<"$CONCURRENT_DIR/$index.seconds")
+    result=passed
+    if ((status != 0)); then
+      result=FAILED
+      CONCURRENT_FAILED+=("${CONCURRENT_NAMES[$index]}")
+    fi
+    printf '\n---- %s: %s (exit status %s) after %s s; its output:\n' \
+      "${CONCURRENT_NAMES[$index]}" "$result" "$status" "$seconds"
+    cat "$CONCURRENT_DIR/$index.log" || true
+    printf -- '---- end of the output of %s\n' "${CONCURRENT_NAMES[$index]}"
+    parts+=("$seconds"$'\t'"$result"$'\t'"${CONCURRENT_NAMES[$index]}")
+  done
+  if [[ -n "${WAYMARK_STAGE_LOG:-}" ]]; then
+    local free part
+    free=$(free_disk_mib)
+    result=passed
+    ((${#CONCURRENT_FAILED[@]} == 0)) || result=FAILED
+    printf '%s\t%s\t%s\t%s\n' "$((SECONDS - waited))" "$result" "$free" "$group" >>"$WAYMARK_STAGE_LOG"
+    for part in "${parts[@]}"; do
+      IFS=$'\t' read -r seconds result name <<<"$part"
+      printf '%s\t%s\t%s\t  | %s\n' "$seconds" "$result" "$free" "$name" >>"$WAYMARK_STAGE_LOG"
+    done
+  fi
+  rm -rf "$CONCURRENT_DIR"
+  CONCURRENT_DIR=
+  CONCURRENT_PIDS=()
+  CONCURRENT_NAMES=()
+  ((${#CONCURRENT_FAILED[@]} == 0))
+}
+
 print_stage_table() {
   [[ -n "${WAYMARK_STAGE_LOG:-}" && -f "$WAYMARK_STAGE_LOG" ]] || return 0
   local seconds result free name total=0
   printf '\n==== Stage timings\n'
-  printf '%-58s %8s  %-7s %s\n' "stage" "seconds" "result" "free disk after (MiB)"
+  printf '%-64s %8s  %-7s %s\n' "stage" "seconds" "result" "free disk after (MiB)"
+  # A concurrent command's line ("  | NAME") keeps its leading spaces (IFS is only a
+  # tab), and its time is already in its group's.
   while IFS=$'\t' read -r seconds result free name; do
-    printf '%-58s %8s  %-7s %s\n' "$name" "$seconds" "$result" "$free"
-    total=$((total + seconds))
+    printf '%-64s %8s  %-7s %s\n' "$name" "$seconds" "$result" "$free"
+    [[ "$name" == "  | "* ]] || total=$((total + seconds))
   done <"$WAYMARK_STAGE_LOG"
-  printf '%-58s %8s  (%dm%02ds)\n' "total" "$total" "$((total / 60))" "$((total % 60))"
+  printf '%-64s %8s  (%dm%02ds)\n' "total" "$total" "$((total / 60))" "$((total % 60))"
 }

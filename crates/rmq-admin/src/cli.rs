@@ -582,13 +582,30 @@ pub enum ConfigCommand {
 #[derive(Debug, Subcommand)]
 pub enum NamesrvCommand {
     /// Compares cluster info and the route of every topic across the
-    /// NameServers and lists every difference: cluster membership, broker
-    /// clusters, addresses, zones, topics, queue counts and perms.
+    /// NameServers and lists every difference, with its cause: cluster
+    /// membership, broker clusters, addresses, zones, topics, queue counts
+    /// and perms.
+    ///
+    /// Each NameServer is also asked for its view of the Waymark NameServer
+    /// cluster (WAYMARK_GET_CLUSTER_STATUS); the #Waymark Cluster column
+    /// shows its clusterId, "(not ready)" while it bootstraps, "-" for a
+    /// NameServer that is no cluster node (Java's, or Waymark's with the
+    /// cluster off). Nodes of one cluster converge by themselves, so each
+    /// difference is traced to its cause, listed under the table: a
+    /// NameServer that is no cluster node, or in another cluster, still
+    /// bootstrapping, seeing the node that holds the broker dead, or still
+    /// pulling from it; a relayed copy that is not the holder's
+    /// registration; or, both holding the same registration, an admin
+    /// write made on one NameServer only (write permission, topics, order
+    /// configuration in the KV store). With --json each difference has
+    /// "causes": [{"kind", "text"}] and each result a "cluster" summary.
     ///
     /// Needs at least two NameServers. Exit code 0 when they agree, 1 when
     /// they disagree or one failed. A broker registering while the diff runs
     /// can show as a passing difference: run it again to confirm.
-    #[command(after_help = "Example:\n  rmq-admin -n '10.0.0.1:9876;10.0.0.2:9876' namesrv diff")]
+    #[command(
+        after_help = "Example:\n  rmq-admin -n '10.0.0.1:9876;10.0.0.2:9876;10.0.0.3:9876' namesrv diff"
+    )]
     Diff,
 }
 

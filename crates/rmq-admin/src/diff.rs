@@ -8,19 +8,32 @@
 //! and reports every fact on which they differ. Route `brokerDatas` are not
 //! compared separately: the NameServer builds them from the broker table,
 //! which is compared.
+//!
+//! Waymark NameServers can form one cluster that converges by itself; the
+//! diff asks each NameServer for its view of that cluster too
+//! (WAYMARK_GET_CLUSTER_STATUS) and names, for every difference, its cause
+//! ([`cause`]). A broker relayed from another node yields the same facts
+//! as one registered directly, so a converged cluster shows none.
+
+pub mod cause;
+pub mod role;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use futures::stream::{self, StreamExt};
+use rmq_protocol::cluster_status::ClusterStatusBody;
 use rmq_protocol::headers::GetRouteInfoRequestHeader;
 use rmq_protocol::{ClusterInfo, TopicList, TopicRouteData};
 use rmq_wire::{RequestCode, ResponseCode};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use serde_json::{json, Map, Value};
+
+pub use cause::Cause;
+pub use role::ClusterRole;
 
 use crate::commands::Target;
 use crate::error::{CallError, EXIT_FAILED, EXIT_OK, EXIT_PARTIAL};
-use crate::namesrv::{fan_out, Answer, Session};
+use crate::namesrv::{fan_out, request, Answer, Session};
 use crate::output::{answer_json, error_line, perm, Report, Server, Table};
 
 /// Route queries in flight at once on one connection.
@@ -41,6 +54,13 @@ pub struct Snapshot {
     /// Every fact; compared, not printed.
     #[serde(skip)]
     pub facts: BTreeMap<Key, String>,
+    /// What it says of its NameServer cluster.
+    #[serde(serialize_with = "cluster_json")]
+    pub cluster: ClusterRole,
+}
+
+fn cluster_json<S: Serializer>(role: &ClusterRole, serializer: S) -> Result<S::Ok, S::Error> {
+    role.to_json().serialize(serializer)
 }
 
 /// One fact on which the NameServers differ; `values` follows the order of
@@ -61,17 +81,22 @@ pub async fn run(target: Target<'_>) -> Report {
     report(&answers)
 }
 
-/// Fetches one NameServer's cluster info, topic list and every route.
+/// Fetches one NameServer's view of its cluster, its cluster info, topic
+/// list and every route.
 ///
 /// # Errors
 /// Any failure except TOPIC_NOT_EXIST for a listed topic (a topic removed
 /// meanwhile), named by the step it happened in: a partial snapshot would
-/// show false differences.
+/// show false differences. An error answer to the cluster status is no
+/// failure: it is what the status says ([`ClusterRole`]).
 pub async fn snapshot(session: Session) -> Result<Snapshot, CallError> {
     let info: ClusterInfo = session
         .call_json(RequestCode::GetBrokerClusterInfo, None)
         .await
         .map_err(|e| e.in_step("cluster info"))?;
+    // Asked once the NameServer has answered: a silence then is its way of
+    // not knowing the code, not a dead connection.
+    let cluster = cluster_role(&session).await?;
     let list: TopicList = session
         .call_json(RequestCode::GetAllTopicListFromNameserver, None)
         .await
@@ -93,6 +118,46 @@ pub async fn snapshot(session: Session) -> Result<Snapshot, CallError> {
         brokers: info.broker_addr_table.len(),
         topics: topics.len(),
         facts,
+        cluster,
+    })
+}
+
+/// WAYMARK_GET_CLUSTER_STATUS: a cluster node's view; a NameServer that
+/// does not know the code (Java's, or Waymark's with its cluster off) is no
+/// cluster node, whether it says so (REQUEST_CODE_NOT_SUPPORTED: Java 5.x,
+/// Waymark) or answers nothing (Java 4.x's NameServer leaves a request code
+/// it does not know unanswered, so the call times out).
+///
+/// # Errors
+/// Transport failures other than that time-out.
+async fn cluster_role(session: &Session) -> Result<ClusterRole, CallError> {
+    let response = match session
+        .invoke(request(RequestCode::WaymarkGetClusterStatus, None))
+        .await
+    {
+        Ok(response) => response,
+        Err(CallError::Timeout(_)) => return Ok(ClusterRole::NotClusterNode),
+        Err(error) => return Err(error.in_step("cluster status")),
+    };
+    Ok(match response.response_code() {
+        ResponseCode::Success => {
+            let body = response.body.as_deref().unwrap_or_default();
+            match ClusterStatusBody::from_json(body) {
+                Ok(body) if body.enabled && body.node.is_some() => {
+                    ClusterRole::Node(Box::new(body))
+                }
+                Ok(_) => ClusterRole::NotClusterNode,
+                Err(error) => ClusterRole::Unknown(format!("unreadable answer: {error}")),
+            }
+        }
+        ResponseCode::RequestCodeNotSupported => ClusterRole::NotClusterNode,
+        _ => ClusterRole::Unknown(
+            CallError::Response {
+                code: response.code,
+                remark: response.remark,
+            }
+            .to_string(),
+        ),
     })
 }
 
@@ -190,7 +255,8 @@ pub fn differences(snapshots: &[&Snapshot]) -> Vec<Difference> {
 }
 
 /// Builds the report: a summary row per NameServer, the verdict, the table of
-/// differences (one column per NameServer that answered) and the exit code.
+/// differences (one column per NameServer that answered, then the numbers
+/// of their causes), the causes, and the exit code.
 pub fn report(answers: &[Answer<Snapshot>]) -> Report {
     let answered: Vec<(&str, &Snapshot)> = answers
         .iter()
@@ -207,6 +273,18 @@ pub fn report(answers: &[Answer<Snapshot>]) -> Report {
         .collect();
     let snapshots: Vec<&Snapshot> = answered.iter().map(|(_, s)| *s).collect();
     let diffs = differences(&snapshots);
+    let views: Vec<cause::View<'_>> = answered
+        .iter()
+        .map(|(label, snapshot)| cause::View { label, snapshot })
+        .collect();
+    let diff_causes: Vec<Vec<Cause>> = diffs.iter().map(|d| cause::causes(&views, d)).collect();
+    // Each cause once, numbered in order of first appearance.
+    let mut legend: Vec<&Cause> = Vec::new();
+    for cause in diff_causes.iter().flatten() {
+        if !legend.contains(&cause) {
+            legend.push(cause);
+        }
+    }
     let (total, ok) = (answers.len(), answered.len());
     let exit = match ok {
         0 => EXIT_FAILED,
@@ -216,10 +294,21 @@ pub fn report(answers: &[Answer<Snapshot>]) -> Report {
 
     let mut text = String::new();
     if ok > 0 {
-        let mut summary = Table::new(["#NameServer", "#Clusters", "#Brokers", "#Topics"]);
+        let mut summary = Table::new([
+            "#NameServer",
+            "#Clusters",
+            "#Brokers",
+            "#Topics",
+            "#Waymark Cluster",
+        ]);
         for (addr, s) in &answered {
             let counts = [s.clusters, s.brokers, s.topics].map(|n| n.to_string());
-            summary.push(std::iter::once(addr.to_string()).chain(counts).collect());
+            summary.push(
+                std::iter::once(addr.to_string())
+                    .chain(counts)
+                    .chain(std::iter::once(s.cluster.cell()))
+                    .collect(),
+            );
         }
         text.push_str(&summary.render());
         text.push('\n');
@@ -238,32 +327,45 @@ pub fn report(answers: &[Answer<Snapshot>]) -> Report {
     if !diffs.is_empty() {
         let header = ["#Object".to_owned(), "#Field".to_owned()]
             .into_iter()
-            .chain(answered.iter().map(|(addr, _)| format!("#{addr}")));
+            .chain(answered.iter().map(|(addr, _)| format!("#{addr}")))
+            .chain(std::iter::once("#Cause".to_owned()));
         let mut table = Table::new(header);
-        for d in &diffs {
+        for (d, causes) in diffs.iter().zip(&diff_causes) {
             let values = d
                 .values
                 .iter()
                 .map(|v| v.clone().unwrap_or_else(|| "-".into()));
+            let numbers: Vec<String> = causes
+                .iter()
+                .filter_map(|c| legend.iter().position(|l| *l == c))
+                .map(|n| (n + 1).to_string())
+                .collect();
             table.push(
                 [d.object.clone(), d.field.clone()]
                     .into_iter()
                     .chain(values)
+                    .chain(std::iter::once(numbers.join(",")))
                     .collect(),
             );
         }
         text.push_str(&table.render());
+        text.push_str("\nCauses:\n");
+        for (n, cause) in legend.iter().enumerate() {
+            text.push_str(&format!("{}: {}\n", n + 1, cause.text()));
+        }
     }
 
     let differences: Vec<Value> = diffs
         .iter()
-        .map(|d| {
+        .zip(&diff_causes)
+        .map(|(d, causes)| {
             let values: Map<String, Value> = answered
                 .iter()
                 .zip(&d.values)
                 .map(|((addr, _), value)| (addr.to_string(), json!(value)))
                 .collect();
-            json!({ "object": d.object, "field": d.field, "values": values })
+            let causes: Vec<Value> = causes.iter().map(Cause::to_json).collect();
+            json!({ "object": d.object, "field": d.field, "values": values, "causes": causes })
         })
         .collect();
     let json = json!({
@@ -304,6 +406,7 @@ mod tests {
             brokers: 1,
             topics: topics.len(),
             facts,
+            cluster: ClusterRole::NotClusterNode,
         }
     }
 
@@ -385,5 +488,51 @@ mod tests {
             answer("b:2", Err(CallError::Closed)),
         ]);
         assert_eq!(none.exit, EXIT_FAILED);
+    }
+
+    #[test]
+    fn each_difference_names_its_causes_by_number_and_in_json() {
+        let full = snapshot(INFO, &[("T", Some(ROUTE))]);
+        let bare = snapshot(INFO, &[]);
+        let report = report(&[answer("a:1", Ok(full)), answer("b:2", Ok(bare))]);
+        let lines: Vec<&str> = report.text.lines().collect();
+        assert!(
+            lines[0].ends_with("#Waymark Cluster") && lines[1].ends_with("  -"),
+            "{}",
+            report.text
+        );
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with("#Object") && l.ends_with("#Cause")));
+        // Causes are numbered as they first appear: neither is a cluster
+        // node (1), and the order configuration is KV (2).
+        let row = |cells: &[&str]| {
+            lines
+                .iter()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == cells)
+        };
+        assert!(
+            row(&["topic", "T", "orderConf", "broker-a:4", "-", "2"]),
+            "{}",
+            report.text
+        );
+        assert!(
+            row(&["topic", "T", "listed", "yes", "-", "1"]),
+            "{}",
+            report.text
+        );
+        assert!(report.text.ends_with(
+            "Causes:\n1: no NameServer compared is a Waymark cluster node: each knows only the brokers registered with it\n2: an order configuration is a KV entry, kept per NameServer\n"
+        ), "{}", report.text);
+        let differences = report.json["differences"].as_array().unwrap();
+        let order = differences
+            .iter()
+            .find(|d| d["field"] == "orderConf")
+            .unwrap();
+        assert_eq!(order["causes"][0]["kind"], "kvPerNameServer");
+        assert_eq!(
+            report.json["results"][1]["result"]["cluster"]["state"],
+            "none"
+        );
     }
 }

@@ -10,7 +10,8 @@
 //!    `ROCKETMQ_ACCESS_KEY`/`ROCKETMQ_SECRET_KEY` (so the secret can stay off
 //!    the command line); one without the other is a usage error;
 //! 3. `$ROCKETMQ_HOME/conf/tools.yml` if it exists, as mqadmin reads it
-//!    (spec/security.md §2.3), with a note saying so; if it cannot be used, a
+//!    (`MQAdminStartup` passes `AclUtils.getAclRPCHook` of that file to every
+//!    sub-command), with a note saying so; if it cannot be used, a
 //!    warning and unsigned requests, as mqadmin.
 //!
 //! TLS: `--tls` is Java's `tls.enable=true`; the other TLS flags become the

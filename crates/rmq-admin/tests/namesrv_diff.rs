@@ -17,7 +17,11 @@ fn identical_name_servers_agree() {
     let list = format!("{};{}", one.addr, two.addr);
     let run = admin(&["-n", &list, "namesrv", "diff"]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.has_row(&[&one.addr, "1", "2", "3"]), "{}", run.stdout);
+    assert!(
+        run.has_row(&[&one.addr, "1", "2", "3", "-"]),
+        "{}",
+        run.stdout
+    );
     assert!(
         run.stdout.contains("The 2 NameServers agree."),
         "{}",
@@ -55,16 +59,33 @@ fn disagreeing_name_servers_list_every_difference() {
         "{}",
         run.stdout
     );
-    let header = format!("#Object #Field #{a} #{b}");
+    let header = format!("#Object #Field #{a} #{b} #Cause");
     assert!(run
         .stdout
         .lines()
         .any(|l| l.split_whitespace().collect::<Vec<_>>().join(" ") == header));
     for row in [
-        ["broker", "broker-a", "addr", "1", "127.0.0.1:10921", "-"].as_slice(),
-        &["broker", "broker-b", "addr", "0", "127.0.0.1:10931", "-"],
-        &["broker", "broker-b", "cluster", "DefaultCluster", "-"],
-        &["broker", "broker-b", "actingMaster", "false", "-"],
+        [
+            "broker",
+            "broker-a",
+            "addr",
+            "1",
+            "127.0.0.1:10921",
+            "-",
+            "1",
+        ]
+        .as_slice(),
+        &[
+            "broker",
+            "broker-b",
+            "addr",
+            "0",
+            "127.0.0.1:10931",
+            "-",
+            "1",
+        ],
+        &["broker", "broker-b", "cluster", "DefaultCluster", "-", "1"],
+        &["broker", "broker-b", "actingMaster", "false", "-", "1"],
         &[
             "cluster",
             "DefaultCluster",
@@ -72,8 +93,17 @@ fn disagreeing_name_servers_list_every_difference() {
             "broker-b",
             "yes",
             "-",
+            "1",
         ],
-        &["topic", "TopicTest", "perm", "broker-a", "6(RW-)", "4(R--)"],
+        &[
+            "topic",
+            "TopicTest",
+            "perm",
+            "broker-a",
+            "6(RW-)",
+            "4(R--)",
+            "1",
+        ],
         &[
             "topic",
             "TopicTest",
@@ -85,8 +115,9 @@ fn disagreeing_name_servers_list_every_difference() {
             "read=2",
             "write=2",
             "sysFlag=0",
+            "1",
         ],
-        &["topic", "TopicTest", "perm", "broker-b", "6(RW-)", "-"],
+        &["topic", "TopicTest", "perm", "broker-b", "6(RW-)", "-", "1"],
         &[
             "topic",
             "TopicTest",
@@ -96,8 +127,9 @@ fn disagreeing_name_servers_list_every_difference() {
             "write=4",
             "sysFlag=0",
             "-",
+            "1",
         ],
-        &["topic", "SELF_TEST_TOPIC", "listed", "yes", "-"],
+        &["topic", "SELF_TEST_TOPIC", "listed", "yes", "-", "1"],
         &[
             "topic",
             "SELF_TEST_TOPIC",
@@ -105,6 +137,7 @@ fn disagreeing_name_servers_list_every_difference() {
             "broker-b",
             "6(RW-)",
             "-",
+            "1",
         ],
         &[
             "topic",
@@ -115,10 +148,19 @@ fn disagreeing_name_servers_list_every_difference() {
             "write=1",
             "sysFlag=0",
             "-",
+            "1",
         ],
     ] {
         assert!(run.has_row(row), "missing {row:?} in\n{}", run.stdout);
     }
+    // Neither is a cluster node: nothing but registrations fills them.
+    assert!(
+        run.stdout.ends_with(
+            "Causes:\n1: no NameServer compared is a Waymark cluster node: each knows only the brokers registered with it\n"
+        ),
+        "{}",
+        run.stdout
+    );
 
     let run = admin(&["-n", &list, "--json", "namesrv", "diff"]);
     assert_eq!(run.code, 1);
@@ -135,6 +177,8 @@ fn disagreeing_name_servers_list_every_difference() {
         .expect("perm difference");
     assert_eq!(perm["values"][a], "6(RW-)");
     assert_eq!(perm["values"][b], "4(R--)");
+    assert_eq!(perm["causes"][0]["kind"], "noClusterNodes");
+    assert_eq!(json["results"][0]["result"]["cluster"]["state"], "none");
     let missing = differences
         .iter()
         .find(|d| d["object"] == "broker broker-b" && d["field"] == "addr 0")
@@ -162,9 +206,18 @@ fn a_wiped_perm_on_one_name_server_is_a_difference() {
         "perm",
         "broker-a",
         "6(RW-)",
-        "4(R--)"
+        "4(R--)",
+        "1"
     ]));
-    assert!(run.has_row(&["topic", "TopicTest", "perm", "broker-a", "6(RW-)", "4(R--)"]));
+    assert!(run.has_row(&[
+        "topic",
+        "TopicTest",
+        "perm",
+        "broker-a",
+        "6(RW-)",
+        "4(R--)",
+        "1"
+    ]));
     assert!(run.stdout.contains("2 differences"), "{}", run.stdout);
 }
 
@@ -183,7 +236,11 @@ fn a_name_server_that_is_down_is_named_and_the_diff_fails() {
         "{}",
         run.stderr
     );
-    assert!(run.has_row(&[&up.addr, "1", "1", "2"]), "{}", run.stdout);
+    assert!(
+        run.has_row(&[&up.addr, "1", "1", "2", "-"]),
+        "{}",
+        run.stdout
+    );
     assert!(run
         .stdout
         .contains("Cannot compare: only 1 of 2 NameServers answered."));

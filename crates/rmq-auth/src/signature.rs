@@ -158,8 +158,9 @@ mod tests {
             .collect()
     }
 
-    // Vector v1 of spec/security.md §1.3: REGISTER_BROKER 103 signed by the
-    // real 5.5.0 AclClientRPCHook (identical under 4.9.8).
+    // Vectors v1–v4: requests signed by the real 5.5.0 AclClientRPCHook (the
+    // 4.9.8 one gives the same signatures), which the real 5.5.0 verifier
+    // accepted. v1: REGISTER_BROKER 103.
     const V1_BODY: &str = r#"{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":1,"stateVersion":0,"timestamp":1700000000000},"topicConfigTable":{}}}"#;
 
     fn v1_ext() -> ExtFields {
@@ -230,7 +231,7 @@ mod tests {
     }
 
     #[test]
-    fn live_signatures_of_section_1_and_2() {
+    fn signatures_captured_from_live_java_peers() {
         // mqadmin wipeWritePerm (205) and addWritePerm (327) of broker-sec5:
         // the same header, so the same signature; nothing ties it to the code.
         let wipe_or_add = ext(&[("AccessKey", "rocketmq2"), ("brokerName", "broker-sec5")]);

@@ -1,30 +1,6 @@
-//! The ceiling server: the fastest answer this machine, this client and this
-//! kernel allow, as a reference for the real servers.
-//!
-//! It keeps no state. A route query (and anything else but a registration)
-//! is decoded no further than the frame length, the request code and the
-//! opaque (found by a byte scan of the header), and answered with a
-//! precomputed response of the size of a correct one: a route request gets
-//! the route of a topic of the configured layout (the body a correct
-//! NameServer returns, in the standard dialect a 5.x client is sent),
-//! anything else an empty SUCCESS.
-//!
-//! A registration (REGISTER_BROKER) gets the least work a correct server
-//! cannot skip: the whole frame decoded (header into its ext fields, then
-//! the typed `RegisterBrokerRequestHeader`), the body's CRC-32 checked when
-//! the header carries one, and the body decoded with
-//! `RegisterBrokerBody::decode_registration`, the decoder Waymark's
-//! NameServer uses (the fast reader of the JSON shape brokers write, the
-//! general decoder for anything else: JSON, compressed or the pre-3.0.11
-//! form, by header and version), then dropped: no route table is built or
-//! changed. A body that does not decode is answered SYSTEM_ERROR, so a
-//! broken workload cannot pass for a fast ceiling. Only then does it get the
-//! precomputed empty SUCCESS with the register response header. So a
-//! registration rate "in % of the ceiling" compares a server with one that
-//! only reads what it was sent.
-//!
-//! Only the opaque digits are written per precomputed response. Everything
-//! a connection has read is answered with one write.
+//! The ceiling server: no state, precomputed answers of a correct size,
+//! registrations decoded as a correct server must (see docs/benchmarks.md,
+//! "The peers").
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -176,10 +152,8 @@ impl Answers {
 /// NameServer does by default (`maxTopicsPerRegistration`).
 const MAX_TOPICS_PER_REGISTRATION: usize = 200_000;
 
-/// What a correct NameServer must do with a registration before it can
-/// answer: decode the frame and the typed header, check the body's CRC-32
-/// (when the header has one), decode the body into its typed form. The
-/// decoded body is dropped. The error is the SYSTEM_ERROR answer.
+/// Decodes a registration as a correct NameServer must before answering (frame, typed header,
+/// CRC-32, body), then drops it; the error is the SYSTEM_ERROR answer.
 fn read_registration(frame: Bytes) -> Result<(), RemotingCommand> {
     let request = frame::decode(frame).map_err(|e| {
         RemotingCommand::response_to(&RemotingCommand::request(0, 0), ResponseCode::SystemError)
@@ -223,9 +197,6 @@ fn scan_int(header: &[u8], key: &[u8], last: bool) -> Option<i32> {
 }
 
 /// Serves `listener` forever with `answers`.
-///
-/// # Errors
-/// Only a failing `accept`.
 pub async fn serve(listener: TcpListener, answers: Arc<Answers>) -> anyhow::Result<()> {
     loop {
         let (stream, _) = listener.accept().await.context("accept failed")?;
@@ -268,9 +239,6 @@ async fn connection(mut stream: TcpStream, answers: &Answers) -> anyhow::Result<
 }
 
 /// `rmq-bench ceiling-server`: binds `listen`, prints the ready line, serves.
-///
-/// # Errors
-/// Binding fails.
 pub async fn run(listen: SocketAddr, layout: Layout) -> anyhow::Result<()> {
     let listener = TcpListener::bind(listen)
         .await
@@ -290,12 +258,7 @@ mod tests {
     use super::*;
     use crate::workload::{self, Registration};
 
-    const LAYOUT: Layout = Layout {
-        brokers: 3,
-        topics_per_broker: 2,
-        spread: 3,
-        queues: 8,
-    };
+    const LAYOUT: Layout = Layout::new(3, 2, 3);
 
     fn answer(answers: &Answers, request: &RemotingCommand) -> BytesMut {
         let mut out = BytesMut::new();

@@ -1,27 +1,6 @@
-//! The load generator: connections, closed-loop and fixed-rate request
-//! streams, latency recording, the server's CPU over the measured window
-//! and the progress line.
-//!
-//! Closed loop: every worker keeps exactly one request in flight on its
-//! connection (`depth` workers per connection give a pipeline depth of
-//! `depth`), so the server sets the pace. A request counts (rate, latency,
-//! errors) only if its answer arrived inside the measured window
-//! ([`Span::holds`]); at the window's end every worker stops and the
-//! requests still in flight are abandoned, so no answer from after the
-//! window is divided by the window's length.
-//!
-//! Fixed rate: request `i` is due `i / rate` seconds after the start, on
-//! connection `i mod n`, whatever the answers do (one driver per
-//! connection). Latency runs from the moment a request is handed to the
-//! connection, and how late each went out behind its schedule is recorded
-//! separately, so a stalled generator cannot pass for a fast server. The
-//! requests due inside the window are followed to their answers (or their
-//! timeout) for latency and errors; the rate achieved counts the answers
-//! that arrived inside the window.
-//!
-//! Latencies go into per-worker histograms merged at the end, so recording
-//! takes no lock on the hot path. With a server pid, the server's CPU is
-//! read at the exact start and end of the window ([`crate::cpu`]).
+//! The load generator: closed-loop and fixed-rate request streams, counted
+//! only inside the measured window, latencies per worker, the server's CPU
+//! over the window, the progress line.
 
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
@@ -37,27 +16,24 @@ use rmq_wire::{RemotingCommand, ResponseCode};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
-use crate::cpu::ServerCpu;
 use crate::pin::CpuSnapshot;
+use crate::sample::ServerCpu;
 use crate::stats;
 
-/// Opens `count` connections to `addr`.
-///
-/// # Errors
-/// The first connection that fails.
-pub async fn connect(addr: SocketAddr, count: usize) -> anyhow::Result<Vec<RpcClient>> {
-    let config = ClientConfig {
+/// The client configuration of every generator connection (nothing the server sends unasked is kept).
+pub fn client_config() -> ClientConfig {
+    ClientConfig {
         inbound_capacity: 0,
         ..ClientConfig::default()
-    };
-    connect_with(addr, count, &config).await
+    }
 }
 
-/// Opens `count` connections to `addr` made with `config` (TLS, a request
-/// hook that signs).
-///
-/// # Errors
-/// The first connection that fails (for TLS: whose handshake fails).
+/// Opens `count` connections to `addr` (see [`connect_with`]).
+pub async fn connect(addr: SocketAddr, count: usize) -> anyhow::Result<Vec<RpcClient>> {
+    connect_with(addr, count, &client_config()).await
+}
+
+/// Opens `count` connections to `addr` made with `config` (TLS, a request hook that signs).
 pub async fn connect_with(
     addr: SocketAddr,
     count: usize,
@@ -73,17 +49,15 @@ pub async fn connect_with(
     Ok(clients)
 }
 
-/// Counters shown by the progress line and read by the scenarios.
+/// Counters shown by the progress line: successes, failures, and a second
+/// stream's successes (registrations during a storm; 0 hides it).
 #[derive(Debug)]
 pub struct Progress {
     label: String,
     started: Instant,
     total: Duration,
-    /// Successful requests.
     pub ok: AtomicU64,
-    /// Failed requests (error response, timeout, closed connection).
     pub errors: AtomicU64,
-    /// A second stream (e.g. registrations during a storm); 0 hides it.
     pub side: AtomicU64,
 }
 
@@ -100,8 +74,7 @@ impl Progress {
         })
     }
 
-    /// Prints the progress line to stderr every second (a rewritten line on a
-    /// terminal, one line every 5 s otherwise) until the handle is aborted.
+    /// Prints the progress line to stderr every second (on a terminal; every 5 s otherwise).
     pub fn spawn_printer(self: &Arc<Self>) -> ProgressPrinter {
         let progress = self.clone();
         let tty = std::io::stderr().is_terminal();
@@ -140,11 +113,24 @@ impl Progress {
     }
 }
 
-/// The running progress line; [`finish`](ProgressPrinter::finish) ends it.
+/// The running progress line.
 #[derive(Debug)]
 pub struct ProgressPrinter {
     handle: tokio::task::JoinHandle<()>,
     tty: bool,
+}
+
+/// Runs `phase` with a progress line labelled `label` for a phase of `total`.
+pub async fn shown<T>(
+    label: impl Into<String>,
+    total: Duration,
+    phase: impl AsyncFnOnce(&Arc<Progress>) -> T,
+) -> T {
+    let progress = Progress::new(label, total);
+    let printer = progress.spawn_printer();
+    let result = phase(&progress).await;
+    printer.finish();
+    result
 }
 
 impl ProgressPrinter {
@@ -160,28 +146,37 @@ impl ProgressPrinter {
 /// Makes a worker's next request.
 pub type Maker = Box<dyn FnMut() -> RemotingCommand + Send>;
 
-/// One closed-loop worker: a connection and its request stream.
+/// One closed-loop worker: a connection (shared with other workers for
+/// pipelining) and its request stream.
 pub struct Worker {
-    /// The connection (shared with other workers for pipelining).
     pub client: RpcClient,
-    /// The requests.
     pub make: Maker,
 }
 
-/// When a load phase measures.
+/// When a load phase measures: `warmup` unrecorded, then `duration`; each request times out after `timeout`.
 #[derive(Debug, Clone, Copy)]
 pub struct Window {
-    /// Run but do not record for this long first.
     pub warmup: Duration,
-    /// Then record for this long.
     pub duration: Duration,
-    /// Per-request timeout.
     pub timeout: Duration,
 }
 
 impl Window {
-    /// The measured part of this window for a load phase that starts at
-    /// `started`.
+    /// `warmup_s` then `duration_s` seconds.
+    pub fn secs(warmup_s: f64, duration_s: f64, timeout: Duration) -> Window {
+        Window {
+            warmup: Duration::from_secs_f64(warmup_s),
+            duration: Duration::from_secs_f64(duration_s),
+            timeout,
+        }
+    }
+
+    /// Warmup and measured time together.
+    pub fn total(&self) -> Duration {
+        self.warmup + self.duration
+    }
+
+    /// The measured part of this window for a load phase that starts at `started`.
     pub fn span(&self, started: Instant) -> Span {
         let from = started + self.warmup;
         Span {
@@ -194,56 +189,39 @@ impl Window {
 /// The measured part of a load phase: `[from, end)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
-    /// First instant measured.
     pub from: Instant,
-    /// First instant no longer measured.
     pub end: Instant,
 }
 
 impl Span {
-    /// Whether something that happened `at` (a closed-loop answer's
-    /// arrival, a fixed-rate request's due time) is measured. Counting
-    /// closed-loop requests by when they were *sent* instead would count
-    /// each worker's last request, answered up to one latency after `end`,
-    /// into a window whose length stays `end − from`.
+    /// Whether something that happened `at` (a closed-loop answer's arrival,
+    /// a fixed-rate request's due time) is measured.
     pub fn holds(&self, at: Instant) -> bool {
         at >= self.from && at < self.end
     }
 }
 
-/// What a load phase measured.
+/// What a load phase measured: requests counted in the window (closed loop: answered inside it;
+/// fixed rate: due inside it), answers inside it, and for fixed rate the offered requests and
+/// their lag (ns).
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    /// Successful requests counted in the window (closed loop: answered
-    /// inside it; fixed rate: due inside it).
     pub ok: u64,
-    /// Failed requests counted in the window.
     pub errors: u64,
-    /// The first failure, for the report.
     pub first_error: Option<String>,
-    /// Latencies of the successful requests counted (ns).
     pub latency: Histogram<u64>,
-    /// Body bytes of the successful responses counted.
     pub response_bytes: u64,
-    /// Successful answers that arrived inside the window (closed loop:
-    /// `ok`; fixed rate: the rate achieved, whenever they were due).
     pub answered_in_window: u64,
-    /// Fixed rate only: requests due inside the window (offered).
     pub offered: u64,
     /// Length of the window actually measured.
     pub elapsed: Duration,
-    /// Fixed rate only: the latest a request went out behind its schedule.
     pub max_schedule_lag: Duration,
-    /// Fixed rate only: how late each request of the window went out
-    /// behind its schedule (ns).
     pub schedule_lag: Histogram<u64>,
-    /// The server's CPU over the window, when its pid was given and
-    /// `/proc` could be read.
     pub server_cpu: Option<ServerCpu>,
 }
 
 impl Outcome {
-    fn empty() -> Outcome {
+    pub fn empty() -> Outcome {
         Outcome {
             ok: 0,
             errors: 0,
@@ -348,32 +326,9 @@ fn cpu_over(span: Span, pid: u32) -> JoinHandle<Option<ServerCpu>> {
 }
 
 /// Runs `workers` closed-loop for `window`, counting successes into
-/// `progress.ok` (or `progress.side` with `side`). A worker whose
-/// connection closes stops (counted once as an error). Returns once the
-/// window has ended (requests then in flight are abandoned).
+/// `progress.ok` (`progress.side` with `side`), with `server_pid` reading its
+/// CPU over the measured window; requests in flight at its end are abandoned.
 pub async fn closed_loop(
-    workers: Vec<Worker>,
-    window: Window,
-    progress: &Arc<Progress>,
-    side: bool,
-) -> Outcome {
-    closed_loop_on(workers, window, progress, side, None).await
-}
-
-/// [`closed_loop`], also reading the CPU of the server process
-/// `server_pid` at the start and the end of the measured window into
-/// [`Outcome::server_cpu`].
-pub async fn closed_loop_with_cpu(
-    workers: Vec<Worker>,
-    window: Window,
-    progress: &Arc<Progress>,
-    side: bool,
-    server_pid: u32,
-) -> Outcome {
-    closed_loop_on(workers, window, progress, side, Some(server_pid)).await
-}
-
-async fn closed_loop_on(
     workers: Vec<Worker>,
     window: Window,
     progress: &Arc<Progress>,
@@ -445,9 +400,8 @@ async fn closed_loop_on(
 pub type Numbered = Arc<dyn Fn(u64) -> RemotingCommand + Send + Sync>;
 
 /// Sends `rate` requests per second, request `i` due `i / rate` after the
-/// start on `clients[i mod n]`, for `window` (after its warmup), and waits
-/// for the answers to the requests due inside the window. With
-/// `server_pid`, the server's CPU over the window is read too.
+/// start on `clients[i mod n]`, and follows those due inside the window to
+/// their answers; with `server_pid`, its CPU over the window too.
 pub async fn fixed_rate(
     clients: &[RpcClient],
     rate: f64,
@@ -530,9 +484,8 @@ async fn timed(
     }
 }
 
-/// Sends requests `first`, `first + stride`, … of `schedule` on `client`,
-/// each as soon as it is due (all that are overdue at once when the
-/// generator ran late), and follows them to their answers.
+/// Sends requests `first`, `first + stride`, … of `schedule` on `client` as
+/// they fall due (all overdue ones at once), and follows them to their answers.
 async fn drive(
     client: RpcClient,
     first: u64,
@@ -662,28 +615,21 @@ mod tests {
         assert!(!span.holds(at(base, 199)));
     }
 
-    /// One worker against a server that takes 1 s, measured for 1.5 s from
-    /// the start: the first answer (at 1 s) is inside the window, the second
-    /// (at 2 s) is not. Counting by send time would count both requests
-    /// (both were sent before 1.5 s) and wait for the second. Each bound
-    /// leaves 400 ms or more for a busy machine's scheduling.
+    /// One worker, a server that takes 1 s, a window of 1.5 s: the answer
+    /// at 1 s counts, the one at 2 s does not (and is not waited for).
     #[tokio::test]
     async fn closed_loop_counts_the_answers_that_arrive_inside_the_window() {
         let addr = slow_server(Duration::from_millis(1_000)).await;
         let clients = connect(addr, 1).await.unwrap();
-        let window = Window {
-            warmup: Duration::ZERO,
-            duration: Duration::from_millis(1_500),
-            timeout: Duration::from_secs(5),
-        };
+        let window = Window::secs(0.0, 1.5, Duration::from_secs(5));
         let workers = vec![Worker {
             client: clients[0].clone(),
             make: Box::new(|| RemotingCommand::request(RequestCode::GetRouteInfoByTopic, 0)),
         }];
         let progress = Progress::new("test", window.duration);
         let started = std::time::Instant::now();
-        let outcome =
-            closed_loop_with_cpu(workers, window, &progress, false, std::process::id()).await;
+        let pid = Some(std::process::id());
+        let outcome = closed_loop(workers, window, &progress, false, pid).await;
         let took = started.elapsed();
         assert_eq!(outcome.ok, 1, "{outcome:?}");
         assert_eq!(outcome.answered_in_window, 1);
@@ -701,18 +647,12 @@ mod tests {
         assert_eq!(cpu.us_per(outcome.ok), None);
     }
 
-    /// Ten requests a second for a second against a server that takes
-    /// 450 ms: all ten due inside the window are followed to their
-    /// answers, six of which arrive inside it (at 450 … 950 ms).
+    /// 10/s for 1 s, a server that takes 450 ms: all ten followed, six answered inside.
     #[tokio::test]
     async fn fixed_rate_follows_every_request_due_and_counts_the_answers_inside() {
         let addr = slow_server(Duration::from_millis(450)).await;
         let clients = connect(addr, 2).await.unwrap();
-        let window = Window {
-            warmup: Duration::ZERO,
-            duration: Duration::from_secs(1),
-            timeout: Duration::from_secs(5),
-        };
+        let window = Window::secs(0.0, 1.0, Duration::from_secs(5));
         let progress = Progress::new("test", window.duration);
         let make: Numbered =
             Arc::new(|_| RemotingCommand::request(RequestCode::GetRouteInfoByTopic, 0));

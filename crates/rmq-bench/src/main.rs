@@ -1,17 +1,34 @@
-//! `rmq-bench`: parse flags, pin the generator, set up tracing and the
-//! runtime, run the sub-command. Everything else is in the library.
+//! `rmq-bench`: runs the same NameServer and controller workloads against
+//! several servers in one run and reports their ratios; performance is
+//! measured here, never asserted.
+
+mod ceiling;
+mod cli;
+mod group;
+mod load;
+mod peer;
+mod pin;
+mod process;
+mod provenance;
+mod report;
+mod results;
+mod sample;
+mod scenario;
+mod setup;
+mod stats;
+mod workload;
 
 use std::io::Write;
 
 use anyhow::Context;
-use clap::Parser;
-use rmq_bench::cli::{Cli, Command, Global, ScenarioName};
-use rmq_bench::results::{PeerOutcome, Results};
-use rmq_bench::scenario::{failover, route_sweep, startup};
-use rmq_bench::{ceiling, compare, pin, provenance, report};
+use clap::ArgMatches;
+
+use crate::cli::{args, CeilingArgs, CompareArgs, Global, ReportArgs};
+use crate::results::Results;
+use crate::scenario::{Entry, ALL};
 
 fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+    let matches = cli::command().get_matches();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -21,168 +38,114 @@ fn main() -> anyhow::Result<()> {
         // Colour codes only for a terminal: in a redirected log file they are noise.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    match cli.command {
-        Command::CeilingServer(args) => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
-            .block_on(ceiling::run(args.listen, args.layout())),
-        Command::Report(args) => {
-            let results = Results::load(&args.input)?;
-            if let Some(why) = provenance::refusal(&results, args.allow.allow()) {
-                anyhow::bail!("{} not written: {why}", args.report.display());
+    let global: Global = args(&matches)?;
+    let Some((name, sub)) = matches.subcommand() else {
+        anyhow::bail!("no sub-command (see --help)");
+    };
+    match name {
+        "ceiling-server" => {
+            let ceiling: CeilingArgs = args(sub)?;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(ceiling::run(ceiling.listen, ceiling.layout()))
+        }
+        "report" => {
+            let report: ReportArgs = args(sub)?;
+            let results = Results::load(&report.input)?;
+            if let Some(why) = provenance::refusal(&results, report.allow.allow()) {
+                anyhow::bail!("{} not written: {why}", report.report.display());
             }
-            report::write(&results, &args.report)?;
-            eprintln!("wrote {}", args.report.display());
+            report::write(&results, &report.report)?;
+            eprintln!("wrote {}", report.report.display());
             Ok(())
         }
-        command => {
-            if !cli.global.no_pin {
-                pin::pin_self(&cli.global.client_cpus)?;
+        _ => {
+            if !global.no_pin {
+                pin::pin_self(&global.client_cpus)?;
             }
             // One runtime thread per CPU the generator may use: under
             // `taskset -c 0` a single-threaded runtime, no cross-thread wake-ups.
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let runtime = if threads == 1 {
-                tokio::runtime::Builder::new_current_thread()
+            let runtime = match threads {
+                1 => tokio::runtime::Builder::new_current_thread()
                     .enable_all()
-                    .build()?
-            } else {
-                tokio::runtime::Builder::new_multi_thread()
+                    .build()?,
+                _ => tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(threads)
                     .enable_all()
-                    .build()?
+                    .build()?,
             };
-            runtime.block_on(run(cli.global, command))
+            runtime.block_on(run(&global, name, sub))
         }
     }
 }
 
-/// The scenarios `command` runs.
-fn scenarios_of(command: &Command) -> Vec<ScenarioName> {
-    match command {
-        Command::Compare(args) => args.scenarios.clone(),
-        Command::RouteQps(_) => vec![ScenarioName::RouteQps],
-        Command::RouteSweep(_) => vec![ScenarioName::RouteSweep],
-        Command::RouteUnderStorm(_) => vec![ScenarioName::RouteUnderStorm],
-        Command::Register(_) => vec![ScenarioName::Register],
-        Command::Failover(_) => vec![ScenarioName::Failover],
-        Command::Startup(_) => vec![ScenarioName::Startup],
-        Command::Controller(_) => vec![ScenarioName::Controller],
-        Command::Hostile(_) => vec![ScenarioName::Hostile],
-        Command::Security(_) => vec![ScenarioName::Security],
-        Command::RouteChangeLatency(_) => vec![ScenarioName::RouteChangeLatency],
-        Command::Report(_) | Command::CeilingServer(_) => Vec::new(),
-    }
-}
-
-async fn run(global: Global, command: Command) -> anyhow::Result<()> {
-    let (setup, infos) = compare::setup(&global, &scenarios_of(&command))?;
+/// `compare`, or one scenario's sub-command (`name`).
+async fn run(global: &Global, name: &str, sub: &ArgMatches) -> anyhow::Result<()> {
+    let compare: Option<CompareArgs> = (name == "compare").then(|| args(sub)).transpose()?;
+    let entries: Vec<&dyn Entry> = match &compare {
+        Some(CompareArgs {
+            scenarios: Some(ids),
+            ..
+        }) => ALL
+            .iter()
+            .copied()
+            .filter(|e| ids.iter().any(|i| i == e.id()))
+            .collect(),
+        // A quick run checks the harness: every scenario, those too long for a default full run.
+        Some(_) => ALL
+            .iter()
+            .copied()
+            .filter(|e| e.in_default_set() || global.quick)
+            .collect(),
+        None => ALL.iter().copied().filter(|e| e.id() == name).collect(),
+    };
+    let setup = setup::peers(global, &entries)?;
     let argv = std::env::args().collect::<Vec<_>>().join(" ");
-    let quick = global.quick;
-    if let Command::Compare(args) = &command {
-        let line = args.command_line.clone().unwrap_or(argv);
-        let mut results = compare::new_results(&global, infos, &setup, line);
-        let allow = args.allow.allow();
-        if let Some(git) = results
-            .git
-            .as_ref()
-            .filter(|g| g.is_dirty() && !allow.dirty)
-        {
-            eprintln!(
-                "the work tree is dirty (git {}): the results will be written, {} will not \
-                 (commit first, or pass --allow-dirty)",
-                git.describe,
-                args.report.display()
-            );
-        }
-        compare::run(&global, &setup, &args.scenarios, &mut results).await?;
-        results.save(&args.results)?;
+    let Some(compare) = compare else {
+        let mut results = setup::results(global, &setup, &entries, argv)?;
+        scenario::run_all(global, &setup, &entries, Some(sub), &mut results).await?;
         if let Some(json) = &global.json {
             results.save(json)?;
         }
-        if let Some(why) = provenance::refusal(&results, allow) {
-            anyhow::bail!(
-                "wrote {} but not {}: {why} (`rmq-bench report --input {}` writes it later)",
-                args.results.display(),
-                args.report.display(),
-                args.results.display()
-            );
-        }
-        report::write(&results, &args.report)?;
+        let json = serde_json::to_string_pretty(&results)?;
+        return writeln!(std::io::stdout().lock(), "{json}").context("cannot write the results");
+    };
+    let line = compare.command_line.clone().unwrap_or(argv);
+    let mut results = setup::results(global, &setup, &entries, line)?;
+    let allow = compare.allow.allow();
+    if let Some(git) = results
+        .git
+        .as_ref()
+        .filter(|g| g.is_dirty() && !allow.dirty)
+    {
         eprintln!(
-            "wrote {} and {} ({:.1} min)",
-            args.results.display(),
-            args.report.display(),
-            results.duration_s / 60.0
+            "the work tree is dirty (git {}): the results will be written, {} will not \
+             (commit first, or pass --allow-dirty)",
+            git.describe,
+            compare.report.display()
         );
-        return Ok(());
     }
-    let mut results = compare::new_results(&global, infos, &setup, argv);
-    let started = tokio::time::Instant::now();
-    match &command {
-        Command::RouteQps(args) => {
-            let params = args.params(quick);
-            for &kind in &global.peers {
-                let outcome = compare::route_qps_settled(&setup, kind, &params).await;
-                results.route_qps.push(PeerOutcome::of(kind, outcome));
-            }
-        }
-        Command::RouteSweep(args) => {
-            let params = args.params(quick);
-            for &kind in &global.peers {
-                let outcome = route_sweep::run(&setup, kind, &params).await;
-                results.route_sweep.push(PeerOutcome::of(kind, outcome));
-            }
-        }
-        Command::RouteUnderStorm(args) => {
-            let params = args.params(quick);
-            for &kind in &global.peers {
-                let outcome = compare::storm_settled(&setup, kind, &params).await;
-                results
-                    .route_under_storm
-                    .push(PeerOutcome::of(kind, outcome));
-            }
-        }
-        Command::Register(args) => {
-            compare::run_register(&global, &setup, &args.params(quick), &mut results).await?;
-        }
-        Command::Failover(args) => {
-            let params = args.params(quick);
-            for &kind in global.peers.iter().filter(|k| k.is_real()) {
-                let outcome = failover::run(&setup, kind, &params).await;
-                results.failover.push(PeerOutcome::of(kind, outcome));
-            }
-        }
-        Command::Startup(args) => {
-            let params = args.params(quick);
-            for &kind in &global.peers {
-                let outcome = startup::run(&setup, kind, &params).await;
-                results.startup.push(PeerOutcome::of(kind, outcome));
-            }
-        }
-        Command::Controller(args) => {
-            compare::run_controller(&global, &setup, &args.params(quick), &mut results).await?;
-        }
-        Command::Hostile(args) => {
-            compare::run_hostile(&global, &setup, &args.params(quick), &mut results).await?;
-        }
-        Command::Security(args) => {
-            compare::run_security(&global, &setup, &args.params(quick), &mut results).await;
-        }
-        Command::RouteChangeLatency(args) => {
-            compare::run_route_change(&global, &setup, &args.params(quick), &mut results).await;
-        }
-        Command::Compare(_) | Command::Report(_) | Command::CeilingServer(_) => {
-            unreachable!("handled before")
-        }
-    }
-    results.duration_s = started.elapsed().as_secs_f64();
-    results.machine.load_at_end = pin::load_average();
+    scenario::run_all(global, &setup, &entries, None, &mut results).await?;
+    results.save(&compare.results)?;
     if let Some(json) = &global.json {
         results.save(json)?;
     }
-    let json = serde_json::to_string_pretty(&results)?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{json}").context("cannot write the results")?;
+    if let Some(why) = provenance::refusal(&results, allow) {
+        anyhow::bail!(
+            "wrote {} but not {}: {why} (`rmq-bench report --input {}` writes it later)",
+            compare.results.display(),
+            compare.report.display(),
+            compare.results.display()
+        );
+    }
+    report::write(&results, &compare.report)?;
+    eprintln!(
+        "wrote {} and {} ({:.1} min)",
+        compare.results.display(),
+        compare.report.display(),
+        results.duration_s / 60.0
+    );
     Ok(())
 }

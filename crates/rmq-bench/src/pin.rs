@@ -1,10 +1,5 @@
-//! CPU pinning and what the machine is.
-//!
-//! The generator and the server must not compete for a core: the server runs
-//! under `taskset -c <server cpus>` and the generator re-executes itself
-//! under `taskset -c <client cpus>` (so pinning holds however `rmq-bench`
-//! was started). What each process was actually allowed is read back from
-//! `/proc/<pid>/status` (`Cpus_allowed_list`) and reported.
+//! CPU pinning (`taskset`), what the machine is, and reading a process's CPU
+//! time from `/proc`.
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -14,16 +9,21 @@ use serde::{Deserialize, Serialize};
 /// Set in the environment of the re-executed, pinned generator.
 const PINNED_ENV: &str = "WAYMARK_BENCH_PINNED";
 
-/// One field of `/proc/<pid>/status` (`None` for this process).
+/// Clock ticks per second of `/proc/<pid>/stat` and `/proc/stat` (Linux's
+/// `USER_HZ`, 100 on every architecture it supports).
+pub const TICKS_PER_SECOND: f64 = 100.0;
+
+/// One field of `/proc/<pid>/status` (`None`: this process's).
 pub fn proc_status_field(pid: Option<u32>, field: &str) -> Option<String> {
-    let path = match pid {
-        Some(pid) => format!("/proc/{pid}/status"),
-        None => "/proc/self/status".to_owned(),
-    };
+    let path = pid.map_or_else(
+        || "/proc/self/status".to_owned(),
+        |p| format!("/proc/{p}/status"),
+    );
     let text = std::fs::read_to_string(path).ok()?;
-    text.lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .map(|value| value.trim().to_owned())
+    let value = text
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))?;
+    Some(value.trim().to_owned())
 }
 
 /// Resident set size of `pid` in KiB (`VmRSS`).
@@ -35,17 +35,6 @@ pub fn rss_kib(pid: u32) -> Option<u64> {
         .ok()
 }
 
-/// Whether `cpus` (a `taskset -c` list) names only CPUs this machine has.
-fn cpus_exist(cpus: &str) -> bool {
-    let total = std::fs::read_to_string("/proc/cpuinfo")
-        .map(|t| t.lines().filter(|l| l.starts_with("processor")).count())
-        .unwrap_or(0);
-    cpus.split(',').all(|part| {
-        part.split('-')
-            .all(|n| n.trim().parse::<usize>().is_ok_and(|n| n < total))
-    })
-}
-
 /// The CPUs of a `taskset -c` list (`0,2-3` → 0, 2, 3); `None` if it does
 /// not parse.
 fn cpu_list(cpus: &str) -> Option<Vec<usize>> {
@@ -53,8 +42,8 @@ fn cpu_list(cpus: &str) -> Option<Vec<usize>> {
     for part in cpus.split(',') {
         match part.split_once('-') {
             Some((from, to)) => {
-                let from: usize = from.trim().parse().ok()?;
-                let to: usize = to.trim().parse().ok()?;
+                let (from, to): (usize, usize) =
+                    (from.trim().parse().ok()?, to.trim().parse().ok()?);
                 list.extend(from..=to);
             }
             None => list.push(part.trim().parse().ok()?),
@@ -63,48 +52,42 @@ fn cpu_list(cpus: &str) -> Option<Vec<usize>> {
     Some(list)
 }
 
-/// Two CPUs for a server measured on two cores, and whether the generator
-/// (on `client_cpus`) shares them: the server's own CPU and the next one the
-/// generator does not use if the machine (`cpus` CPUs) has one, else the
-/// server's CPU and a generator's. `None` with fewer than two CPUs.
+/// Two CPUs for a server (its own and the next one the generator does not use, else a
+/// generator's), and whether the generator shares them.
 pub fn two_server_cpus(
     server_cpus: &str,
     client_cpus: &str,
     cpus: usize,
 ) -> Option<(String, bool)> {
-    let server = cpu_list(server_cpus)?;
-    let client = cpu_list(client_cpus)?;
+    let (server, client) = (cpu_list(server_cpus)?, cpu_list(client_cpus)?);
     let own = *server.first()?;
-    let free = (0..cpus).find(|cpu| *cpu != own && !client.contains(cpu));
-    let (other, shared) = match free {
+    let (other, shared) = match (0..cpus).find(|cpu| *cpu != own && !client.contains(cpu)) {
         Some(cpu) => (cpu, false),
         None => ((0..cpus).find(|cpu| *cpu != own)?, true),
     };
-    let (low, high) = (own.min(other), own.max(other));
-    Some((format!("{low},{high}"), shared || client.contains(&own)))
-}
-
-/// Whether `taskset` can be run.
-pub fn taskset_available() -> bool {
-    Command::new("taskset")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    Some((
+        format!("{},{}", own.min(other), own.max(other)),
+        shared || client.contains(&own),
+    ))
 }
 
 /// The server pinning to use: `Some(cpus)` if those CPUs exist and taskset
 /// runs, else `None` (unpinned, said in the report).
 pub fn usable(cpus: &str) -> Option<String> {
-    (cpus_exist(cpus) && taskset_available()).then(|| cpus.to_owned())
+    let exist =
+        cpu_list(cpus).is_some_and(|list| list.iter().all(|cpu| *cpu < Machine::probe().cpus));
+    let taskset = Command::new("taskset")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    (exist && taskset).then(|| cpus.to_owned())
 }
 
 /// Re-executes this process under `taskset -c cpus` unless it already runs
 /// there (or was re-executed once). Returns only if no re-exec happened.
 pub fn pin_self(cpus: &str) -> anyhow::Result<()> {
-    if std::env::var_os(PINNED_ENV).is_some() {
-        return Ok(());
-    }
-    if proc_status_field(None, "Cpus_allowed_list").as_deref() == Some(cpus) {
+    let already = proc_status_field(None, "Cpus_allowed_list").as_deref() == Some(cpus);
+    if std::env::var_os(PINNED_ENV).is_some() || already {
         return Ok(());
     }
     if usable(cpus).is_none() {
@@ -114,64 +97,52 @@ pub fn pin_self(cpus: &str) -> anyhow::Result<()> {
         );
         return Ok(());
     }
-    let exe = std::env::current_exe()?;
     let error = Command::new("taskset")
         .arg("-c")
         .arg(cpus)
-        .arg(exe)
+        .arg(std::env::current_exe()?)
         .args(std::env::args_os().skip(1))
         .env(PINNED_ENV, "1")
         .exec();
     Err(anyhow::anyhow!("cannot re-execute under taskset: {error}"))
 }
 
-/// The machine the run happened on.
+/// The machine the run happened on: CPU model, logical CPUs, memory (MiB),
+/// kernel release, `/proc/loadavg` when the run started and ended.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Machine {
-    /// CPU model.
     pub cpu_model: String,
-    /// Logical CPUs.
     pub cpus: usize,
-    /// Physical memory in MiB.
     pub memory_mib: u64,
-    /// Kernel release.
     pub kernel: String,
-    /// `/proc/loadavg` when the run started.
     pub load_at_start: String,
-    /// `/proc/loadavg` when the run ended.
     pub load_at_end: String,
 }
 
 impl Machine {
     /// Reads `/proc`.
     pub fn probe() -> Machine {
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let cpu_model = cpuinfo
+        let cpuinfo = read("/proc/cpuinfo");
+        let model = cpuinfo
             .lines()
-            .find_map(|l| {
-                l.strip_prefix("model name")?
-                    .split_once(':')
-                    .map(|(_, v)| v.trim())
-            })
-            .unwrap_or("unknown")
-            .to_owned();
-        let cpus = cpuinfo
-            .lines()
-            .filter(|l| l.starts_with("processor"))
-            .count();
-        let memory_mib = std::fs::read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|t| {
-                t.lines()
-                    .find_map(|l| l.strip_prefix("MemTotal:"))
-                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            })
-            .map_or(0, |kib| kib / 1024);
+            .find_map(|l| l.strip_prefix("model name")?.split_once(':'));
+        let memory = read("/proc/meminfo");
+        let kib = memory.lines().find_map(|l| {
+            l.strip_prefix("MemTotal:")?
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .ok()
+        });
         Machine {
-            cpu_model,
-            cpus,
-            memory_mib,
-            kernel: read_trimmed("/proc/sys/kernel/osrelease"),
+            cpu_model: model.map_or("unknown", |(_, v)| v.trim()).to_owned(),
+            cpus: cpuinfo
+                .lines()
+                .filter(|l| l.starts_with("processor"))
+                .count(),
+            memory_mib: kib.map_or(0, |kib: u64| kib / 1024),
+            kernel: read("/proc/sys/kernel/osrelease"),
             load_at_start: load_average(),
             load_at_end: String::new(),
         }
@@ -180,22 +151,20 @@ impl Machine {
 
 /// The three load averages.
 pub fn load_average() -> String {
-    read_trimmed("/proc/loadavg")
+    read("/proc/loadavg")
         .split_whitespace()
         .take(3)
         .collect::<Vec<_>>()
         .join(" ")
 }
 
-fn read_trimmed(path: &str) -> String {
+fn read(path: &str) -> String {
     std::fs::read_to_string(path)
         .map(|s| s.trim().to_owned())
         .unwrap_or_default()
 }
 
-/// CPU counters at one moment, to tell how much CPU other processes took
-/// while a measurement ran (the machine is shared), and how much the
-/// servers themselves used.
+/// CPU counters at one moment: the machine's busy ticks, the servers' and the generator's.
 #[derive(Debug, Clone, Copy)]
 pub struct CpuSnapshot {
     busy: u64,
@@ -204,12 +173,8 @@ pub struct CpuSnapshot {
     at: std::time::Instant,
 }
 
-/// Clock ticks per second of `/proc/<pid>/stat` and `/proc/stat`
-/// (Linux's `USER_HZ`, 100 on every architecture it supports).
-pub const TICKS_PER_SECOND: f64 = 100.0;
-
-/// `utime + stime` of `/proc/<pid>/stat` (all threads, this process's
-/// own with `None`), clock ticks.
+/// `utime + stime` of `/proc/<pid>/stat` (all threads; this process's with
+/// `None`), clock ticks.
 pub fn process_ticks(pid: Option<u32>) -> Option<u64> {
     let path = pid.map_or_else(
         || "/proc/self/stat".to_owned(),
@@ -217,21 +182,14 @@ pub fn process_ticks(pid: Option<u32>) -> Option<u64> {
     );
     let text = std::fs::read_to_string(path).ok()?;
     // Fields after the parenthesised command name; utime and stime are 14 and 15.
-    let rest = &text[text.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let fields: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
     Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
 }
 
-/// The ticks processes ran or were kept from running, of the `cpu` line of
-/// `/proc/stat` (user nice system idle iowait irq softirq steal …): user,
-/// nice, system and steal (another guest's time). Not idle or iowait, and
-/// not irq and softirq either: that is the kernel's network stack carrying
-/// the measured traffic over loopback (a fifth of a CPU at 25,000–50,000
-/// paced queries a second), which no process's utime or stime holds; counted
-/// as busy, it read as another process disturbing the measurement.
+/// Busy ticks of `/proc/stat`'s `cpu` line: user, nice, system and steal; not irq and softirq
+/// (the loopback traffic measured, which no process's time holds).
 fn process_busy_ticks(cpu: &[u64]) -> Option<u64> {
-    let field = |i: usize| cpu.get(i).copied();
-    Some(field(0)? + field(1)? + field(2)? + field(7)?)
+    Some(cpu.first()? + cpu.get(1)? + cpu.get(2)? + cpu.get(7)?)
 }
 
 impl CpuSnapshot {
@@ -251,27 +209,26 @@ impl CpuSnapshot {
             .skip(1)
             .filter_map(|v| v.parse().ok())
             .collect();
-        let busy = process_busy_ticks(&cpu)?;
-        let mut server = 0;
-        for &pid in server_pids {
-            server += process_ticks(Some(pid))?;
-        }
+        let server = server_pids
+            .iter()
+            .map(|&pid| process_ticks(Some(pid)))
+            .sum::<Option<u64>>()?;
+        let (busy, generator) = (process_busy_ticks(&cpu)?, process_ticks(None)?);
         Some(CpuSnapshot {
             busy,
             server,
-            generator: process_ticks(None)?,
+            generator,
             at: std::time::Instant::now(),
         })
     }
 
-    /// CPU used by everything but the server and the generator since
-    /// `earlier`, in % of one CPU (100 ticks per second assumed, Linux's USER_HZ).
+    /// CPU used by everything but the servers and the generator since
+    /// `earlier`, in % of one CPU.
     pub fn others_percent_since(&self, earlier: &CpuSnapshot) -> f64 {
-        let secs = self.at.duration_since(earlier.at).as_secs_f64().max(1e-3);
         let busy = self.busy.saturating_sub(earlier.busy);
-        let ours = self.server.saturating_sub(earlier.server)
-            + self.generator.saturating_sub(earlier.generator);
-        busy.saturating_sub(ours) as f64 / secs
+        let ours =
+            self.server_ticks_since(earlier) + self.generator.saturating_sub(earlier.generator);
+        busy.saturating_sub(ours) as f64 / self.seconds_since(earlier).max(1e-3)
     }
 
     /// CPU time the servers used since `earlier`, seconds.
@@ -295,10 +252,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_own_status() {
+    fn reads_own_status_and_chooses_two_cpus() {
         assert!(proc_status_field(None, "Cpus_allowed_list").is_some());
         assert!(rss_kib(std::process::id()).is_some_and(|kib| kib > 0));
-        assert!(cpus_exist("0"));
         assert_eq!(cpu_list("0,2-4"), Some(vec![0, 2, 3, 4]));
         assert_eq!(cpu_list("x"), None);
         // Two CPUs: the server's second is the generator's.
@@ -307,20 +263,16 @@ mod tests {
         assert_eq!(two_server_cpus("1", "0", 4), Some(("1,2".into(), false)));
         assert_eq!(two_server_cpus("2", "0,1", 4), Some(("2,3".into(), false)));
         assert_eq!(two_server_cpus("0", "0", 1), None);
-        assert!(!cpus_exist("4096"));
+        assert!(usable("4096").is_none());
         assert!(Machine::probe().cpus >= 1);
     }
 
     #[test]
-    fn busy_is_processes_time_not_idle_nor_interrupts() {
+    fn others_are_the_busy_ticks_the_measured_processes_did_not_use() {
         // user nice system idle iowait irq softirq steal guest guest_nice
         let cpu = [100, 1, 50, 900, 7, 3, 40, 2, 0, 0];
         assert_eq!(process_busy_ticks(&cpu), Some(153));
         assert_eq!(process_busy_ticks(&cpu[..7]), None, "no steal field");
-    }
-
-    #[test]
-    fn others_are_the_busy_ticks_the_measured_processes_did_not_use() {
         let start = std::time::Instant::now();
         let before = CpuSnapshot {
             busy: 1_000,
@@ -339,10 +291,13 @@ mod tests {
         assert_eq!(after.others_percent_since(&before), 75.0);
         assert_eq!(after.server_seconds_since(&before), 1.0);
         // Counters read a moment apart can cross: never below zero.
-        let crossed = CpuSnapshot {
-            busy: 1_100,
-            ..after
-        };
-        assert_eq!(crossed.others_percent_since(&before), 0.0);
+        assert_eq!(
+            CpuSnapshot {
+                busy: 1_100,
+                ..after
+            }
+            .others_percent_since(&before),
+            0.0
+        );
     }
 }

@@ -1,33 +1,24 @@
-//! What a run was measured from and on: the commit, whether the work tree
-//! held uncommitted changes, and which measurements other processes
-//! disturbed; and the rule that keeps `docs/benchmarks.md` from being
-//! rewritten from either unless the caller says so (`--allow-dirty`,
-//! `--allow-disturbed`).
-//!
-//! The results file is written whatever the rule decides: only the report
-//! is refused. A report written anyway says so at the top of each section
-//! it generates ([`crate::report`]). Reading git is the only I/O here
-//! ([`GitState::probe`]); the decisions are pure functions of the results.
+//! What a run was measured from (commit, dirty tree, disturbed measurements)
+//! and the rule that keeps the report from being rewritten from either unless
+//! allowed.
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use crate::compare::DISTURBED_PERCENT;
 use crate::peer::PeerKind;
-use crate::results::{PeerOutcome, Results};
+use crate::results::Results;
+use crate::scenario::DISTURBED_PERCENT;
 
-/// The work tree a run measured.
+/// The work tree a run measured: commit, `git describe --always --dirty`, and its changes
+/// ([`counts_as_change`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GitState {
-    /// The commit checked out (`git rev-parse HEAD`).
     pub commit: String,
-    /// `git describe --always --dirty`.
     pub describe: String,
-    /// `git status --porcelain` lines of uncommitted changes, without the
-    /// run's own directories ([`counts_as_change`]).
     pub changes: Vec<String>,
 }
 
@@ -46,13 +37,10 @@ impl GitState {
                 .success()
                 .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
         };
-        let commit = git(&["rev-parse", "HEAD"])?.trim().to_owned();
-        let describe = git(&["describe", "--always", "--dirty"])?.trim().to_owned();
-        let status = git(&["status", "--porcelain"])?;
         Some(GitState {
-            commit,
-            describe,
-            changes: status
+            commit: git(&["rev-parse", "HEAD"])?.trim().to_owned(),
+            describe: git(&["describe", "--always", "--dirty"])?.trim().to_owned(),
+            changes: git(&["status", "--porcelain"])?
                 .lines()
                 .filter(|l| counts_as_change(l))
                 .map(str::to_owned)
@@ -66,10 +54,8 @@ impl GitState {
     }
 }
 
-/// Whether a `git status --porcelain` line is a change to the measured
-/// code: everything but the run's own directories (`.bench/`, `target*/`),
-/// which are ignored by git anyway and listed only with a changed
-/// `.gitignore`.
+/// Whether a `git status --porcelain` line is a change to the measured code (not `.bench/`,
+/// `target*/`).
 pub fn counts_as_change(line: &str) -> bool {
     let Some(path) = line.get(3..) else {
         return false;
@@ -79,107 +65,67 @@ pub fn counts_as_change(line: &str) -> bool {
     !(path.is_empty() || first == ".bench" || first.starts_with("target"))
 }
 
-/// A measurement during which other processes used more CPU than
-/// [`DISTURBED_PERCENT`], in the run that was kept.
+/// A run during which others used more than [`DISTURBED_PERCENT`] of a CPU in a kept window.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Disturbance {
-    /// Scenario and part, e.g. `route-sweep 50,000/s`.
     pub what: String,
-    /// Which peer.
     pub peer: PeerKind,
-    /// Other processes' CPU, % of one CPU.
     pub others_cpu_percent: f64,
 }
 
-/// Every kept measurement of `results` that other processes disturbed.
+/// Every run of `results` that other processes disturbed.
 pub fn disturbances(results: &Results) -> Vec<Disturbance> {
     let mut found = Vec::new();
-    let mut check = |what: String, peer: PeerKind, percent: Option<f64>| {
-        if let Some(p) = percent.filter(|p| *p > DISTURBED_PERCENT) {
-            found.push(Disturbance {
-                what,
-                peer,
-                others_cpu_percent: p,
-            });
+    for (id, scenario) in &results.scenarios {
+        for run in &scenario.runs {
+            let worst = run.result.as_ref().and_then(most_others);
+            if let Some(percent) = worst.filter(|p| *p > DISTURBED_PERCENT) {
+                found.push(Disturbance {
+                    what: format!(
+                        "{id}{}{}",
+                        if run.part.is_empty() { "" } else { " " },
+                        run.part
+                    ),
+                    peer: run.peer,
+                    others_cpu_percent: percent,
+                });
+            }
         }
-    };
-    for (peer, x) in ok(&results.route_qps) {
-        check("route-qps".into(), peer, x.others_cpu_percent);
-    }
-    for (peer, x) in ok(&results.route_sweep) {
-        for step in &x.steps {
-            let what = format!("route-sweep {:.0}/s", step.rate);
-            check(what, peer, step.others_cpu_percent);
-        }
-    }
-    for (peer, x) in ok(&results.route_under_storm) {
-        check("route-under-storm".into(), peer, x.others_cpu_percent);
-    }
-    for (peer, x) in ok(&results.register) {
-        let first = x.first_server_cpu.as_ref().map(|c| c.others_cpu_percent);
-        check("register first round".into(), peer, first);
-        let steady = x.steady_server_cpu.as_ref().map(|c| c.others_cpu_percent);
-        check("register steady phase".into(), peer, steady);
-    }
-    for (peer, x) in ok(&results.controller_heartbeats) {
-        check("controller heartbeats".into(), peer, x.others_cpu_percent);
-    }
-    for (peer, x) in ok(&results.controller_failover) {
-        check("controller failover".into(), peer, x.others_cpu_percent);
-    }
-    for (peer, x) in ok(&results.security_signing) {
-        let windows = [
-            ("unsigned", Some(&x.unsigned)),
-            ("signed", Some(&x.signed)),
-            ("unchanged unsigned", x.unchanged_unsigned.as_ref()),
-            ("unchanged signed", x.unchanged_signed.as_ref()),
-        ];
-        for (part, window) in windows {
-            let percent = window.and_then(|w| w.others_cpu_percent);
-            check(format!("security {part} registrations"), peer, percent);
-        }
-    }
-    for (peer, x) in ok(&results.security_tls) {
-        check(
-            "security plain queries".into(),
-            peer,
-            x.plain.others_cpu_percent,
-        );
-        check(
-            "security TLS queries".into(),
-            peer,
-            x.tls.others_cpu_percent,
-        );
     }
     found
 }
 
-fn ok<T>(outcomes: &[PeerOutcome<T>]) -> impl Iterator<Item = (PeerKind, &T)> {
-    outcomes
-        .iter()
-        .filter_map(|o| o.result.as_ref().map(|r| (o.peer, r)))
+/// The largest `others_cpu_percent` anywhere in `value`.
+fn most_others(value: &Value) -> Option<f64> {
+    let children: Box<dyn Iterator<Item = &Value>> = match value {
+        Value::Object(map) => Box::new(map.values()),
+        Value::Array(items) => Box::new(items.iter()),
+        _ => return None,
+    };
+    let own = value.get("others_cpu_percent").and_then(Value::as_f64);
+    children.filter_map(most_others).chain(own).reduce(f64::max)
 }
 
-/// What the caller allowed the report to be written from.
+/// What the report may be written from anyway (`--allow-dirty`, `--allow-disturbed`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Allow {
-    /// A work tree with uncommitted changes (`--allow-dirty`).
     pub dirty: bool,
-    /// Measurements disturbed by other processes (`--allow-disturbed`).
     pub disturbed: bool,
 }
 
 /// Why the report must not be written from `results`, if it must not.
 pub fn refusal(results: &Results, allow: Allow) -> Option<String> {
     let mut why = Vec::new();
-    if let Some(git) = results.git.as_ref().filter(|g| g.is_dirty()) {
-        if !allow.dirty {
-            why.push(format!(
-                "the work tree was dirty (git {}: {}); commit first, or pass --allow-dirty",
-                git.describe,
-                list(&git.changes, 5)
-            ));
-        }
+    if let Some(git) = results
+        .git
+        .as_ref()
+        .filter(|g| g.is_dirty() && !allow.dirty)
+    {
+        why.push(format!(
+            "the work tree was dirty (git {}: {}); commit first, or pass --allow-dirty",
+            git.describe,
+            list(&git.changes, 5)
+        ));
     }
     let disturbed = disturbances(results);
     if !disturbed.is_empty() && !allow.disturbed {
@@ -193,7 +139,7 @@ pub fn refusal(results: &Results, allow: Allow) -> Option<String> {
 }
 
 /// `a, b, c and 4 more`.
-fn list(items: &[String], at_most: usize) -> String {
+pub fn list(items: &[String], at_most: usize) -> String {
     let shown: Vec<&str> = items.iter().take(at_most).map(|s| s.trim()).collect();
     let mut text = shown.join(", ");
     if items.len() > at_most {
@@ -202,7 +148,7 @@ fn list(items: &[String], at_most: usize) -> String {
     text
 }
 
-/// `route-qps Waymark (18 %), register steady phase Java (22 %)`.
+/// `route-qps Waymark (18 %), register two-cpus Java (22 %)`.
 pub fn describe(disturbed: &[Disturbance]) -> String {
     let parts: Vec<String> = disturbed
         .iter()
@@ -221,27 +167,26 @@ pub fn describe(disturbed: &[Disturbance]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::route_qps::{Params, RouteQps};
-    use crate::stats::Latency;
-
-    fn qps(others: f64) -> RouteQps {
-        RouteQps {
-            params: Params::defaults(true),
-            qps: 1.0,
-            latency: Latency::default(),
-            errors: 0,
-            first_error: None,
-            mean_response_bytes: 0.0,
-            rss_kib: None,
-            server_cpus: None,
-            others_cpu_percent: Some(others),
-            server_cpu: None,
-            answered: 0,
-            cpu_us_per_query: None,
-        }
-    }
+    use crate::results::{Run, ScenarioRuns};
+    use serde_json::json;
 
     fn results(dirty: bool, others: f64) -> Results {
+        let run = |part: &str, result| Run {
+            peer: PeerKind::Waymark,
+            part: part.into(),
+            result: Some(result),
+            error: None,
+        };
+        let runs = vec![
+            run(
+                "",
+                json!({"others_cpu_percent": others, "steps": [{"others_cpu_percent": 1.0}]}),
+            ),
+            run(
+                "two-cpus",
+                json!({"steady_server_cpu": {"others_cpu_percent": 2.0}}),
+            ),
+        ];
         Results {
             git: Some(GitState {
                 commit: "0123abcd".into(),
@@ -252,7 +197,15 @@ mod tests {
                     Vec::new()
                 },
             }),
-            route_qps: vec![PeerOutcome::of(PeerKind::Waymark, Ok(qps(others)))],
+            scenarios: [(
+                "route-qps".into(),
+                ScenarioRuns {
+                    runs,
+                    ..ScenarioRuns::default()
+                },
+            )]
+            .into_iter()
+            .collect(),
             ..Results::default()
         }
     }
@@ -261,7 +214,6 @@ mod tests {
     fn the_runs_own_directories_are_no_change() {
         assert!(counts_as_change(" M crates/rmq-bench/src/load.rs"));
         assert!(counts_as_change("?? docs/new.md"));
-        assert!(counts_as_change(" M docs/bench-rss.png"));
         assert!(!counts_as_change("?? .bench/"));
         assert!(!counts_as_change("?? target-bench/"));
         assert!(!counts_as_change("?? target/release/x"));
@@ -270,47 +222,49 @@ mod tests {
 
     #[test]
     fn a_dirty_tree_or_a_disturbed_run_is_refused_unless_allowed() {
-        let clean = results(false, 3.0);
-        assert_eq!(refusal(&clean, Allow::default()), None);
+        assert_eq!(refusal(&results(false, 3.0), Allow::default()), None);
 
         let dirty = results(true, 3.0);
         let why = refusal(&dirty, Allow::default()).unwrap();
-        assert!(
-            why.contains("dirty") && why.contains("0123abc-dirty"),
-            "{why}"
-        );
-        assert!(why.contains("crates/rmq-namesrv/src/lib.rs"), "{why}");
-        let allowed = Allow {
+        assert!(why.contains("0123abc-dirty") && why.contains("crates/rmq-namesrv/src/lib.rs"));
+        let dirty_ok = Allow {
             dirty: true,
-            ..Allow::default()
+            disturbed: false,
         };
-        assert_eq!(refusal(&dirty, allowed), None);
+        assert_eq!(refusal(&dirty, dirty_ok), None);
 
-        let disturbed = results(false, 40.0);
+        // Found however deep the outcome keeps its window (a step, a part).
+        let mut disturbed = results(false, 40.0);
+        assert_eq!(
+            describe(&disturbances(&disturbed)),
+            "route-qps Waymark (40 %)"
+        );
+        let runs = &mut disturbed.scenarios.get_mut("route-qps").unwrap().runs;
+        runs[0].result = Some(json!({"steps": [{"others_cpu_percent": 22.0}]}));
+        runs[1].result = Some(json!({"steady_server_cpu": {"others_cpu_percent": 30.0}}));
         let found = disturbances(&disturbed);
-        assert_eq!(found.len(), 1);
-        assert_eq!(describe(&found), "route-qps Waymark (40 %)");
+        assert_eq!(
+            describe(&found),
+            "route-qps Waymark (22 %), route-qps two-cpus Waymark (30 %)"
+        );
         let why = refusal(&disturbed, Allow::default()).unwrap();
-        assert!(why.contains("route-qps Waymark (40 %)"), "{why}");
-        assert!(refusal(&disturbed, allowed).is_some());
-        let allowed = Allow {
-            disturbed: true,
-            ..Allow::default()
-        };
-        assert_eq!(refusal(&disturbed, allowed), None);
+        assert!(why.contains("route-qps two-cpus Waymark (30 %)"), "{why}");
+        assert!(refusal(&disturbed, dirty_ok).is_some());
+        assert_eq!(
+            refusal(
+                &disturbed,
+                Allow {
+                    dirty: false,
+                    disturbed: true
+                }
+            ),
+            None
+        );
 
         // Both at once: both named, both needed.
-        let both = results(true, 40.0);
-        let why = refusal(&both, Allow::default()).unwrap();
+        let why = refusal(&results(true, 40.0), Allow::default()).unwrap();
         assert!(why.contains("--allow-dirty") && why.contains("--allow-disturbed"));
-        let all = Allow {
-            dirty: true,
-            disturbed: true,
-        };
-        assert_eq!(refusal(&both, all), None);
-
         // Results from before git was recorded: nothing to refuse on.
-        let old = Results::default();
-        assert_eq!(refusal(&old, Allow::default()), None);
+        assert_eq!(refusal(&Results::default(), Allow::default()), None);
     }
 }

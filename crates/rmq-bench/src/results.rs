@@ -1,70 +1,72 @@
-//! The results of a run, as written to JSON and read back by the report.
-//!
-//! One [`Results`] holds every scenario's outcome per peer, the machine, the
-//! pinning, the peers' versions and command lines, and the command that
-//! produced it. A peer that failed a scenario has its error instead of a
-//! value, so one broken peer never loses the others' numbers.
+//! The results of a run as written to JSON: runs per scenario id; files of
+//! earlier versions are converted on reading.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::peer::PeerKind;
 use crate::pin::Machine;
 use crate::provenance::GitState;
-use crate::scenario::controller::{Failover as ControllerFailover, Heartbeats};
-use crate::scenario::failover::Failover;
-use crate::scenario::hostile::Hostile;
-use crate::scenario::register::Register;
-use crate::scenario::route_change::RouteChangeLatency;
-use crate::scenario::route_qps::RouteQps;
-use crate::scenario::route_sweep::RouteSweep;
-use crate::scenario::security::{Signing, TlsQueries};
-use crate::scenario::startup::Startup;
-use crate::scenario::storm::Storm;
 
-/// One peer's outcome of one scenario.
+/// One peer's run of one part of a scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PeerOutcome<T> {
-    /// Which peer.
+pub struct Run {
     pub peer: PeerKind,
-    /// The result, if the scenario completed.
-    pub result: Option<T>,
+    /// Which part ("" for a scenario of one; e.g. `two-cpus`, `tls`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub part: String,
+    /// The outcome, if the run completed.
+    pub result: Option<Value>,
     /// Why it did not, if it did not.
     pub error: Option<String>,
 }
 
-impl<T> PeerOutcome<T> {
-    /// Wraps a scenario's return value.
-    pub fn of(peer: PeerKind, outcome: anyhow::Result<T>) -> PeerOutcome<T> {
-        match outcome {
-            Ok(result) => PeerOutcome {
-                peer,
-                result: Some(result),
-                error: None,
-            },
-            Err(error) => PeerOutcome {
-                peer,
-                result: None,
-                error: Some(format!("{error:#}")),
-            },
+impl Run {
+    /// The outcome as `T`, or why there is none.
+    pub fn outcome<T: DeserializeOwned>(&self) -> Result<T, String> {
+        match (&self.result, &self.error) {
+            (Some(value), _) => {
+                T::deserialize(value).map_err(|e| format!("unreadable result: {e}"))
+            }
+            (None, error) => Err(error.clone().unwrap_or_else(|| "no result".into())),
         }
     }
 }
 
-/// Finds `peer`'s result in `outcomes`.
-pub fn of_peer<T>(outcomes: &[PeerOutcome<T>], peer: PeerKind) -> Option<&T> {
-    outcomes
-        .iter()
-        .find(|o| o.peer == peer)
-        .and_then(|o| o.result.as_ref())
+/// Everything one scenario recorded in a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioRuns {
+    pub runs: Vec<Run>,
+    /// What the scenario noted beside its runs (the two-CPU pass's CPUs, the
+    /// controller groups as started, …), by key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub info: BTreeMap<String, Value>,
+}
+
+impl ScenarioRuns {
+    /// `peer`'s outcome of `part`, if it completed and reads as `T`.
+    pub fn of<T: DeserializeOwned>(&self, part: &str, peer: PeerKind) -> Option<T> {
+        let run = self
+            .runs
+            .iter()
+            .find(|r| r.part == part && r.peer == peer)?;
+        run.outcome().ok()
+    }
+
+    /// The note under `key`, if there is one and it reads as `T`.
+    pub fn info<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
+        T::deserialize(self.info.get(key)?).ok()
+    }
 }
 
 /// A peer as it was run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeerInfo {
-    /// Which peer.
     pub peer: PeerKind,
     /// What it is, with version.
     pub version: String,
@@ -72,43 +74,13 @@ pub struct PeerInfo {
     pub command: String,
 }
 
-/// How processes were pinned.
+/// How processes were pinned (the generator's list asked for and allowed, the servers'; `None`:
+/// unpinned).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Pinning {
-    /// `taskset -c` list requested for the generator.
     pub client_cpus_requested: Option<String>,
-    /// `Cpus_allowed_list` of the generator as the kernel reports it.
     pub client_cpus_allowed: Option<String>,
-    /// `taskset -c` list the servers were started with (`None`: unpinned).
     pub server_cpus: Option<String>,
-}
-
-/// A scenario run again with the server on two CPUs (Waymark and Java).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TwoCores<T> {
-    /// `taskset -c` list the servers were started with.
-    pub server_cpus: String,
-    /// Whether the generator ran on one of them: the machine had no two
-    /// CPUs besides the generator's, so the server got what the generator
-    /// left of them and its rate says nothing of how it scales.
-    pub shares_generator_cpus: bool,
-    /// Why it was not run, if it was not.
-    pub skipped: Option<String>,
-    /// Each peer's run.
-    #[serde(alias = "register")]
-    pub runs: Vec<PeerOutcome<T>>,
-}
-
-impl<T> TwoCores<T> {
-    /// Not run, for `why`.
-    pub fn skipped(why: String) -> TwoCores<T> {
-        TwoCores {
-            server_cpus: String::new(),
-            shares_generator_cpus: false,
-            skipped: Some(why),
-            runs: Vec::new(),
-        }
-    }
 }
 
 /// Everything one invocation measured.
@@ -120,103 +92,21 @@ pub struct Results {
     pub started_at: String,
     /// Wall time of the whole run, seconds.
     pub duration_s: f64,
-    /// Whether `--quick` was given.
     pub quick: bool,
-    /// The machine.
     pub machine: Machine,
     /// The work tree measured (`None`: not recorded, or no git).
     #[serde(default)]
     pub git: Option<GitState>,
-    /// The pinning.
     pub pinning: Pinning,
-    /// The peers.
+    /// The NameServer peers.
     pub peers: Vec<PeerInfo>,
-    /// `route-qps`.
-    pub route_qps: Vec<PeerOutcome<RouteQps>>,
-    /// `route-qps` again with every server on two CPUs (Waymark and Java).
+    /// Each scenario that ran, by id.
     #[serde(default)]
-    pub route_qps_two_cores: Option<TwoCores<RouteQps>>,
-    /// `route-sweep`.
-    #[serde(default)]
-    pub route_sweep: Vec<PeerOutcome<RouteSweep>>,
-    /// `route-under-storm`.
-    pub route_under_storm: Vec<PeerOutcome<Storm>>,
-    /// `register`.
-    pub register: Vec<PeerOutcome<Register>>,
-    /// `register` again with every server on two CPUs (Waymark and Java).
-    #[serde(default)]
-    pub register_two_cores: Option<TwoCores<Register>>,
-    /// `failover`.
-    pub failover: Vec<PeerOutcome<Failover>>,
-    /// `startup`.
-    pub startup: Vec<PeerOutcome<Startup>>,
-    /// `controller`: the controller groups as they were run.
-    #[serde(default)]
-    pub controller_peers: Vec<PeerInfo>,
-    /// `controller`: how the NameServer of the failover part was started.
-    #[serde(default)]
-    pub controller_namesrv: Option<String>,
-    /// `controller`: heartbeats.
-    #[serde(default)]
-    pub controller_heartbeats: Vec<PeerOutcome<Heartbeats>>,
-    /// `controller`: failover.
-    #[serde(default)]
-    pub controller_failover: Vec<PeerOutcome<ControllerFailover>>,
-    /// `hostile`: every attack on every real NameServer.
-    #[serde(default)]
-    pub hostile: Vec<PeerOutcome<Hostile>>,
-    /// `security`: signed against unsigned registrations (Waymark only).
-    #[serde(default)]
-    pub security_signing: Vec<PeerOutcome<Signing>>,
-    /// `security`: TLS against plain route queries (Waymark and Java).
-    #[serde(default)]
-    pub security_tls: Vec<PeerOutcome<TlsQueries>>,
-    /// `route-change-latency`: every real NameServer, its client with route
-    /// push on (the client's default).
-    #[serde(default)]
-    pub route_change_latency: Vec<PeerOutcome<RouteChangeLatency>>,
-    /// `route-change-latency`: Waymark again, its client with route push off.
-    #[serde(default)]
-    pub route_change_latency_push_off: Vec<PeerOutcome<RouteChangeLatency>>,
+    pub scenarios: BTreeMap<String, ScenarioRuns>,
 }
 
 impl Results {
-    /// Whether a scenario of the main NameServer section ran (`hostile`
-    /// and `security` have their own sections).
-    pub fn has_nameserver(&self) -> bool {
-        !(self.route_qps.is_empty()
-            && self.route_sweep.is_empty()
-            && self.route_under_storm.is_empty()
-            && self.register.is_empty()
-            && self.failover.is_empty()
-            && self.startup.is_empty())
-    }
-
-    /// Whether the hostile scenario ran (it has its own report section).
-    pub fn has_hostile(&self) -> bool {
-        !self.hostile.is_empty()
-    }
-
-    /// Whether the security scenario ran (it has its own report section).
-    pub fn has_security(&self) -> bool {
-        !(self.security_signing.is_empty() && self.security_tls.is_empty())
-    }
-
-    /// Whether the route-change-latency scenario ran (it has its own report
-    /// section).
-    pub fn has_route_change(&self) -> bool {
-        !(self.route_change_latency.is_empty() && self.route_change_latency_push_off.is_empty())
-    }
-
-    /// Whether the controller scenario ran.
-    pub fn has_controller(&self) -> bool {
-        !(self.controller_heartbeats.is_empty() && self.controller_failover.is_empty())
-    }
-
     /// Writes pretty JSON to `path`, creating its directory.
-    ///
-    /// # Errors
-    /// I/O.
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
@@ -225,15 +115,107 @@ impl Results {
         std::fs::write(path, json).with_context(|| format!("cannot write {}", path.display()))
     }
 
-    /// Reads what [`Self::save`] wrote.
-    ///
-    /// # Errors
-    /// I/O or malformed JSON.
+    /// Reads what [`Self::save`] (or an earlier version of it) wrote.
     pub fn load(path: &Path) -> anyhow::Result<Results> {
         let bytes =
             std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        serde_json::from_slice(&bytes)
+        let value: Value = serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not JSON", path.display()))?;
+        Results::from_json(value)
             .with_context(|| format!("{} is not a results file", path.display()))
+    }
+
+    /// Reads a results value, converting the typed fields of older files.
+    pub fn from_json(mut value: Value) -> anyhow::Result<Results> {
+        if let Some(top) = value.as_object_mut() {
+            convert_typed_fields(top);
+        }
+        Ok(serde_json::from_value(value)?)
+    }
+}
+
+/// The typed fields of results written before runs were kept by scenario
+/// id: field, scenario, part.
+const TYPED_FIELDS: [(&str, &str, &str); 13] = [
+    ("route_qps", "route-qps", ""),
+    ("route_sweep", "route-sweep", ""),
+    ("route_under_storm", "route-under-storm", ""),
+    ("register", "register", ""),
+    ("failover", "failover", ""),
+    ("startup", "startup", ""),
+    ("controller_heartbeats", "controller", "heartbeats"),
+    ("controller_failover", "controller", "failover"),
+    ("hostile", "hostile", ""),
+    ("security_signing", "security", "signing"),
+    ("security_tls", "security", "tls"),
+    ("route_change_latency", "route-change-latency", ""),
+    (
+        "route_change_latency_push_off",
+        "route-change-latency",
+        "push-off",
+    ),
+];
+
+/// Moves the typed fields of older files (and their two-CPU passes, controller groups) into
+/// `scenarios`, flattening `params.layout`.
+fn convert_typed_fields(top: &mut Map<String, Value>) {
+    let mut scenarios: BTreeMap<String, ScenarioRuns> = BTreeMap::new();
+    let add =
+        |scenarios: &mut BTreeMap<String, ScenarioRuns>, id: &str, part: &str, outcomes: Value| {
+            for mut outcome in serde_json::from_value::<Vec<Value>>(outcomes).unwrap_or_default() {
+                if let Some(map) = outcome.as_object_mut() {
+                    map.insert("part".into(), part.into());
+                    if let Some(params) = map.get_mut("result").and_then(|r| r.get_mut("params")) {
+                        flatten_layout(params);
+                    }
+                }
+                if let Ok(run) = serde_json::from_value(outcome) {
+                    scenarios.entry(id.to_owned()).or_default().runs.push(run);
+                }
+            }
+        };
+    for (field, id, part) in TYPED_FIELDS {
+        if let Some(outcomes) = top.remove(field) {
+            add(&mut scenarios, id, part, outcomes);
+        }
+    }
+    for (field, id) in [
+        ("route_qps_two_cores", "route-qps"),
+        ("register_two_cores", "register"),
+    ] {
+        let Some(Value::Object(mut pass)) = top.remove(field) else {
+            continue;
+        };
+        let runs = pass.remove("runs").or_else(|| pass.remove("register"));
+        add(&mut scenarios, id, "two-cpus", runs.unwrap_or_default());
+        let info = &mut scenarios.entry(id.to_owned()).or_default().info;
+        info.insert("two-cpus".into(), Value::Object(pass));
+    }
+    let peers = top
+        .remove("controller_peers")
+        .filter(|p| p.as_array().is_some_and(|a| !a.is_empty()));
+    let namesrv = top.remove("controller_namesrv").filter(|n| !n.is_null());
+    if let Some(controller) = scenarios.get_mut("controller") {
+        controller.info.extend(peers.map(|p| ("peers".into(), p)));
+        controller
+            .info
+            .extend(namesrv.map(|n| ("namesrv".into(), n)));
+    }
+    if !scenarios.is_empty() {
+        top.insert(
+            "scenarios".into(),
+            serde_json::to_value(scenarios).unwrap_or_default(),
+        );
+    }
+}
+
+/// `{"layout": {"brokers": 10, …}, …}` → `{"brokers": 10, …, …}`.
+fn flatten_layout(params: &mut Value) {
+    let Some(map) = params.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Object(layout)) = map.remove("layout") {
+        map.extend(layout);
     }
 }
 
@@ -265,20 +247,57 @@ pub fn utc_now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
-    fn outcomes_round_trip_through_json() {
-        let results = Results {
-            route_qps: vec![PeerOutcome::of(
-                PeerKind::Java,
-                Err(anyhow::anyhow!("boom")),
-            )],
-            ..Results::default()
-        };
-        let json = serde_json::to_string(&results).unwrap();
-        let back: Results = serde_json::from_str(&json).unwrap();
-        assert_eq!(back.route_qps[0].error.as_deref(), Some("boom"));
-        assert!(of_peer(&back.route_qps, PeerKind::Java).is_none());
+    fn typed_fields_of_older_files_become_runs_by_scenario() {
+        let ok = |params: Value| json!({"peer": "waymark", "result": {"params": params, "qps": 1.0}, "error": null});
+        let old = json!({
+            "command": "c", "started_at": "t", "duration_s": 1.0, "quick": false,
+            "machine": {"cpu_model": "x", "cpus": 2, "memory_mib": 1, "kernel": "k",
+                        "load_at_start": "", "load_at_end": ""},
+            "pinning": {}, "peers": [],
+            "route_qps": [ok(json!({"layout": {"brokers": 10, "topics_per_broker": 100}, "depth": 4})),
+                          {"peer": "java", "result": null, "error": "boom"}],
+            "route_qps_two_cores": {"server_cpus": "", "shares_generator_cpus": false,
+                                    "skipped": "the machine has 1 CPU", "runs": []},
+            "register": [],
+            "register_two_cores": {"server_cpus": "0,1", "shares_generator_cpus": true,
+                                   "skipped": null, "register": [ok(json!({}))]},
+            "controller_peers": [{"peer": "java", "version": "v", "command": "c"}],
+            "controller_namesrv": "rmq-namesrv",
+            "controller_failover": [ok(json!({}))],
+            "route_change_latency_push_off": [ok(json!({}))],
+        });
+        let r = Results::from_json(old).unwrap();
+        let qps = &r.scenarios["route-qps"];
+        assert_eq!(qps.runs.len(), 2);
+        assert_eq!(qps.runs[1].outcome::<Value>(), Err("boom".into()));
+        let params = &qps.runs[0].result.as_ref().unwrap()["params"];
+        assert_eq!(
+            (params["brokers"].as_u64(), params["depth"].as_u64()),
+            (Some(10), Some(4))
+        );
+        assert!(params.get("layout").is_none());
+        assert_eq!(qps.info["two-cpus"]["skipped"], "the machine has 1 CPU");
+        let register = &r.scenarios["register"];
+        assert_eq!(
+            (register.runs.len(), register.runs[0].part.as_str()),
+            (1, "two-cpus")
+        );
+        let controller = &r.scenarios["controller"];
+        assert_eq!(controller.runs[0].part, "failover");
+        assert_eq!(controller.info["namesrv"], "rmq-namesrv");
+        assert_eq!(controller.info["peers"][0]["peer"], "java");
+        assert_eq!(r.scenarios["route-change-latency"].runs[0].part, "push-off");
+        assert!(
+            !r.scenarios.contains_key("startup"),
+            "empty fields make no scenario"
+        );
+
+        // Today's shape round-trips as it is.
+        let back = Results::from_json(serde_json::to_value(&r).unwrap()).unwrap();
+        assert_eq!(back.scenarios, r.scenarios);
         assert!(utc_now().ends_with(" UTC") && utc_now().len() == 23);
     }
 }

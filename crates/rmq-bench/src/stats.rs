@@ -1,9 +1,5 @@
-//! Latency histograms and their summaries.
-//!
-//! Latencies are recorded in nanoseconds into HdrHistograms (3 significant
-//! digits, up to 10 minutes) and summarised in microseconds for the results.
-//! A few samples (tens, possibly negative, as the route-change scenario
-//! takes) are summarised exactly instead ([`Summary`]).
+//! Latency histograms (ns, HdrHistogram) and their summaries (µs); few
+//! samples summarised exactly ([`Summary`]).
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -24,22 +20,16 @@ pub fn record(histogram: &mut Histogram<u64>, nanos: u128) {
     histogram.saturating_record(value);
 }
 
-/// A latency distribution in microseconds.
+/// A latency distribution in microseconds: samples, mean, p50, p99,
+/// p99.9, largest, and `(percentile, µs)` at each of [`CURVE`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
-    /// Samples recorded.
     pub count: u64,
-    /// Mean.
     pub mean_us: f64,
-    /// Median.
     pub p50_us: f64,
-    /// 99th percentile.
     pub p99_us: f64,
-    /// 99.9th percentile.
     pub p999_us: f64,
-    /// Largest sample.
     pub max_us: f64,
-    /// `(percentile, µs)` at each of [`CURVE`].
     pub curve: Vec<(f64, f64)>,
 }
 
@@ -64,11 +54,11 @@ impl Latency {
 }
 
 /// Median of `values` (`None` when empty).
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
+pub fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let mut sorted: Vec<f64> = values.into_iter().collect();
+    if sorted.is_empty() {
         return None;
     }
-    let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     let mid = sorted.len() / 2;
     Some(if sorted.len() % 2 == 0 {
@@ -78,9 +68,7 @@ pub fn median(values: &[f64]) -> Option<f64> {
     })
 }
 
-/// The nearest-rank `q`-th percentile of `values` (`None` when empty): the
-/// smallest sample with at least `q` % of the samples at or below it, so
-/// with fewer than 100 samples the 99th percentile is the largest.
+/// The nearest-rank `q`-th percentile of `values` (`None` when empty).
 pub fn percentile(values: &[f64], q: f64) -> Option<f64> {
     if values.is_empty() {
         return None;
@@ -96,20 +84,15 @@ pub fn mean(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
-/// A few samples summarised exactly, in their own unit.
+/// A few samples summarised exactly, in their own unit (percentiles by
+/// nearest rank: below 100 samples p99 is the largest).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
-    /// Samples.
     pub count: usize,
-    /// Smallest.
     pub min: f64,
-    /// Median (nearest rank).
     pub p50: f64,
-    /// 99th percentile (nearest rank: the largest below 100 samples).
     pub p99: f64,
-    /// Largest.
     pub max: f64,
-    /// Mean.
     pub mean: f64,
 }
 
@@ -145,9 +128,9 @@ mod tests {
         assert!((l.max_us - 1_000.0).abs() < 1.0, "{l:?}");
         assert_eq!(l.curve.len(), CURVE.len());
         assert_eq!(Latency::of(&histogram()), Latency::default());
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
+        assert_eq!(median([3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median([4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median([]), None);
     }
 
     #[test]

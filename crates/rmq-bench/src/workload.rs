@@ -1,13 +1,6 @@
-//! Workloads: which made-up brokers register which topics, the exact bytes
-//! they send, and the route queries clients make.
-//!
-//! Bodies and headers come from `rmq-broker-client` (the same builder the
-//! broker simulator uses), so every peer sees what a 5.x Java broker sends.
-//! A re-registration must carry a new DataVersion; re-encoding a body of
-//! 10,000 topics for every send would make the generator, not the server,
-//! the bottleneck, so [`Registration`] encodes each body once and splices a
-//! fresh `dataVersion` object into it (checked against a full re-encode in
-//! the tests). Nothing here does I/O.
+//! Workloads: which made-up brokers register which topics, the bytes they
+//! send (built with `rmq-broker-client`, each body encoded once,
+//! [`Registration`]), and the route queries clients make.
 
 use std::ops::Range;
 
@@ -28,10 +21,8 @@ pub const CLUSTER: &str = "BenchCluster";
 /// Permission of every benchmark topic (read | write).
 const TOPIC_PERM: i32 = 6;
 
-/// How topics are spread over brokers. Brokers are grouped into topic sets
-/// of `spread` consecutive brokers; every broker of a set registers the same
-/// `topics_per_broker` topics, so each topic's route lists `spread` brokers
-/// and there are `brokers × topics_per_broker` topic-queue entries in all.
+/// How topics are spread: topic sets of `spread` consecutive brokers, each broker of a set
+/// registering the same `topics_per_broker` topics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layout {
     /// Brokers (each a master with its own name).
@@ -46,10 +37,18 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// `brokers` brokers of `topics_per_broker` topics, each topic on
+    /// `spread` brokers, 8 queues each.
+    pub const fn new(brokers: usize, topics_per_broker: usize, spread: usize) -> Layout {
+        Layout {
+            brokers,
+            topics_per_broker,
+            spread,
+            queues: 8,
+        }
+    }
+
     /// Checks the invariants documented on the fields.
-    ///
-    /// # Errors
-    /// No brokers, fewer than two topics, or a spread of 0.
     pub fn validate(&self) -> anyhow::Result<()> {
         if self.brokers == 0 || self.spread == 0 {
             bail!("a layout needs at least one broker and a spread of at least 1");
@@ -68,11 +67,6 @@ impl Layout {
     /// Topic-queue entries (broker, topic) the server holds once all registered.
     pub fn entries(&self) -> usize {
         self.brokers * self.topics_per_broker
-    }
-
-    /// Distinct topics.
-    pub fn distinct_topics(&self) -> usize {
-        self.topic_sets() * self.topics_per_broker
     }
 
     /// The brokers of topic set `set`.
@@ -181,18 +175,12 @@ pub struct Registration {
 
 impl Registration {
     /// Broker `broker` of `layout`, as a 5.x master with Java defaults.
-    ///
-    /// # Errors
-    /// An invalid broker configuration (cannot happen for layout brokers).
     pub fn of_layout(layout: &Layout, broker: usize, now_ms: i64) -> anyhow::Result<Registration> {
         let config = BrokerConfig::new(CLUSTER, broker_name(broker), broker_addr(broker));
         Registration::new(config, layout.topic_configs(broker), now_ms)
     }
 
     /// A broker of `config` registering `topics`.
-    ///
-    /// # Errors
-    /// [`BrokerConfig::validate`] failures, or a body without a DataVersion.
     pub fn new(
         config: BrokerConfig,
         topics: Vec<TopicConfig>,
@@ -224,11 +212,6 @@ impl Registration {
             template,
             version_span,
         })
-    }
-
-    /// Topics in the body.
-    pub fn topics(&self) -> usize {
-        self.topics
     }
 
     /// Size of the body in bytes.
@@ -301,7 +284,7 @@ mod tests {
         LAYOUT.validate().unwrap();
         assert_eq!(LAYOUT.topic_sets(), 2);
         assert_eq!(LAYOUT.entries(), 12);
-        assert_eq!(LAYOUT.all_topics().len(), LAYOUT.distinct_topics());
+        assert_eq!(LAYOUT.all_topics().len(), 6);
         assert_eq!(LAYOUT.brokers_of_set(1), 2..4);
         let route = LAYOUT.route_of_set(1);
         assert_eq!(route.broker_datas.len(), 2);

@@ -1,7 +1,7 @@
 //! Building REGISTER_BROKER requests: the topic-config-and-mapping wrapper,
 //! permission masking, split batches, the JSON or zlib body, and the header
-//! exactly as a 5.x (or 4.x) Java broker sends it (broker-registration.md
-//! §4.1, §5.2, §5.3, §6.1).
+//! exactly as a 5.x (or 4.x) Java broker sends it (`BrokerController.registerBrokerAll`,
+//! `registerIncrementBrokerData`, `BrokerOuterAPI.registerBrokerAll`).
 //!
 //! Pure functions over a [`TopicTable`] snapshot: no I/O, no clock (the
 //! caller passes `now_ms` for the fresh `mappingDataVersion`). A body is
@@ -135,7 +135,7 @@ fn encode(
     }
 }
 
-/// The bodies of a full registration (§4.1): one body, or with `split`
+/// The bodies of a full registration: one body, or with `split`
 /// batches of exactly `n` topics in table order without mapping info, then
 /// the remainder (possibly empty) with the mapping info. All carry the live
 /// DataVersion.
@@ -160,7 +160,8 @@ pub fn full_bodies(table: &TopicTable, options: &BodyOptions, now_ms: i64) -> Ve
     bodies
 }
 
-/// The body of an incremental registration (§6.1): only `topics` (unknown
+/// The body of an incremental registration (Java
+/// `registerIncrementBrokerData`): only `topics` (unknown
 /// names skipped) and their mappings; `None` if none of them exists.
 pub fn increment_body(
     table: &TopicTable,
@@ -184,7 +185,10 @@ pub fn increment_body(
     Some(encode(configs, mappings, version, options, now_ms))
 }
 
-/// The header of a REGISTER_BROKER carrying `body` (§5.2).
+/// The header of a REGISTER_BROKER carrying `body`: identity, `brokerId`,
+/// `enableActingMaster` (always, for a 5.x broker; its absence marks a 4.x
+/// one), `heartbeatTimeoutMillis` for an acting master, `compressed` and the
+/// body's 31-bit CRC-32.
 pub fn register_header(
     identity: &Identity,
     config: &BrokerConfig,

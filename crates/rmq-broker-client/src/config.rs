@@ -1,5 +1,6 @@
 //! `BrokerConfig`: the broker identity and every option that shapes its
-//! registration (broker-registration.md §1, §2, §12), with Java's defaults.
+//! registration (Java `BrokerConfig`, `BrokerIdentity`, `MessageStoreConfig`),
+//! with Java's defaults.
 //!
 //! This module owns the settings and their validation only. What changes at
 //! runtime (broker id after a role change, permission, isolation) lives in the
@@ -130,7 +131,9 @@ pub struct BrokerConfig {
     /// The Java generation to imitate.
     pub flavor: Flavor,
     /// Masked registrations keep only name, queue counts and perm, as Java
-    /// does (a quirk, §4.1). Default false: every field kept, only `perm` masked.
+    /// does (`registerBrokerAll` builds new configs from those four fields,
+    /// losing `topicSysFlag` and `order`). Default false: every field kept,
+    /// only `perm` masked.
     pub lossy_perm_masking: bool,
     /// `innerClientAuthenticationCredentials` (5.3+ brokers): every request
     /// to the NameServers — registrations, heartbeats, unregistration — is
@@ -218,7 +221,7 @@ impl BrokerConfig {
     }
 
     /// Whether the broker starts isolated: acting master with more than one
-    /// replica and pre-online not skipped (§3.2, §3.3).
+    /// replica and pre-online not skipped (Java `BrokerController.start`).
     pub fn starts_isolated(&self) -> bool {
         self.enable_slave_acting_master && self.total_replicas > 1 && !self.skip_pre_online
     }
@@ -261,7 +264,7 @@ fn default_ha_addr(broker_addr: &str) -> String {
     }
 }
 
-/// Whether `perm` lacks read or write, so that every topic is masked (§4.1).
+/// Whether `perm` lacks read or write, so that every topic is masked.
 pub fn masks_topics(perm: i32) -> bool {
     perm & PERM_READ == 0 || perm & PERM_WRITE == 0
 }

@@ -1,5 +1,6 @@
-//! The HTTP address service (Java `fetchNameServerAddr`,
-//! broker-registration.md §9.3): a tiny HTTP/1.1 GET over a tokio
+//! The HTTP address service (Java `fetchNameServerAddr`, `DefaultTopAddressing`:
+//! `GET http://<domain>:8080/rocketmq/<subgroup>`, the first line of the
+//! answer): a tiny HTTP/1.1 GET over a tokio
 //! `TcpStream` that returns the `host:port;host:port` text.
 //!
 //! Only plain `http://`, one request per connection (`Connection: close`),

@@ -1,5 +1,6 @@
 //! The broker side of RocketMQ route registration, wire-compatible with a
-//! Java 5.x (or 4.x) broker (`/work/shared/spec/broker-registration.md`).
+//! Java 5.x (or 4.x) broker (`BrokerController`, `BrokerOuterAPI`,
+//! `ReplicasManager`).
 //!
 //! * [`Registrar`] — one broker's `registerBrokerAll` cycle over a list of
 //!   NameServers: the topic-config wrapper with its DataVersion, permission

@@ -1,7 +1,7 @@
 //! The NameServer address list: parsing `host:port;host:port`, Java's update
 //! rule (an empty list never replaces, a changed list is shuffled), and the
-//! "last applied string" memory of the HTTP address service
-//! (broker-registration.md §9.1, §9.3).
+//! "last applied string" memory of the HTTP address service (Java
+//! `NettyRemotingClient.updateNameServerAddressList`, `BrokerOuterAPI.fetchNameServerAddr`).
 //!
 //! [`NameServerList`] is a cheap, cloneable handle shared by the registrar,
 //! the schedule and whoever feeds addresses in; it holds no connections.
@@ -28,7 +28,7 @@ pub fn check_host_port(addr: &str) -> Result<(), ConfigError> {
 }
 
 /// Splits `a:p;b:p` on `;`, trimming elements and dropping empty ones (Java
-/// keeps empty elements, a quirk of §9.1; this crate drops them).
+/// keeps empty elements as addresses; this crate drops them).
 pub fn split_list(text: &str) -> Vec<String> {
     text.split(';')
         .map(str::trim)

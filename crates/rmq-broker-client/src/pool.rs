@@ -1,5 +1,5 @@
 //! One connection per NameServer, opened on first use and reopened when it
-//! has closed (broker-registration.md §9.4).
+//! has closed.
 //!
 //! Java keeps a separate availability scan; here a connection attempt is the
 //! availability check: a request to an unreachable server fails at connect

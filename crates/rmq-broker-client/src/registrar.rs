@@ -1,7 +1,7 @@
 //! `Registrar`: one broker's registration with a list of NameServers — the
 //! `registerBrokerAll` cycle, `needRegister`, incremental registration,
-//! heartbeats and unregistration (broker-registration.md §4, §5, §6.1, §8,
-//! §10), plus the runtime state they depend on (broker id, permission,
+//! heartbeats and unregistration (Java `BrokerController` and
+//! `BrokerOuterAPI`), plus the runtime state they depend on (broker id, permission,
 //! isolation, master addresses).
 //!
 //! Registrations of one broker never overlap: an async lock serializes them,
@@ -129,7 +129,9 @@ impl Registrar {
         self.live.lock().broker_permission
     }
 
-    /// Whether the periodic and heartbeat tasks skip (§3.3).
+    /// Whether the periodic and heartbeat tasks skip (Java `isIsolated`: an
+    /// acting master before pre-online, a fenced controller-mode broker, or
+    /// after `stopService`).
     pub fn is_isolated(&self) -> bool {
         self.live.lock().isolated
     }
@@ -234,12 +236,13 @@ impl Registrar {
         addrs
     }
 
-    /// Java `registerBrokerAll(checkOrderConfig, oneway, forceRegister)`
-    /// (§4.1): builds the wrapper with the live DataVersion (masking every
+    /// Java `registerBrokerAll(checkOrderConfig, oneway, forceRegister)`:
+    /// builds the wrapper with the live DataVersion (masking every
     /// topic's perm if the broker is not both readable and writable), asks
     /// `needRegister` unless `force` or split registration, then sends each
     /// body to all NameServers in parallel and applies the first successful
-    /// answer of each batch (§5.4).
+    /// answer of each batch (Java `handleRegisterBrokerResult` reads the
+    /// first answer in completion order).
     pub async fn register_all(
         &self,
         check_order: bool,
@@ -281,7 +284,7 @@ impl Registrar {
         report
     }
 
-    /// Java `registerIncrementBrokerData` (§6.1): only `topics`, with the
+    /// Java `registerIncrementBrokerData`: only `topics`, with the
     /// live DataVersion (bump it first); not gated by `needRegister`.
     /// Nothing is sent if none of the topics exists.
     pub async fn register_increment(&self, topics: &[String]) -> RegisterReport {
@@ -353,7 +356,7 @@ impl Registrar {
         }
     }
 
-    /// Java `needRegister` (§4.2) over every configured NameServer.
+    /// Java `needRegister` (QUERY_DATA_VERSION) over every configured NameServer.
     pub async fn need_register(&self) -> bool {
         let (identity, _) = self.identity();
         let addrs = self.targets();
@@ -361,7 +364,8 @@ impl Registrar {
         send::need_register(&self.pool, &self.config, &identity, &addrs, version).await
     }
 
-    /// One lightweight heartbeat to every NameServer (§8); empty while shut down.
+    /// One lightweight heartbeat to every NameServer (what an acting-master
+    /// broker sends every `brokerHeartbeatInterval`); empty while shut down.
     pub async fn heartbeat(&self) -> Vec<NsResult<()>> {
         if self.live.lock().shutdown {
             return Vec::new();
@@ -373,7 +377,8 @@ impl Registrar {
     }
 
     /// UNREGISTER_BROKER to every configured NameServer in parallel, bounded
-    /// by `unregister_timeout` (§10). Does not stop later registrations; see
+    /// by `unregister_timeout` (Java sends them one after another, 3 s each).
+    /// Does not stop later registrations; see
     /// [`Self::shutdown`].
     pub async fn unregister_all(&self) -> Vec<NsResult<()>> {
         let (identity, _) = self.identity();

@@ -2,7 +2,8 @@
 //! what was applied from the answers, and why a cycle was skipped.
 //!
 //! Plain values; a failure at one NameServer is an entry here, never an
-//! error of the cycle (broker-registration.md §5.4).
+//! error of the cycle (as in Java, where each NameServer's failure is logged
+//! and the next periodic cycle is the retry).
 
 use std::fmt;
 use std::time::Duration;

@@ -1,12 +1,12 @@
 //! The role of a broker as the NameServers see it: its id and where it
-//! replicates from (broker-registration.md §2, §5.4).
+//! replicates from (Java `BrokerController.handleRegisterBrokerResult`).
 //!
 //! Plain values. They change through registration answers or from outside
 //! (a controller, an operator) via [`Registrar::set_role`](crate::Registrar::set_role);
 //! the registrar owns the live copy.
 
 /// Where this broker replicates from, as learnt from registration answers
-/// (§5.4) or set from outside ([`Registrar::set_role`](crate::Registrar::set_role)).
+/// (the first successful answer of a cycle) or set from outside ([`Registrar::set_role`](crate::Registrar::set_role)).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MasterInfo {
     /// The master's address for metadata sync (Java `SlaveSynchronize.masterAddr`):
@@ -25,6 +25,7 @@ pub struct Role {
     /// Where to replicate from; `None` for a master.
     pub master: MasterInfo,
     /// `Some(epoch)` bumps the DataVersion with `stateVersion = epoch`, as a
-    /// controller-mode role change does (§2.3); `None` leaves it.
+    /// controller-mode role change does (`ReplicasManager.changeToMaster` and
+    /// `changeToSlave` bump it with the master epoch); `None` leaves it.
     pub state_version: Option<i64>,
 }

@@ -1,5 +1,5 @@
-//! When registrations, heartbeats and address fetches happen
-//! (broker-registration.md §3.2, §3.3, §8, §9.3): a start-up registration,
+//! When registrations, heartbeats and address fetches happen (Java
+//! `BrokerController.start` and its scheduled tasks): a start-up registration,
 //! periodic registrations (period clamped to [10 s, 60 s], first after
 //! 10 s), `shouldStartTime` and isolation, the optional 1 s heartbeat, the
 //! HTTP address-service poll, and unregistration at shutdown.

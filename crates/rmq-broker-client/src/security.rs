@@ -1,7 +1,8 @@
 //! How a broker's outgoing connections are secured, as a Java broker's one
 //! remoting client is: requests signed with the 5.3+ broker's
 //! `innerClientAuthenticationCredentials`, and TLS switched on by `useTLS`
-//! (broker.conf) or `tls.enable` (spec/security.md §2.1, §3.3).
+//! (broker.conf) or `tls.enable` (which `NettyClientConfig.useTLS` starts
+//! from; docs/security.md says what to configure on each Java peer).
 //!
 //! Owns reading those Java settings into what [`BrokerConfig`] and
 //! [`ControllerModeConfig`] carry (`Option<Credentials>`,

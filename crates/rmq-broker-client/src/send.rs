@@ -1,6 +1,6 @@
 //! Sending one request to every NameServer in parallel, each with its own
-//! timeout, collecting results in completion order (broker-registration.md
-//! §4.2, §5.4, §8, §10).
+//! timeout, collecting results in completion order (Java `BrokerOuterAPI`:
+//! `registerBrokerAll`, `needRegister`, the heartbeats, `unregisterBrokerAll`).
 //!
 //! One failure never delays or cancels the others. These functions build
 //! and send; deciding what the results mean for the broker is the
@@ -101,7 +101,7 @@ fn reply_of(response: &RemotingCommand) -> Result<NsReply, NsError> {
     })
 }
 
-/// Sends one REGISTER_BROKER body to every address (§5.4).
+/// Sends one REGISTER_BROKER body to every address.
 pub(crate) async fn register(
     pool: &Pool,
     config: &BrokerConfig,
@@ -146,7 +146,7 @@ fn query_data_version_request(
         .with_body(version.to_json_flavor(config.flavor.body()))
 }
 
-/// Java `needRegister` (§4.2): true if any NameServer says "changed", sends
+/// Java `needRegister`: true if any NameServer says "changed", sends
 /// a different version, or cannot be asked; a non-SUCCESS answer counts as
 /// "unchanged". False for an empty list.
 pub(crate) async fn need_register(
@@ -183,7 +183,7 @@ pub(crate) async fn need_register(
     })
 }
 
-/// The lightweight heartbeat (§8): one-way QUERY_DATA_VERSION with the
+/// The lightweight heartbeat: one-way QUERY_DATA_VERSION with the
 /// version as body (`compatibleWithOldNameSrv`) or one-way BROKER_HEARTBEAT.
 pub(crate) async fn heartbeat(
     pool: &Pool,
@@ -211,7 +211,8 @@ pub(crate) async fn heartbeat(
     .await
 }
 
-/// UNREGISTER_BROKER to every address, in parallel, bounded overall (§10).
+/// UNREGISTER_BROKER to every address, in parallel, bounded overall (Java
+/// sends them one after another, 3 s each).
 pub(crate) async fn unregister(
     pool: &Pool,
     config: &BrokerConfig,

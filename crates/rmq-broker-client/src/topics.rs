@@ -1,5 +1,5 @@
 //! `TopicTable`: the broker's topic configs, static-topic mappings and the
-//! one `DataVersion` that stamps them (broker-registration.md §7).
+//! one `DataVersion` that stamps them (Java `TopicConfigManager`).
 //!
 //! Plain data with synchronous methods. Every mutation that changes what the
 //! NameServer would see bumps the version (`nextVersion(stateVersion)`);
@@ -83,7 +83,8 @@ impl TopicTable {
             DataVersion::new(self.data_version.counter + 1, self.state_version, now_ms);
     }
 
-    /// Sets the state version and bumps (controller role change, §2.3).
+    /// Sets the state version and bumps (a controller role change: the state
+    /// version is the master epoch).
     pub fn bump_with_state_version(&mut self, state_version: i64, now_ms: i64) {
         self.state_version = state_version;
         self.bump(now_ms);
@@ -235,7 +236,8 @@ pub fn numbered_topics(prefix: &str, count: usize, queues: i32) -> Vec<TopicConf
 /// `OFFSET_MOVED_EVENT`, and the cluster-name and broker-name topics (16
 /// queues, perm 7). A real broker never registers fewer than two topics,
 /// which matters: the NameServer refuses a *first* registration with exactly
-/// one topic (nameserver.md §5.1 step 7).
+/// one topic, taking it for an incremental registration that overtook the
+/// broker's full one (`RouteInfoManager.registerBroker`).
 pub fn system_topics(cluster_name: &str, broker_name: &str) -> Vec<TopicConfig> {
     let topic = |name: &str, queues: i32, perm: i32| TopicConfig {
         read_queue_nums: queues,

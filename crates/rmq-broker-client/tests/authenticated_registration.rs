@@ -2,8 +2,8 @@
 //! (`authenticationEnabled=true`) and, in the last test, TLS enforced: the
 //! 5.3+ broker's `innerClientAuthenticationCredentials` sign every request,
 //! `useTLS` encrypts every connection. The real `rmq-namesrv` binary:
-//! Waymark's only, since the Java NameServer authenticates nothing
-//! (spec/security.md §1.2).
+//! Waymark's only, since the Java NameServer authenticates nothing (its only
+//! server hook, `ZoneRouteRPCHook`, ignores `AccessKey` and `Signature`).
 
 mod common;
 

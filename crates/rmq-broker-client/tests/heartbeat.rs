@@ -35,10 +35,18 @@ async fn heartbeats_keep_a_short_lived_registration_alive() {
         config.broker_not_active_timeout = Duration::from_millis(1_200);
         runs.push(start(registrar(config, name, 2, &[&ns.addr]), heartbeat));
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Each registers once at start-up (the periodic registration is an hour
+    // away): wait for all three.
     for name in ["broker-q", "broker-hb", "broker-silent"] {
-        let route = route(&ns.addr, &format!("{name}0")).await;
-        let route = route.unwrap_or_else(|| panic!("{name} registered"));
+        let topic = format!("{name}0");
+        let addr = ns.addr.clone();
+        let registered = common::eventually(Duration::from_secs(10), || {
+            let (addr, topic) = (addr.clone(), topic.clone());
+            async move { route(&addr, &topic).await.is_some() }
+        })
+        .await;
+        assert!(registered, "{name} registered within 10 s");
+        let route = route(&ns.addr, &topic).await.expect("still registered");
         assert!(route.broker_datas[0].enable_acting_master);
     }
     // The NameServer's first expiry scan runs 5 s after its start (Java's
@@ -60,7 +68,9 @@ async fn heartbeats_keep_a_short_lived_registration_alive() {
         route(&ns.addr, "broker-hb0").await.is_some(),
         "BROKER_HEARTBEAT"
     );
-    // And they stay through further scans.
+    // And they stay through further scans: in 1.5 s, more than their 1.2 s
+    // timeout plus one 200 ms scan, a broker whose heartbeats had stopped
+    // would be expired (and a heartbeat does not bring it back).
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     for name in ["broker-q0", "broker-hb0"] {
         assert!(route(&ns.addr, name).await.is_some(), "{name} kept alive");

@@ -1,4 +1,5 @@
-//! Controller configuration with Java's option names (controller.md §12):
+//! Controller configuration with Java's option names (a key is the setter's
+//! name without `set`, so `isProcessReadEvent` reads `processReadEvent`):
 //! every `ControllerConfig` key (and `NettyServerConfig`'s, which Java reads
 //! from the same file), the `-c` properties file, UPDATE_CONTROLLER_CONFIG
 //! and the GET_CONTROLLER_CONFIG text.
@@ -9,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::raft::{node_id_of, NodeId};
+use crate::node::raft::{node_id_of, NodeId};
 
 /// Keys UPDATE_CONTROLLER_CONFIG may never touch, whatever `configBlackList`
 /// says: they name files the controller writes, or its identity.

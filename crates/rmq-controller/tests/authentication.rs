@@ -191,8 +191,9 @@ async fn raft_traffic_from_outside_the_group_is_refused() {
         .connect(running.addr.parse::<SocketAddr>().unwrap())
         .await
         .unwrap();
-    let vote = rmq_wire::RemotingCommand::request(rmq_controller::raft::network::RAFT_VOTE, 7)
-        .with_body(b"{}".to_vec());
+    let vote =
+        rmq_wire::RemotingCommand::request(rmq_controller::node::raft::network::RAFT_VOTE, 7)
+            .with_body(b"{}".to_vec());
     stream
         .write_all(&rmq_wire::frame::encode_to_bytes(&vote))
         .await

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use common::{call, client, group, leader, request};
 use proptest::prelude::*;
-use rmq_controller::decide::View;
-use rmq_controller::request;
+use rmq_controller::core::decide::View;
+use rmq_controller::core::request;
 use rmq_controller::{LiveTable, Millis, Replicas};
 use rmq_wire::{ExtFields, RemotingCommand, RequestCode};
 use tokio::io::AsyncWriteExt;

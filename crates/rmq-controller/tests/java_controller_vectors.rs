@@ -12,9 +12,9 @@
 
 use std::collections::BTreeMap;
 
-use rmq_controller::decide::View;
-use rmq_controller::notice::role_change_notice;
-use rmq_controller::request::{self, Serving};
+use rmq_controller::core::decide::View;
+use rmq_controller::core::notice::role_change_notice;
+use rmq_controller::core::request::{self, Serving};
 use rmq_controller::{Answer, LiveTable, Millis, Replicas};
 use rmq_wire::{ExtFields, RemotingCommand, RequestCode};
 use serde::Deserialize;

@@ -1,5 +1,5 @@
-//! NameServer configuration with Java's option names (nameserver.md §9):
-//! every NamesrvConfig and NettyServerConfig key, the `-c` properties file,
+//! NameServer configuration with Java's option names: every `NamesrvConfig`
+//! and `NettyServerConfig` key, the `-c` properties file,
 //! UPDATE_NAMESRV_CONFIG and the GET_NAMESRV_CONFIG text.
 //!
 //! Values follow Java's setter conversion (`rmq_protocol::options`), except
@@ -8,8 +8,10 @@
 //! What Waymark does with each key is in `effects`.
 
 mod effects;
+mod shared;
 
 pub use effects::{effect_of, Effect, IgnoredSetting, KeyEffect, KEY_EFFECTS};
+pub use shared::{ConfigWriteError, SharedConfig};
 
 /// Keys UPDATE_NAMESRV_CONFIG may never touch, whatever `configBlackList` says
 /// (writing them once allowed arbitrary file writes, CVE-2023-37582).
@@ -250,7 +252,9 @@ pub fn startup_refusals(
 mod tests {
     use super::*;
 
-    /// The exact text of nameserver.md §9.4, generated from the Java classes.
+    /// The exact GET_NAMESRV_CONFIG text of a Java 5.x NameServer with its
+    /// defaults (home `/home/rocketmq`, `rocketmqHome=/opt/rocketmq`),
+    /// generated from the Java classes.
     const JAVA_DEFAULTS: &str = "bindAddress=0.0.0.0\nclientRequestThreadPoolNums=8\nclientRequestThreadPoolQueueCapacity=50000\nclusterTest=false\nconfigBlackList=configBlackList;configStorePath;kvConfigPath\nconfigStorePath=/home/rocketmq/namesrv/namesrv.properties\ndefaultThreadPoolNums=16\ndefaultThreadPoolQueueCapacity=10000\ndeleteTopicWithBrokerRegistration=false\nenableAllTopicList=true\nenableControllerInNamesrv=false\nenableShutdownGracefully=false\nenableTopicList=true\nkvConfigPath=/home/rocketmq/namesrv/kvConfig.json\nlistenPort=9876\nneedWaitForService=false\nnotifyMinBrokerIdChanged=false\norderMessageEnable=false\nproductEnvName=center\nreturnOrderTopicConfigToBroker=true\nrocketmqHome=/opt/rocketmq\nscanNotActiveBrokerInterval=5000\nserverAsyncSemaphoreValue=64\nserverCallbackExecutorThreads=0\nserverChannelMaxIdleTimeSeconds=120\nserverNettyWorkerGroupEnable=true\nserverOnewaySemaphoreValue=256\nserverPooledByteBufAllocatorEnable=true\nserverSelectorThreads=3\nserverSocketBacklog=1024\nserverSocketRcvBufSize=0\nserverSocketSndBufSize=0\nserverWorkerThreads=8\nshutdownWaitTimeSeconds=30\nsupportActingMaster=false\nunRegisterBrokerQueueCapacity=3000\nuseEpollNativeSelector=false\nwaitSecondsForService=45\nwriteBufferHighWaterMark=0\nwriteBufferLowWaterMark=0\n";
 
     fn java_like() -> NamesrvConfig {

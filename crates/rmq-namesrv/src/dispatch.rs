@@ -1,6 +1,8 @@
-//! One `match` from request code to handler, and the transport-facing
-//! service that runs it and turns errors into responses. Heavy requests run
-//! in bounded pools (`dispatch/heavy.rs`).
+//! One `match` from request code to handler: each arm decodes the request
+//! into its type (`crate::request`) and hands the handler the parts of the
+//! state it uses. [`respond`] turns the handler's answer or error into the
+//! response, the one place errors become responses. The transport-facing
+//! service runs it, heavy requests in bounded pools (`dispatch/heavy.rs`).
 
 mod heavy;
 
@@ -16,7 +18,7 @@ use heavy::{Admission, HeavyPool};
 use crate::error::{Error, HandlerResult};
 use crate::handlers::{broker, cluster, config, kv, route, topic};
 use crate::metrics::{refusal, RemovalReason};
-use crate::push;
+use crate::request::{self, optional_header, DataVersionQuery, RouteQuery, TopicRegistration};
 use crate::route::UnitSelect;
 use crate::security::Verdict;
 use crate::state::Namesrv;
@@ -28,34 +30,78 @@ pub fn dispatch(
     request: &RemotingCommand,
 ) -> HandlerResult {
     use RequestCode as C;
+    let Namesrv {
+        routes,
+        kv,
+        config,
+        clock,
+        limits,
+        push,
+        ..
+    } = state;
     match request.request_code() {
-        C::GetRouteInfoByTopic => route::topic_route(state, request),
-        C::RegisterBroker => broker::register(state, request, conn),
-        C::UnregisterBroker => broker::unregister(state, request),
-        C::BrokerHeartbeat => broker::heartbeat(state, request),
-        C::QueryDataVersion => broker::query_data_version(state, request),
-        C::GetBrokerClusterInfo => cluster::cluster_info(state, request),
-        C::GetBrokerMemberGroup => cluster::member_group(state, request),
-        C::WipeWritePermOfBroker => cluster::wipe_write_perm(state, request),
-        C::AddWritePermOfBroker => cluster::add_write_perm(state, request),
-        C::GetAllTopicListFromNameserver => topic::all(state, request),
-        C::GetTopicsByCluster => topic::by_cluster(state, request),
-        C::GetSystemTopicListFromNs => topic::system(state, request),
-        C::GetUnitTopicList => topic::unit(state, request, UnitSelect::Unit),
-        C::GetHasUnitSubTopicList => topic::unit(state, request, UnitSelect::HasUnitSub),
-        C::GetHasUnitSubUnunitTopicList => {
-            topic::unit(state, request, UnitSelect::HasUnitSubNotUnit)
+        C::GetRouteInfoByTopic => route::topic_route(
+            routes,
+            kv,
+            config,
+            state.cluster.as_deref(),
+            clock.now(),
+            RouteQuery::decode(request)?,
+        ),
+        C::RegisterBroker => broker::register(
+            routes,
+            kv,
+            config,
+            &state.notifier,
+            state.cluster.as_deref(),
+            request::registration(request, conn, limits)?,
+            clock.now(),
+        ),
+        C::UnregisterBroker => {
+            broker::unregister(routes, &state.unregistrations, optional_header(request)?)
         }
-        C::DeleteTopicInNamesrv => topic::delete(state, request),
-        C::RegisterTopicInNamesrv => topic::register(state, request),
-        C::PutKvConfig => kv::put(state, request),
-        C::GetKvConfig => kv::get(state, request),
-        C::DeleteKvConfig => kv::delete(state, request),
-        C::GetKvlistByNamespace => kv::list(state, request),
-        C::UpdateNamesrvConfig => config::update(state, request),
-        C::GetNamesrvConfig => config::get(state, request),
-        C::WaymarkSubscribeRoutes => push::subscribe(state, conn, request),
-        C::WaymarkUnsubscribeRoutes => push::unsubscribe(state, conn, request),
+        C::BrokerHeartbeat => broker::heartbeat(
+            routes,
+            state.cluster.as_deref(),
+            request.header()?,
+            clock.now(),
+        ),
+        C::QueryDataVersion => broker::query_data_version(
+            routes,
+            state.cluster.as_deref(),
+            DataVersionQuery::decode(request)?,
+            clock.now(),
+        ),
+        C::GetBrokerClusterInfo => cluster::cluster_info(routes),
+        C::GetBrokerMemberGroup => cluster::member_group(routes, request.header()?),
+        C::WipeWritePermOfBroker => cluster::wipe_write_perm(routes, optional_header(request)?),
+        C::AddWritePermOfBroker => cluster::add_write_perm(routes, optional_header(request)?),
+        C::GetAllTopicListFromNameserver => topic::all(routes, config),
+        C::GetTopicsByCluster => topic::by_cluster(routes, config, optional_header(request)?),
+        C::GetSystemTopicListFromNs => topic::system(routes),
+        C::GetUnitTopicList => topic::unit(routes, config, UnitSelect::Unit),
+        C::GetHasUnitSubTopicList => topic::unit(routes, config, UnitSelect::HasUnitSub),
+        C::GetHasUnitSubUnunitTopicList => {
+            topic::unit(routes, config, UnitSelect::HasUnitSubNotUnit)
+        }
+        C::DeleteTopicInNamesrv => topic::delete(routes, request.header()?),
+        C::RegisterTopicInNamesrv => topic::register(routes, TopicRegistration::decode(request)?),
+        C::PutKvConfig => kv::put(kv, limits, push, request::kv_put(request)?),
+        C::GetKvConfig => kv::get(kv, request.header()?),
+        C::DeleteKvConfig => kv::delete(kv, push, optional_header(request)?),
+        C::GetKvlistByNamespace => kv::list(kv, limits, request.header()?),
+        C::UpdateNamesrvConfig => config::update(config, push, request::config_update(request)?),
+        C::GetNamesrvConfig => config::get(config),
+        C::WaymarkSubscribeRoutes => push.subscribe(conn.handle(), request::subscription(request)?),
+        C::WaymarkUnsubscribeRoutes => {
+            push.unsubscribe(conn.id(), &request::unsubscription(request)?)
+        }
+        C::WaymarkPullRegistration => {
+            crate::cluster::pull::answer(state.cluster.as_deref(), routes, request.header()?)
+        }
+        C::WaymarkGetClusterStatus => {
+            crate::cluster::status::answer(state.cluster.as_deref(), routes)
+        }
         // NOTIFY_MIN_BROKER_ID_CHANGE is sent by NameServers; the controller codes are served
         // by the controller, on its own port.
         _ => Err(Error::new(
@@ -63,6 +109,36 @@ pub fn dispatch(
             format!(" request type {} not supported", request.code),
         )),
     }
+}
+
+/// The response to `request`: [`dispatch`]'s answer, or its error (counted
+/// when it is a refusal of one of Waymark's limits, logged when it is a
+/// SYSTEM_ERROR).
+pub fn respond(
+    state: &Namesrv,
+    conn: &ConnectionInfo,
+    request: &RemotingCommand,
+) -> RemotingCommand {
+    match dispatch(state, conn, request) {
+        Ok(answer) => answer.into_response(request),
+        Err(error) => error_response(state, conn, request, error),
+    }
+}
+
+/// The response to `request` for `error`, counted when it is a refusal.
+fn error_response(
+    state: &Namesrv,
+    conn: &ConnectionInfo,
+    request: &RemotingCommand,
+    error: Error,
+) -> RemotingCommand {
+    if let Some(kind) = error.refusal {
+        state.metrics.refusals.refused(kind);
+    }
+    if error.code == ResponseCode::SystemError {
+        tracing::warn!(peer = %conn.peer(), code = request.code, remark = ?error.remark, "request failed");
+    }
+    error.into_response(request)
 }
 
 /// The NameServer as a transport service.
@@ -137,15 +213,7 @@ fn answer(state: &Namesrv, conn: &ConnectionInfo, request: &RemotingCommand) -> 
     if let Verdict::Refuse(refusal) = state.auth.check(conn, request) {
         return refusal;
     }
-    match dispatch(state, conn, request) {
-        Ok(response) => response,
-        Err(error) => {
-            if error.code == ResponseCode::SystemError {
-                tracing::warn!(peer = %conn.peer(), code = request.code, remark = ?error.remark, "request failed");
-            }
-            error.into_response(request)
-        }
-    }
+    respond(state, conn, request)
 }
 
 /// Runs a heavy request on the blocking pool once it holds `slot`.
@@ -221,12 +289,11 @@ impl Service for NamesrvService {
     fn on_connect(&self, conn: &ConnectionInfo) {
         self.state
             .connections
-            .lock()
-            .insert(conn.id().0, conn.handle().clone());
+            .opened(conn.id().0, conn.handle().clone());
     }
 
     fn on_disconnect(&self, conn: &ConnectionInfo, reason: DisconnectReason) {
-        self.state.connections.lock().remove(&conn.id().0);
+        self.state.connections.closed(conn.id().0);
         self.state.push.disconnected(conn.id());
         let unregistrations = self.state.routes.read().connection_closed(conn.id().0);
         for unregistration in unregistrations {
@@ -238,7 +305,8 @@ impl Service for NamesrvService {
                 "broker connection closed, unregistering"
             );
             self.state
-                .submit_unregistration(unregistration, RemovalReason::Close);
+                .unregistrations
+                .submit(unregistration, RemovalReason::Close);
         }
     }
 }
@@ -267,7 +335,6 @@ impl NamesrvService {
                 })
             }
             Admission::Busy => {
-                self.state.metrics.refusals.refused(refusal::POOL_BUSY);
                 // The first refusal of a burst and every 1000th after it.
                 let rejected = pool.rejected();
                 if rejected % 1000 == 1 {
@@ -280,9 +347,9 @@ impl NamesrvService {
                         "too many requests and system thread pool busy, answering SYSTEM_BUSY"
                     );
                 }
-                Reply::ready(
-                    Error::new(ResponseCode::SystemBusy, OVERLOAD_REMARK).into_response(&request),
-                )
+                let busy = Error::new(ResponseCode::SystemBusy, OVERLOAD_REMARK)
+                    .counted_as(refusal::POOL_BUSY);
+                Reply::ready(error_response(&state, &conn, &request, busy))
             }
         }
     }

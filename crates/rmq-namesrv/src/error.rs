@@ -1,11 +1,15 @@
-//! Request errors and how they become responses, in one place.
+//! Request errors and how they become responses.
 //!
 //! Only framing and I/O errors close a connection (that is the transport's
-//! business); everything a handler can get wrong is answered with a code and
-//! a remark naming the problem.
+//! business); everything a handler or a request's decoding can get wrong is
+//! an [`Error`]: a code and a remark naming the problem, which the
+//! dispatcher turns into the response (and counts, when it is a refusal of
+//! one of Waymark's limits).
 
 use rmq_protocol::BodyError;
 use rmq_wire::{ExtFields, HeaderError, RemotingCommand, ResponseCode};
+
+use crate::answer::Answer;
 
 /// A request that could not be served.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,30 +21,44 @@ pub struct Error {
     /// True when Java's response has a header class, so the JSON header
     /// carries `"extFields":{}` even on error.
     pub empty_header: bool,
+    /// The refusal kind (`metrics::refusal`) to count, when the request was
+    /// refused by one of Waymark's limits.
+    pub refusal: Option<&'static str>,
 }
 
 impl Error {
     /// SYSTEM_ERROR with a remark.
     pub fn system(remark: impl Into<String>) -> Error {
-        Error {
-            code: ResponseCode::SystemError,
-            remark: Some(remark.into()),
-            empty_header: false,
-        }
+        Error::new(ResponseCode::SystemError, remark)
     }
 
     /// An error of any code with a remark.
     pub fn new(code: ResponseCode, remark: impl Into<String>) -> Error {
         Error {
-            code,
             remark: Some(remark.into()),
+            ..Error::without_remark(code)
+        }
+    }
+
+    /// An error of any code with no remark.
+    pub fn without_remark(code: ResponseCode) -> Error {
+        Error {
+            code,
+            remark: None,
             empty_header: false,
+            refusal: None,
         }
     }
 
     /// Marks the response as having a (empty) header.
     pub fn with_empty_header(mut self) -> Error {
         self.empty_header = true;
+        self
+    }
+
+    /// Marks the error as a refusal of kind `refusal` (`metrics::refusal`).
+    pub fn counted_as(mut self, refusal: &'static str) -> Error {
+        self.refusal = Some(refusal);
         self
     }
 
@@ -68,4 +86,4 @@ impl From<BodyError> for Error {
 }
 
 /// What handlers return.
-pub type HandlerResult = Result<RemotingCommand, Error>;
+pub type HandlerResult = Result<Answer, Error>;

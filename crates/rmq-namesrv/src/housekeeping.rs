@@ -1,6 +1,9 @@
 //! Background work: the batch unregistration worker, the expiry scan and the
-//! sender of min-broker-id notifications. Each reads the state under a short
-//! lock and does its I/O after releasing it.
+//! sender of min-broker-id notifications, and the queues that feed them
+//! (`queues.rs`). Each reads the route table under a short lock and does its
+//! I/O after releasing it.
+
+mod queues;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,9 +14,13 @@ use rmq_transport::{ClientConfig, RpcClient};
 use rmq_wire::{RemotingCommand, RequestCode, SerializeType};
 use tokio::sync::mpsc;
 
-use crate::metrics::RemovalReason;
-use crate::route::{MinIdNotification, Unregistration};
-use crate::state::Namesrv;
+pub use queues::{queues, Connections, Notifier, Queues, Unregistrations};
+
+use crate::clock::Clock;
+use crate::cluster::NamesrvCluster;
+use crate::config::SharedConfig;
+use crate::metrics::{NamesrvMetrics, RemovalReason};
+use crate::route::{MinIdNotification, SharedRoutes, Unregistration};
 
 /// Timeout for connecting to a broker to notify it (Java: 300 ms).
 const NOTIFY_TIMEOUT: Duration = Duration::from_millis(300);
@@ -21,7 +28,11 @@ const NOTIFY_TIMEOUT: Duration = Duration::from_millis(300);
 /// Takes one unregistration, drains whatever else is queued, runs the batch
 /// atomically. Ends when every sender is gone.
 pub async fn unregistration_worker(
-    state: Arc<Namesrv>,
+    routes: Arc<SharedRoutes>,
+    config: Arc<SharedConfig>,
+    metrics: NamesrvMetrics,
+    notifier: Notifier,
+    cluster: Option<Arc<NamesrvCluster>>,
     mut queue: mpsc::Receiver<(Unregistration, RemovalReason)>,
 ) {
     while let Some(first) = queue.recv().await {
@@ -30,8 +41,17 @@ pub async fn unregistration_worker(
             batch.push(more);
         }
         let (batch, reasons): (Vec<Unregistration>, Vec<RemovalReason>) = batch.into_iter().unzip();
-        let notify = state.config.read().notify_min_broker_id_changed;
-        let outcome = state.routes.write().unregister_batch(&batch, notify);
+        let notify = config.read().notify_min_broker_id_changed;
+        let outcome = match &cluster {
+            None => routes.write().unregister_batch(&batch, notify),
+            Some(cluster) => {
+                let outcome = cluster.remove_batch(&batch, &reasons, notify);
+                for (key, reason, member) in &outcome.demoted {
+                    tracing::info!(cluster = %key.cluster, broker = %key.addr, ?reason, held_by = %member, "broker kept as relayed: another NameServer of the cluster holds it");
+                }
+                outcome.removed
+            }
+        };
         for key in &outcome.removed_brokers {
             // The first unregistration of the batch that named the broker
             // says why it went.
@@ -42,7 +62,7 @@ pub async fn unregistration_worker(
                     (unregistration.key == *key).then_some(*reason)
                 })
                 .unwrap_or(RemovalReason::Unregister);
-            state.metrics.removed(reason);
+            metrics.removed(reason);
             tracing::info!(cluster = %key.cluster, broker = %key.addr, ?reason, "broker unregistered");
         }
         for key in &outcome.fenced {
@@ -51,21 +71,27 @@ pub async fn unregistration_worker(
         for name in &outcome.removed_groups {
             tracing::info!(broker_name = %name, "broker group removed with its queue data");
         }
-        state.notify(outcome.notifications);
+        notifier.notify(outcome.notifications);
     }
 }
 
-/// Java's delay of the first expiry scan, whatever the interval
-/// (nameserver.md §7.2): a broker is never expired in the first 5 s after
-/// start.
+/// Java's delay of the first expiry scan (`NamesrvController` schedules
+/// `scanNotActiveBroker` 5 s after start whatever the interval): a broker is
+/// never expired in the first 5 s after start.
 pub const FIRST_EXPIRY_SCAN_DELAY: Duration = Duration::from_secs(5);
 
 /// Every `scanNotActiveBrokerInterval`, from [`FIRST_EXPIRY_SCAN_DELAY`]
 /// after start, queues the unregistration of every broker silent past its
 /// timeout.
-pub async fn expiry_scan(state: Arc<Namesrv>) {
+pub async fn expiry_scan(
+    routes: Arc<SharedRoutes>,
+    config: Arc<SharedConfig>,
+    clock: Clock,
+    unregistrations: Unregistrations,
+    connections: Arc<Connections>,
+) {
     let period = Duration::from_millis(
-        u64::try_from(state.config.read().scan_not_active_broker_interval)
+        u64::try_from(config.read().scan_not_active_broker_interval)
             .unwrap_or(5_000)
             .max(1),
     );
@@ -76,15 +102,15 @@ pub async fn expiry_scan(state: Arc<Namesrv>) {
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
-        let expired = state.routes.read().expired(state.clock.now());
+        let expired = routes.read().expired(clock.now());
         for broker in expired {
             tracing::warn!(
                 cluster = %broker.unregistration.key.cluster,
                 broker = %broker.unregistration.key.addr,
                 "broker expired: no heartbeat within its timeout"
             );
-            state.submit_unregistration(broker.unregistration, RemovalReason::Expiry);
-            state.close_connection(broker.conn);
+            unregistrations.submit(broker.unregistration, RemovalReason::Expiry);
+            connections.close(broker.conn);
         }
     }
 }

@@ -20,7 +20,7 @@ use rmq_protocol::{Dialect, JavaJson};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::handlers::broker::ORDER_TOPIC_CONFIG;
+use crate::kv::ORDER_TOPIC_CONFIG;
 use crate::route::MASTER_ID;
 use crate::state::Namesrv;
 
@@ -58,6 +58,7 @@ pub fn router(
         .route("/api/v1/kv", get(kv))
         .route("/api/v1/config", get(config))
         .route("/api/v1/controller", get(controller_view))
+        .route("/api/v1/cluster", get(cluster_view))
         .with_state(Api { state, controller });
     rmq_ops::http::router(registry, readiness).merge(api)
 }
@@ -75,6 +76,7 @@ async fn overview(State(api): State<Api>) -> Json<Value> {
         "topics": sizes.topics,
         "queueEntries": sizes.queue_entries,
         "controller": api.controller.is_some(),
+        "cluster": api.state.cluster.is_some(),
     }))
 }
 
@@ -339,6 +341,15 @@ async fn controller_view(State(api): State<Api>) -> Result<Json<Value>, ApiError
         status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
         message,
     })
+}
+
+/// The NameServer cluster as this node sees it: the body of
+/// WAYMARK_GET_CLUSTER_STATUS, or `{"enabled":false}` with the cluster off.
+async fn cluster_view(State(api): State<Api>) -> Json<Value> {
+    match crate::cluster::status::view(api.state.cluster.as_deref(), &api.state.routes) {
+        Some(view) => Json(serde_json::to_value(view).expect("a cluster status always serializes")),
+        None => Json(json!({ "enabled": false })),
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! The KV configuration store (nameserver.md §8): namespace → key → value,
-//! kept in `kvConfigPath` in Java's kvConfig.json format.
+//! The KV configuration store, Java's `KVConfigManager`: namespace → key →
+//! value, kept in `kvConfigPath` in Java's kvConfig.json format.
 //!
 //! A PUT or DELETE is acknowledged only once the whole new file is durably
 //! on disk; if that fails the error is returned and memory is left as it was
@@ -19,6 +19,15 @@ use serde::Deserialize;
 use rmq_transport::durable::{backup_of, replace_file, sibling, write_atomically};
 
 use crate::limits::Limits;
+
+mod shared;
+
+pub use shared::{KvWriteError, SharedKv};
+
+/// KV namespace of order-topic configuration: a topic's value there is its
+/// `orderTopicConf` in route answers, and brokers are sent the namespace
+/// when they register (`returnOrderTopicConfigToBroker`).
+pub const ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
 
 /// One namespace's entries.
 pub type Namespace = BTreeMap<String, String>;
@@ -89,7 +98,7 @@ pub enum KvQuotaError {
 }
 
 /// The store and its file. Cloning is cheap enough for the small tables a
-/// NameServer keeps; writers stage a change on a clone (see `handlers::kv`).
+/// NameServer keeps; writers stage a change on a clone ([`SharedKv`]).
 #[derive(Debug, Clone)]
 pub struct KvStore {
     tables: BTreeMap<String, Namespace>,

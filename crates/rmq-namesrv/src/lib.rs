@@ -2,14 +2,19 @@
 //!
 //! Layout: `route` holds the pure route tables (no I/O, time as an
 //! argument); `kv` the KV store, written durably with
-//! `rmq_transport::durable`; `config` Java's option
-//! set; `handlers` one plain function per request code, picked by `dispatch`;
-//! `housekeeping` the background tasks; `route_snapshot` the file that lets
-//! a restarted server answer routes at once; `server::run` ties them to a
-//! listener.
-//! The binary (`src/bin/rmq-namesrv.rs`) only parses flags and calls `run`.
+//! `rmq_transport::durable`; `config` Java's option set; `push` route
+//! subscriptions; `route_snapshot` the file that lets a restarted server
+//! answer routes at once; `housekeeping` the background tasks and their
+//! queues. `state` assembles those parts. At the edge, `request` decodes and
+//! checks each request into its type, `handlers` has one plain function per
+//! request code over the parts it uses and that type, and `dispatch` picks
+//! the function and turns its answer or error into the response.
+//! `server::run` ties them to a listener; the binary
+//! (`src/bin/rmq-namesrv.rs`) only parses flags and calls `run`.
 
+pub mod answer;
 pub mod clock;
+pub mod cluster;
 pub mod config;
 pub mod dispatch;
 pub mod error;
@@ -20,6 +25,7 @@ pub mod kv;
 pub mod limits;
 pub mod metrics;
 pub mod push;
+pub mod request;
 pub mod route;
 pub mod route_snapshot;
 pub mod security;
@@ -27,6 +33,7 @@ pub mod server;
 pub mod state;
 
 pub use config::NamesrvConfig;
-pub use kv::KvStore;
+pub use housekeeping::Queues;
+pub use kv::{KvStore, SharedKv};
 pub use limits::Limits;
-pub use state::{Namesrv, Queues};
+pub use state::Namesrv;

@@ -19,7 +19,8 @@ use prometheus_client::registry::Registry;
 use rmq_ops::metrics::{Refusals, RequestMetrics, TransportCollector};
 use rmq_transport::ServerStats;
 
-use crate::state::Namesrv;
+use crate::kv::SharedKv;
+use crate::route::SharedRoutes;
 
 /// Why a broker left the tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,6 +31,8 @@ pub enum RemovalReason {
     Expiry,
     /// UNREGISTER_BROKER.
     Unregister,
+    /// A relayed broker that no node of the cluster holds any more.
+    Cluster,
 }
 
 impl RemovalReason {
@@ -38,6 +41,7 @@ impl RemovalReason {
             RemovalReason::Close => "close",
             RemovalReason::Expiry => "expiry",
             RemovalReason::Unregister => "unregister",
+            RemovalReason::Cluster => "cluster",
         }
     }
 }
@@ -117,8 +121,8 @@ impl NamesrvMetrics {
     }
 
     /// Adds every NameServer metric to `registry`: these counters and the
-    /// table sizes of `state`, read at each scrape.
-    pub fn register(&self, registry: &mut Registry, state: Arc<Namesrv>) {
+    /// sizes of `routes` and `kv`, read at each scrape.
+    pub fn register(&self, registry: &mut Registry, routes: Arc<SharedRoutes>, kv: Arc<SharedKv>) {
         self.requests.register(registry);
         registry.register(
             "waymark_registration_body_bytes",
@@ -129,6 +133,7 @@ impl NamesrvMetrics {
             RemovalReason::Close,
             RemovalReason::Expiry,
             RemovalReason::Unregister,
+            RemovalReason::Cluster,
         ] {
             // Every reason is exported from the start, at 0.
             let _ = self.removals.get_or_create(&ReasonLabel {
@@ -137,28 +142,29 @@ impl NamesrvMetrics {
         }
         registry.register(
             "waymark_broker_removals",
-            "Brokers removed from the route tables, by reason (close, expiry, unregister)",
+            "Brokers removed from the route tables, by reason (close, expiry, unregister, cluster: relayed and no node of the cluster holds it any more)",
             self.removals.clone(),
         );
         registry.register_collector(Box::new(TransportCollector::new(
             self.transport.clone(),
             self.refusals.clone(),
         )));
-        registry.register_collector(Box::new(TableCollector { state }));
+        registry.register_collector(Box::new(TableCollector { routes, kv }));
     }
 }
 
 /// The tables' sizes at each scrape.
 #[derive(Debug)]
 struct TableCollector {
-    state: Arc<Namesrv>,
+    routes: Arc<SharedRoutes>,
+    kv: Arc<SharedKv>,
 }
 
 impl Collector for TableCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
-        let sizes = self.state.routes.read().sizes();
+        let sizes = self.routes.read().sizes();
         let (namespaces, entries) = {
-            let kv = self.state.kv.read();
+            let kv = self.kv.read();
             kv.namespaces().fold((0, 0), |(n, e), (_, namespace)| {
                 (n + 1, e + namespace.len())
             })

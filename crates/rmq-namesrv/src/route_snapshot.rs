@@ -22,7 +22,6 @@ use parking_lot::Mutex;
 use rmq_transport::durable::{sibling, write_atomically};
 
 use crate::route::{Millis, RouteTable, SharedRoutes};
-use crate::state::Namesrv;
 
 /// Least time between two snapshot writes: a registration storm after a
 /// deployment costs one write a second, not one per registration.
@@ -234,22 +233,23 @@ fn content_hash(bytes: &[u8]) -> u64 {
     hasher.finish()
 }
 
-/// Restores the routes of `file` into `state` (a fresh one, before it
-/// serves) and makes `state` keep the file up to date once served.
-pub fn attach(state: &mut Namesrv, file: SnapshotFile) {
-    if let Some(table) = file.load(state.clock.now()) {
-        *state.routes.write() = table;
+/// Restores the routes of `file` into `routes` (fresh ones, before the
+/// server serves them) as at `now`, and gives the writer that keeps the file
+/// up to date once served.
+pub fn attach(routes: &SharedRoutes, now: Millis, file: SnapshotFile) -> Arc<SnapshotWriter> {
+    if let Some(table) = file.load(now) {
+        *routes.write() = table;
     }
-    state.route_snapshot = Some(Arc::new(SnapshotWriter::new(file)));
+    Arc::new(SnapshotWriter::new(file))
 }
 
 /// Writes the snapshot when the routes changed, every [`WRITE_INTERVAL`] or
 /// [`WRITER_SHARE_DIVISOR`] times the last encoding's time, whichever is
 /// longer; runs until aborted. The disk is written on the blocking pool.
-pub async fn periodic_writer(state: Arc<Namesrv>, writer: Arc<SnapshotWriter>) {
+pub async fn periodic_writer(routes: Arc<SharedRoutes>, writer: Arc<SnapshotWriter>) {
     loop {
-        let (state, writer) = (state.clone(), writer.clone());
-        let encoded_in = tokio::task::spawn_blocking(move || writer.write(&state.routes))
+        let (routes, writer) = (routes.clone(), writer.clone());
+        let encoded_in = tokio::task::spawn_blocking(move || writer.write(&routes))
             .await
             .unwrap_or_default();
         tokio::time::sleep(pause_after(encoded_in)).await;
@@ -263,8 +263,8 @@ fn pause_after(encoded_in: Duration) -> Duration {
 }
 
 /// The last write, when the server stops ([`SnapshotWriter::close`]).
-pub async fn final_write(state: Arc<Namesrv>, writer: Arc<SnapshotWriter>) {
-    let _ = tokio::task::spawn_blocking(move || writer.close(&state.routes)).await;
+pub async fn final_write(routes: Arc<SharedRoutes>, writer: Arc<SnapshotWriter>) {
+    let _ = tokio::task::spawn_blocking(move || writer.close(&routes)).await;
 }
 
 #[cfg(test)]

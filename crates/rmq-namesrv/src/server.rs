@@ -12,9 +12,10 @@ use tokio::net::TcpListener;
 
 use crate::dispatch::NamesrvService;
 use crate::housekeeping;
+use crate::housekeeping::Queues;
 use crate::push;
 use crate::route_snapshot;
-use crate::state::{Namesrv, Queues};
+use crate::state::Namesrv;
 
 /// Serves `state` on `listener`. Background tasks stop with the server;
 /// in-flight requests are drained first. The route snapshot (if any) is
@@ -38,11 +39,21 @@ pub async fn run(
     config.tls = tls;
     let tasks = [
         tokio::spawn(housekeeping::unregistration_worker(
-            state.clone(),
+            state.routes.clone(),
+            state.config.clone(),
+            state.metrics.clone(),
+            state.notifier.clone(),
+            state.cluster.clone(),
             queues.unregistrations,
         )),
-        tokio::spawn(housekeeping::expiry_scan(state.clone())),
-        tokio::spawn(push::run(state.clone())),
+        tokio::spawn(housekeeping::expiry_scan(
+            state.routes.clone(),
+            state.config.clone(),
+            state.clock,
+            state.unregistrations.clone(),
+            state.connections.clone(),
+        )),
+        tokio::spawn(push::run(state.push.clone())),
         tokio::spawn(housekeeping::notification_sender(
             queues.notifications,
             serialize_type,
@@ -52,21 +63,22 @@ pub async fn run(
             let state = state.clone();
             rmq_transport::auth::reload_files(certificate, move || state.auth.reload_if_changed())
         }),
+        tokio::spawn(crate::cluster::run(state.cluster.clone())),
     ];
     let snapshot = state.route_snapshot.clone().map(|writer| {
         let task = tokio::spawn(route_snapshot::periodic_writer(
-            state.clone(),
+            state.routes.clone(),
             writer.clone(),
         ));
         (writer, task)
     });
     let shutdown = {
-        let state = state.clone();
+        let routes = state.routes.clone();
         async move {
             shutdown.await;
             if let Some((writer, task)) = snapshot {
                 task.abort();
-                route_snapshot::final_write(state, writer).await;
+                route_snapshot::final_write(routes, writer).await;
             }
         }
     };

@@ -142,6 +142,50 @@ function showController(view) {
   $("broker-sets").tBodies[0].replaceChildren(...rows);
 }
 
+// The NameServer cluster as this node sees it (/api/v1/cluster): its
+// members, and where each broker it holds came from.
+function showCluster(view) {
+  const section = $("ns-cluster");
+  if (!view || !view.enabled) {
+    section.hidden = true;
+    return;
+  }
+  section.hidden = false;
+  const node = view.node;
+  const agreement = node.sinceAgreementMillis == null
+    ? "not in agreement yet"
+    : node.sinceAgreementMillis < REFRESH_MS ? "in agreement" : "last in agreement " + ago(node.sinceAgreementMillis);
+  $("ns-cluster-node").textContent = "cluster " + node.clusterId + ", this node " + node.name +
+    " (gossip " + node.gossipAddr + "), " + (node.ready ? "ready" : "bootstrapping") + ", " +
+    node.directBrokers + " direct and " + node.relayedBrokers + " relayed brokers, " + agreement +
+    (node.pullsInFlight ? ", " + node.pullsInFlight + " pulls under way" : "");
+  const members = view.members.map((m) => {
+    const tr = document.createElement("tr");
+    tr.dataset.member = m.name;
+    tr.dataset.liveness = m.liveness;
+    tr.append(
+      cell(m.name), cell(m.generation, "num"), cell(m.gossipAddr),
+      cell(m.liveness, m.liveness === "dead" ? "dead" : m.liveness === "live" ? "live" : "stale"),
+      cell(m.ready ? "yes" : "no"), cell(m.directBrokers, "num"),
+      cell(m.behind, m.behind > 0 ? "num stale" : "num"),
+    );
+    return tr;
+  });
+  $("ns-members").tBodies[0].replaceChildren(...members);
+  $("ns-members-empty").hidden = members.length > 0;
+  const brokers = view.brokers.map((b) => {
+    const tr = document.createElement("tr");
+    tr.dataset.brokerAddr = b.address;
+    tr.dataset.source = b.source;
+    const source = b.source === "relayed" ? "relayed from " + b.relayedFrom
+      : b.source === "restored" ? "restored from the route snapshot" : b.source;
+    tr.append(cell(b.cluster), cell(b.brokerName ?? "?"), cell(b.brokerId ?? "?", "num"),
+      cell(b.address), cell(source));
+    return tr;
+  });
+  $("ns-brokers").tBodies[0].replaceChildren(...brokers);
+}
+
 async function refresh() {
   const search = $("topic-search").value.trim();
   const topicsPath = "/api/v1/topics?limit=500" + (search ? "&search=" + encodeURIComponent(search) : "");
@@ -156,6 +200,7 @@ async function refresh() {
       $("brokers-section").hidden = true;
       $("topics-section").hidden = true;
     }
+    showCluster(overview.cluster ? await getJson("/api/v1/cluster") : null);
     showController(overview.controller ? await getJson("/api/v1/controller") : null);
     $("error-banner").hidden = true;
     $("last-updated").textContent = new Date().toLocaleTimeString();

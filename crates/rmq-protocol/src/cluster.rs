@@ -1,5 +1,5 @@
-//! `ClusterInfo`: the GET_BROKER_CLUSTER_INFO response body (nameserver.md §2.7),
-//! always in the default dialect.
+//! `ClusterInfo`: the GET_BROKER_CLUSTER_INFO response body (every broker group
+//! by name, and each cluster's broker names), always in the default dialect.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,7 +29,7 @@ mod tests {
     use crate::Dialect;
 
     #[test]
-    fn body_of_nameserver_2_7() {
+    fn cluster_info_as_java_writes_it() {
         let text = r#"{"brokerAddrTable":{"broker-a":{"brokerAddrs":{0:"127.0.0.1:10911",1:"127.0.0.1:10921"},"brokerName":"broker-a","cluster":"DefaultCluster","enableActingMaster":false}},"clusterAddrTable":{"DefaultCluster":["broker-a"]}}"#;
         let group = BrokerData {
             broker_addrs: [

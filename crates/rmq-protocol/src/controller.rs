@@ -1,4 +1,4 @@
-//! The JSON bodies of the controller requests (controller.md §3.1):
+//! The JSON bodies of the controller requests:
 //! `SyncStateSet`, `ElectMasterResponseBody`, `BrokerReplicasInfo` and the
 //! broker-name list of CONTROLLER_GET_SYNC_STATE_DATA.
 //!
@@ -135,7 +135,7 @@ mod tests {
     }
 
     #[test]
-    fn sync_state_set_of_controller_md_3_1() {
+    fn sync_state_set_as_java_writes_it() {
         let body = SyncStateSet {
             sync_state_set: [1, 2].into(),
             sync_state_set_epoch: 2,
@@ -173,7 +173,7 @@ mod tests {
     }
 
     #[test]
-    fn broker_replicas_info_of_controller_md_3_1() {
+    fn broker_replicas_info_as_java_writes_it() {
         let replica = |alive, addr: &str, id| ReplicaIdentity {
             alive,
             broker_address: addr.into(),

@@ -74,7 +74,7 @@ mod tests {
     use crate::java_json::Dialect;
 
     #[test]
-    fn matches_the_query_data_version_body_of_wire_protocol_12_8() {
+    fn matches_the_query_data_version_body_java_sends() {
         let v = DataVersion::new(3, 0, 1_700_000_000_000);
         let text = br#"{"counter":3,"stateVersion":0,"timestamp":1700000000000}"#;
         assert_eq!(v.to_json(Dialect::Default), text);

@@ -1,6 +1,7 @@
 //! KV bodies: `KVTable` (GET_KVLIST_BY_NAMESPACE, the REGISTER_BROKER response)
 //! and `KVConfigSerializeWrapper`, the content of `kvConfig.json`
-//! (nameserver.md §2.18, §8).
+//! (`KVConfigManager`: namespace → key → value, written whole after every
+//! change).
 
 use std::collections::BTreeMap;
 
@@ -36,7 +37,7 @@ mod tests {
     use crate::Dialect;
 
     #[test]
-    fn kv_table_of_wire_protocol_12_6() {
+    fn kv_table_of_an_order_topic_namespace() {
         let text = br#"{"table":{"TopicOrder":"broker-a:4;broker-b:4"}}"#;
         let table = KvTable {
             table: [(
@@ -55,7 +56,7 @@ mod tests {
     }
 
     #[test]
-    fn kv_config_json_of_nameserver_8() {
+    fn kv_config_json_as_java_stores_it() {
         let text =
             br#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4;broker-b:4"}}}"#;
         let store = KvConfigSerializeWrapper::from_json(text).unwrap();

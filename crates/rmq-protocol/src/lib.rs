@@ -17,6 +17,7 @@
 //! Java names, which is the order fastjson (`SortField`) writes them in.
 
 pub mod cluster;
+pub mod cluster_status;
 pub mod controller;
 pub mod data_version;
 mod error;

@@ -1,5 +1,6 @@
 //! `GetBrokerMemberGroupResponseBody`: the GET_BROKER_MEMBER_GROUP response
-//! body (nameserver.md §2.6).
+//! body: the id → address map of one broker name, which 5.x brokers with
+//! `enableSlaveActingMaster` and `compatibleWithOldNameSrv=false` ask for.
 
 use std::collections::BTreeMap;
 
@@ -41,7 +42,7 @@ mod tests {
     use crate::Dialect;
 
     #[test]
-    fn body_of_nameserver_2_6() {
+    fn member_group_as_java_writes_it() {
         let text = r#"{"brokerMemberGroup":{"brokerAddrs":{0:"127.0.0.1:10911",1:"127.0.0.1:10921"},"brokerName":"broker-a","cluster":"DefaultCluster"}}"#;
         let body = GetBrokerMemberGroupResponseBody {
             broker_member_group: BrokerMemberGroup {

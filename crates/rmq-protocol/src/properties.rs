@@ -1,5 +1,5 @@
 //! Java `.properties` text: the UPDATE_NAMESRV_CONFIG request body and the
-//! GET_NAMESRV_CONFIG response body (nameserver.md §2.19, §9.4).
+//! GET_NAMESRV_CONFIG response body.
 //!
 //! [`parse`] follows `java.util.Properties.load`: natural lines end at `\n`,
 //! `\r` or `\r\n`; a line whose first non-blank character is `#` or `!` is a

@@ -1,4 +1,4 @@
-//! The route of a topic: `TopicRouteData` and its parts (nameserver.md §2.1).
+//! The route of a topic: `TopicRouteData` and its parts.
 //!
 //! The GET_ROUTEINFO_BY_TOPIC response body, also the REGISTER_TOPIC request
 //! body. `BrokerData` doubles as the entry of `ClusterInfo.brokerAddrTable`.
@@ -199,7 +199,7 @@ mod tests {
     const RICH_STANDARD: &str = r#"{"brokerDatas":[{"brokerAddrs":{"0":"127.0.0.1:10911","1":"127.0.0.1:10921"},"brokerName":"broker-a","cluster":"DefaultCluster","enableActingMaster":false,"zoneName":"zone-1"}],"filterServerTable":{},"orderTopicConf":"broker-a:4","queueDatas":[{"brokerName":"broker-a","perm":6,"readQueueNums":4,"topicSysFlag":0,"writeQueueNums":4}],"topicQueueMappingByBroker":{"broker-a":{"bname":"broker-a","currIdMap":{"0":0,"1":1},"dirty":false,"epoch":1,"scope":"__global__","topic":"StaticTopic","totalQueues":4}}}"#;
 
     #[test]
-    fn both_routes_of_wire_protocol_9_2_in_both_dialects() {
+    fn a_simple_and_a_rich_route_in_both_dialects() {
         for (route, default, standard) in [
             (simple(), SIMPLE_DEFAULT, SIMPLE_STANDARD),
             (rich(), RICH_DEFAULT, RICH_STANDARD),
@@ -239,7 +239,7 @@ mod tests {
     }
 
     #[test]
-    fn register_topic_body_of_nameserver_2_14() {
+    fn register_topic_body_as_a_5x_broker_sends_it() {
         let body = br#"{"brokerDatas":[],"filterServerTable":{},"queueDatas":[{"brokerName":"broker-a","perm":6,"readQueueNums":8,"topicSysFlag":0,"writeQueueNums":8}]}"#;
         let route = TopicRouteData::from_json(body).unwrap();
         assert_eq!(route.queue_datas[0].read_queue_nums, 8);

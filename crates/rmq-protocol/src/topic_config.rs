@@ -1,6 +1,6 @@
 //! `TopicConfig`: one topic as a broker configures it, in its JSON form and
 //! in the space-separated text form of the compressed REGISTER_BROKER body
-//! (nameserver.md §3.1, §3.3).
+//! (Java `TopicConfig.encode`/`decode`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -200,7 +200,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_of_nameserver_3_1() {
+    fn json_as_a_5x_broker_writes_it() {
         let text = br#"{"attributes":{},"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"TopicTest","topicSysFlag":0,"writeQueueNums":4}"#;
         let config = TopicConfig {
             read_queue_nums: 4,

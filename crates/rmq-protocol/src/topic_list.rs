@@ -1,4 +1,6 @@
-//! `TopicList`: the body of the topic-list requests (nameserver.md §2.9–2.12).
+//! `TopicList`: the body of the topic-list requests (GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
+//! GET_TOPICS_BY_CLUSTER, GET_SYSTEM_TOPIC_LIST_FROM_NS and the three unit-topic
+//! lists).
 
 use rmq_wire::lenient;
 use serde::{Deserialize, Serialize};
@@ -42,7 +44,7 @@ mod tests {
     use crate::Dialect;
 
     #[test]
-    fn bodies_of_nameserver_2_9_and_2_11() {
+    fn bodies_of_the_all_topics_and_system_topics_lists() {
         let all = TopicList::new(["TopicTest", "TBW102"]);
         assert_eq!(
             all.to_json(Dialect::Default),

@@ -1,4 +1,4 @@
-//! `MQVersion` ordinals that switch NameServer behaviour (wire-protocol.md §8).
+//! `MQVersion` ordinals that switch NameServer behaviour.
 //!
 //! The `version` of a command is the ordinal of the sender's release in Java's
 //! `MQVersion.Version` enum; all rules compare the *request's* version.
@@ -92,7 +92,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ordinals_of_the_table_in_wire_protocol_8() {
+    fn ordinals_of_known_releases() {
         for (release, ordinal) in [
             ("4.0.0", 213),
             ("4.5.0", 313),

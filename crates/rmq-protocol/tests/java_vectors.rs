@@ -25,7 +25,7 @@
 //! * Releases after 5.3.x (the 5.5.1 vectors) serialize with fastjson2, whose
 //!   escaping differs from fastjson 1.2.83 (lowercase `\u001f`, raw
 //!   U+007F–U+009F and U+2028/2029; the standard dialect no longer escapes `/`
-//!   or non-ASCII). Waymark writes the 1.2.83 dialect of wire-protocol.md §9, so
+//!   or non-ASCII). Waymark writes fastjson 1.2.83's dialects, so
 //!   those vectors are byte-compared only when their text has nothing either
 //!   library escapes differently.
 
@@ -172,7 +172,7 @@ fn check_json<T: JavaJson + PartialEq + Debug>(v: &Vector, emit: impl Fn(&T) -> 
 }
 
 /// Releases up to 5.3.x use fastjson 1.2.83 (assumed up to 5.4.0, the first
-/// release after the spec's reference 5.3.3).
+/// release after 5.3.3, the newest release vectored here that ships 1.2.83).
 fn fastjson1(v: &Vector) -> bool {
     v.version < release_ordinal(5, 4, 0).unwrap()
 }

@@ -1,8 +1,10 @@
-//! Options of a route client, with Java's defaults (client-routing.md §11).
+//! Options of a route client, with Java's defaults (`ClientConfig`,
+//! `DefaultMQProducer`, `NettyClientConfig`).
 //!
 //! Owns the option set and its environment defaults (`NAMESRV_ADDR`,
-//! `ROCKETMQ_ZONE`, `ROCKETMQ_ZONE_MODE`). The HTTP address server (§1.1
-//! source 2) and namespaces are not supported: give addresses directly.
+//! `ROCKETMQ_ZONE`, `ROCKETMQ_ZONE_MODE`). The HTTP address server (Java's
+//! fallback when `namesrvAddr` is unset) and namespaces are not supported:
+//! give addresses directly.
 //! Credentials and TLS are never read from the environment: as in Java,
 //! an application passes them (`AclClientRPCHook`, `setUseTLS`).
 

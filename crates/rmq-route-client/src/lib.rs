@@ -1,20 +1,21 @@
 //! The producer/consumer side of RocketMQ routing, behaving as the Java
-//! client does (`shared/spec/client-routing.md`).
+//! client does (`MQClientInstance`, `MQClientAPIImpl`, `MQFaultStrategy`,
+//! the `AllocateMessageQueueStrategy` implementations).
 //!
 //! Owns, per client instance ([`RouteClient`]):
 //!
 //! * NameServer choice ([`nameserver`]): a shuffled list, a sticky choice,
-//!   rotation to the next address once the channel breaks (§1–2);
+//!   rotation to the next address once the channel breaks;
 //! * the route cache ([`route`]): on-demand fetches, periodic refresh
 //!   (`pollNameServerInterval`), TOPIC_NOT_EXIST keeping the cached route,
 //!   replacement only when Java's change test says so, and
-//!   [`RouteClient::watch`] to follow changes (§4);
+//!   [`RouteClient::watch`] to follow changes;
 //! * what a route means ([`view`]): the publish view (write queues of
 //!   writable master brokers, or the order conf) and the subscribe view
-//!   (read queues of readable brokers), static topics included (§5–6);
+//!   (read queues of readable brokers), static topics included;
 //! * queue choice for a send ([`select`]): Java's per-thread round robin and
-//!   the latency fault tolerance tables (§9);
-//! * consumer allocation ([`allocate`]): the six Java strategies (§10).
+//!   the latency fault tolerance tables;
+//! * consumer allocation ([`allocate`]): the six Java strategies.
 //!
 //! NameServer connections are plain and requests unsigned unless
 //! [`RouteClientConfig::tls`] and [`RouteClientConfig::credentials`] say

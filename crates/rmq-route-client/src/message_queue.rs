@@ -39,7 +39,8 @@ impl MessageQueue {
 ///
 /// Differs from `str`'s UTF-8 byte order only when a character in
 /// U+E000–U+FFFF meets a supplementary one at the first difference
-/// (client-routing.md §7); names in RocketMQ are ASCII in practice, but the
+/// (Java's `String.compareTo` compares UTF-16 code units); names in RocketMQ
+/// are ASCII in practice, but the
 /// allocation strategies must agree with Java peers on every input.
 pub fn java_string_cmp(a: &str, b: &str) -> Ordering {
     if a.is_ascii() && b.is_ascii() {
@@ -90,7 +91,7 @@ impl PartialOrd for JavaString {
 }
 
 /// Sorts queues and consumer ids the way Java's `RebalanceImpl` does before
-/// calling a strategy (client-routing.md §7): queues by [`MessageQueue`]'s
+/// calling a strategy: queues by [`MessageQueue`]'s
 /// order, ids by [`java_string_cmp`].
 pub fn sort_for_allocation(queues: &mut [MessageQueue], consumer_ids: &mut [String]) {
     queues.sort();

@@ -2,7 +2,8 @@
 //! `rmq-namesrv` with TLS enforced and authentication on (a broker must sign
 //! its registration; route reads stay open), and against an in-process
 //! server that checks every signature, because no NameServer checks the
-//! signature of a route read (it is open by design, spec/security.md §5.2)
+//! signature of a route read (route reads are open by design: most clients
+//! never sign, docs/security.md)
 //! and this is how the client's signing is seen at all.
 
 mod common;

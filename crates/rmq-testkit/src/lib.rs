@@ -1,8 +1,10 @@
 //! Test support shared by the crates' integration tests: the NameServer
 //! under test as a child process ([`Namesrv`]), the few admin requests
 //! the tests send it ([`admin`]), Waymark's controller as child processes
-//! ([`Controller`]), loopback ports ([`ports`]), and a peer host that can
-//! vanish without a FIN ([`netns`]).
+//! ([`Controller`]), loopback ports ([`ports`]), a peer host that can
+//! vanish without a FIN ([`netns`]), hostile peers that try to exhaust a
+//! server ([`hostile`]), and the skip-or-fail rule for tests that cannot
+//! run on this machine ([`skip`]).
 //!
 //! Which NameServer runs is a parameter of the test run, not of the test:
 //! by default Waymark's `rmq-namesrv` binary; with the environment variable
@@ -16,10 +18,13 @@
 
 pub mod admin;
 mod controller;
+pub mod hostile;
 pub mod netns;
 pub mod pki;
 pub mod ports;
 mod process;
+pub mod seeds;
+pub mod skip;
 
 pub use controller::Controller;
 pub use process::{Kind, Namesrv, JAVA_CLASSPATH_ENV, KEEP_DIR_ENV};

@@ -7,7 +7,8 @@
 //! Needs root (CAP_NET_ADMIN), iproute2's `ip` and `bash` (whose `/dev/tcp`
 //! opens the peer's connections, so no helper binary has to exist in the
 //! namespace). Without them [`PeerNamespace::create_or_skip`] prints why the
-//! test is skipped; it never installs anything.
+//! test is skipped, or under `CI=true` fails it ([`crate::skip`]); it never
+//! installs anything.
 //!
 //! Owns the namespace, its veth pair and the peer processes; all go when
 //! the value drops. Addresses come from 10.224.0.0/11, one /30 per
@@ -38,20 +39,25 @@ pub struct PeerNamespace {
 }
 
 impl PeerNamespace {
-    /// Creates a namespace, or prints loudly to stderr (past the test
-    /// harness's capture) that `test` is skipped and what it lacks (root, `ip`, `bash`, or a command that
-    /// failed), and gives `None`.
+    /// Creates a namespace, or, when it cannot, says what is missing (root,
+    /// `ip`, `bash`, or a command that failed) through
+    /// [`skip_or_fail`](crate::skip::skip_or_fail): outside CI a line on
+    /// stderr that `test` is skipped and `None`, under `CI=true` a panic.
+    ///
+    /// # Panics
+    /// Under `CI=true`, when the namespace cannot be made.
+    #[track_caller]
     pub fn create_or_skip(test: &str) -> Option<PeerNamespace> {
         match PeerNamespace::create() {
             Ok(namespace) => Some(namespace),
             Err(missing) => {
-                // Straight to stderr: the test harness captures `eprintln!`
-                // of a passing test, and a skip must not pass unseen.
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "\n*** SKIPPED {test}: it needs a network namespace and cannot make one: \
-                     {missing}. Run the tests as root (CAP_NET_ADMIN) with iproute2 (`ip`) \
-                     and bash installed to run it. ***\n"
+                crate::skip::skip_or_fail(
+                    test,
+                    &format!(
+                        "it needs a network namespace and cannot make one: {missing}. Run the \
+                         tests as root (CAP_NET_ADMIN) with iproute2 (`ip`) and bash installed \
+                         to run it"
+                    ),
                 );
                 None
             }

@@ -647,6 +647,9 @@ mod tests {
             assert!(Instant::now() < deadline, "only {} calls", calls());
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+        // The other three elections were written behind these on the same
+        // connection, and are taken up within a millisecond once read: in
+        // 100 ms one that was read would show.
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert_eq!(calls(), 12, "still only max_in_flight requests taken up");
         service.gate.add_permits(5);

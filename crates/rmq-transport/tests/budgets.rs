@@ -33,10 +33,14 @@ async fn a_large_frame_waits_for_budget_held_by_another() {
     let second = echo_frame(2, 60 * 1024);
 
     // The first connection takes the whole budget and sends half its frame.
+    // (Were the second to get the budget first, it would be answered at once
+    // and the check below fail: the order cannot make this test pass.)
     let mut slow = TcpStream::connect(server.addr).await.unwrap();
     slow.write_all(&first[..first.len() / 2]).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
-    // The second sends its whole frame, but it is not read: no budget.
+    // The second sends its whole frame, but it is not read: no budget. An
+    // echo of a frame that was read comes back within milliseconds on
+    // loopback; 300 ms without one means it was not read.
     let mut waiting = TcpStream::connect(server.addr).await.unwrap();
     waiting.write_all(&second).await.unwrap();
     assert!(
@@ -69,6 +73,17 @@ async fn small_frames_need_no_budget() {
     let mut hog = TcpStream::connect(server.addr).await.unwrap();
     hog.write_all(&large[..100]).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
+    // The budget is held: another large frame is not read (an echo of one
+    // that was read comes back within milliseconds; none in 300 ms).
+    // Without this the small frame's answer would prove nothing.
+    let mut probe = TcpStream::connect(server.addr).await.unwrap();
+    probe.write_all(&echo_frame(2, 60 * 1024)).await.unwrap();
+    assert!(
+        read_frame(&mut probe, Duration::from_millis(300))
+            .await
+            .is_none(),
+        "the hog did not take the budget"
+    );
 
     let mut small = TcpStream::connect(server.addr).await.unwrap();
     small.write_all(&echo_frame(7, 100)).await.unwrap();

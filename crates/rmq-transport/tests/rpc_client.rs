@@ -39,17 +39,25 @@ async fn a_timeout_names_the_address_and_leaves_the_connection_usable() {
 #[tokio::test]
 async fn a_late_response_after_a_timeout_is_dropped() {
     let (service, _events) = TestService::new();
-    let server = TestServer::start(service, ServerConfig::default()).await;
+    let server = TestServer::start(service.clone(), ServerConfig::default()).await;
     let client = RpcClient::connect(server.addr, ClientConfig::default())
         .await
         .unwrap();
-    let late = request(DELAY, "late").with_ext("ms", "150");
+    let late = request(GATE, "late");
     assert!(client
         .invoke(late, Duration::from_millis(50))
         .await
         .unwrap_err()
         .is_timeout());
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    // The late answer is made once its handler takes the permit. Server and
+    // test share one thread, so by the time the permit is seen gone the
+    // handler has returned its answer, which is queued on the connection
+    // before the next request is even sent: the client reads it first.
+    service.gate.add_permits(1);
+    wait_until("the late request's handler answers", || {
+        service.gate.available_permits() == 0
+    })
+    .await;
     let response = client.invoke(request(ECHO, "next"), WAIT).await.unwrap();
     assert_eq!(response.remark.as_deref(), Some("next"));
 }
@@ -130,7 +138,7 @@ async fn unknown_codes_get_an_answer_not_a_hangup() {
 #[tokio::test]
 async fn closing_the_client_disconnects_and_fails_pending_calls() {
     let (service, mut events) = TestService::new();
-    let server = TestServer::start(service, ServerConfig::default()).await;
+    let server = TestServer::start(service.clone(), ServerConfig::default()).await;
     let client = RpcClient::connect(server.addr, ClientConfig::default())
         .await
         .unwrap();
@@ -139,7 +147,8 @@ async fn closing_the_client_disconnects_and_fails_pending_calls() {
         let client = client.clone();
         async move { client.invoke(request(SILENT, 0), WAIT).await }
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Pending for sure: the server has it (and never answers it).
+    wait_until("the server receives the request", || service.calls() == 1).await;
     client.close();
     assert!(pending.await.unwrap().unwrap_err().is_closed());
     assert_eq!(

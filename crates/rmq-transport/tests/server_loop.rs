@@ -221,6 +221,9 @@ async fn backpressure_stops_reading_at_max_in_flight() {
         assert!(Instant::now() < deadline, "requests were not taken up");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // The other three were written behind the first two on the same
+    // connection, and an echo server takes a readable request up in well
+    // under a millisecond: in 100 ms one that was read would show.
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(
         service.calls(),
@@ -273,7 +276,7 @@ async fn idle_connections_are_closed() {
 #[tokio::test]
 async fn shutdown_drains_in_flight_requests_and_refuses_new_connections() {
     let (service, mut events) = TestService::new();
-    let mut server = TestServer::start(service, ServerConfig::default()).await;
+    let mut server = TestServer::start(service.clone(), ServerConfig::default()).await;
     let client = client(server.addr).await;
     let id = connected(&mut events).await;
     let slow = tokio::spawn({
@@ -284,7 +287,7 @@ async fn shutdown_drains_in_flight_requests_and_refuses_new_connections() {
                 .await
         }
     });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    wait_until("the slow request is in flight", || service.calls() == 1).await;
     server.shutdown();
     let deadline = Instant::now() + WAIT;
     while TcpStream::connect(server.addr).await.is_ok() {
@@ -317,7 +320,7 @@ async fn shutdown_gives_up_on_requests_after_the_drain_timeout() {
         drain_timeout: Duration::from_millis(200),
         ..ServerConfig::default()
     };
-    let mut server = TestServer::start(service, config).await;
+    let mut server = TestServer::start(service.clone(), config).await;
     let client = client(server.addr).await;
     let stuck = tokio::spawn({
         let client = client.clone();
@@ -327,7 +330,7 @@ async fn shutdown_gives_up_on_requests_after_the_drain_timeout() {
                 .await
         }
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    wait_until("the stuck request is in flight", || service.calls() == 1).await;
     let started = Instant::now();
     server.shutdown();
     tokio::time::timeout(WAIT, &mut server.join)

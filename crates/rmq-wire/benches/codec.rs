@@ -1,7 +1,8 @@
 //! Frame codec cost for the NameServer's hottest exchange, GET_ROUTEINFO_BY_TOPIC:
-//! the request (spec §12.1 / §12.2) and its success response (header of
-//! §12.3 with a two-broker route body, opaque bytes here), each decoded from
-//! and encoded to both header forms.
+//! the request as a Java client sends it (one `topic` ext field) and its
+//! success response (a header with neither ext fields nor remark, as Java
+//! sends it, and a two-broker route body, opaque bytes here), each decoded
+//! from and encoded to both header forms.
 //!
 //! Run: `cargo bench -p rmq-wire --bench codec -- --quick`.
 

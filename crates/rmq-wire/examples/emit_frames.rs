@@ -31,7 +31,8 @@ use rmq_wire::{
 /// controls, DEL, C1 controls, U+2028/9, BMP and astral non-ASCII.
 const STRANGE: &str = "q\"uote b\\ack s/lash \u{e9}\u{4e2d}\u{1f600} \u{8}\t\n\u{c}\r\u{0}\u{1}\u{1f}\u{7f}\u{85}\u{9f}\u{2028}\u{2029} <tag>&'()";
 
-/// Spec 12.6's RegisterBrokerBody (449 bytes).
+/// The RegisterBrokerBody of one topic as a 5.x Java broker writes it (449
+/// bytes, the body of the `103_register_broker` Java vectors).
 const REGISTER_BODY: &str = r#"{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":3,"stateVersion":0,"timestamp":1700000000000},"mappingDataVersion":{"counter":0,"stateVersion":0,"timestamp":1700000000000},"topicConfigTable":{"TopicTest":{"attributes":{},"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"TopicTest","topicSysFlag":0,"writeQueueNums":4}},"topicQueueMappingDetailMap":{},"topicQueueMappingInfoMap":{}}}"#;
 
 fn main() -> ExitCode {

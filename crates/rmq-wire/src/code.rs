@@ -134,6 +134,12 @@ int_code! {
         /// Waymark's route push: a one-way request from the NameServer to a
         /// subscriber carrying one changed route.
         WaymarkRouteChanged = 61003 "WAYMARK_ROUTE_CHANGED",
+        /// Waymark's NameServer cluster (docs/protocol-extensions.md): one
+        /// NameServer asks another for a broker registered with it directly.
+        WaymarkPullRegistration = 61010 "WAYMARK_PULL_REGISTRATION",
+        /// Waymark's NameServer cluster: a NameServer's view of its cluster
+        /// (members, and the source of every broker it holds), for tools.
+        WaymarkGetClusterStatus = 61011 "WAYMARK_GET_CLUSTER_STATUS",
     }
 }
 

@@ -1,4 +1,6 @@
-//! Java's frame limits (spec §2) and what happens at and past them: the
+//! Java's frame limits (`NettyDecoder`: at most 16,777,216 bytes with the
+//! length word, a header no longer than the frame, a type byte of 0 or 1) and
+//! what happens at and past them: the
 //! length word, the header length, the type byte, and malformed headers,
 //! each of which must be an error (Java closes the connection), never a panic.
 

@@ -164,14 +164,17 @@ fn the_vector_parser_reads_the_documented_format() {
     let dir = std::env::temp_dir().join(format!("rmq-wire-vectors-{}", std::process::id()));
     fs::create_dir_all(&dir).unwrap();
     let file = dir.join("105_get_routeinfo_rocketmq_001.hex");
-    let text = "# java 5.3.3 spec 12.2\n# comment\n00 00 00 2d 01 00 00 29 00 69 00 01 df 00 00 00\n\
+    let text = "# java 5.3.3 GET_ROUTEINFO_BY_TOPIC request\n# comment\n00 00 00 2d 01 00 00 29 00 69 00 01 df 00 00 00\n\
                 01000000 00000000 0000000014 00 05 74\n  6f 70 69 63 00 00 00 09 54 6f 70 69 63 54 65 73\n74\n";
     fs::write(&file, text).unwrap();
     fs::write(dir.join("ignored.json"), "{}").unwrap();
     let vectors = load_vectors(&dir);
     fs::remove_dir_all(&dir).unwrap();
     assert_eq!(vectors.len(), 1);
-    assert_eq!(vectors[0].provenance, "# java 5.3.3 spec 12.2");
+    assert_eq!(
+        vectors[0].provenance,
+        "# java 5.3.3 GET_ROUTEINFO_BY_TOPIC request"
+    );
     assert_eq!(
         vectors[0].bytes,
         common::hex(common::ROUTE_REQUEST_ROCKETMQ)

@@ -1,6 +1,8 @@
 //! What the JSON header decoder accepts beyond Java's own output, mirroring
-//! fastjson (spec §4.1 "Parsing rules"): headers from Go, C++ and older Java
-//! clients, and what it must still reject.
+//! fastjson's leniency in `RemotingCommand.decode` (keys in any order, unknown
+//! keys ignored, any key missing or null, `language` by name in any case or by
+//! ordinal, numbers and booleans in `extFields` read as their text): headers
+//! from Go, C++ and older Java clients, and what it must still reject.
 
 use rmq_wire::header::{json, HeaderDecodeError};
 use rmq_wire::{ExtFields, LanguageCode, RemotingCommand, SerializeType};

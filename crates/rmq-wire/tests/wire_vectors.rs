@@ -1,4 +1,6 @@
-//! The Java-produced byte dumps of spec §12 (RocketMQ 5.3.3, fastjson 1.2.83):
+//! Byte dumps of whole frames written by the Java classes of RocketMQ 5.3.3
+//! (`RemotingCommand`, `RocketMQSerializable`, fastjson 1.2.83; the same frames
+//! are among `tests/vectors`, for every supported release):
 //! each decodes to the stated fields and, where Java's output order is
 //! deterministic (no ext fields, one key, or keys already sorted), encodes back
 //! to the identical bytes. Multi-key ext maps in Java `HashMap` order are
@@ -35,7 +37,7 @@ fn ext(pairs: &[(&str, &str)]) -> ExtFields {
         .collect()
 }
 
-/// Fields every §12 response shares: Java 5.3.3 server, response flag.
+/// Fields every dumped response shares: Java 5.3.3 server, response flag.
 fn assert_java_response(command: &RemotingCommand, code: i32, opaque: i32) {
     assert_eq!(command.code, code);
     assert_eq!(command.flag, 1);
@@ -50,7 +52,7 @@ const ROUTE_BODY_DEFAULT: &str = r#"{"brokerDatas":[{"brokerAddrs":{0:"127.0.0.1
 const FAQ_REMARK: &str = "No topic route info in name server for the topic: TopicTest\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details.";
 
 #[test]
-fn route_request_json_12_1() {
+fn route_request_json() {
     let (bytes, command) = decode(ROUTE_REQUEST_JSON);
     assert_eq!(bytes.len(), 139);
     let expected = RemotingCommand::request(105, 1).with_ext("topic", "TopicTest");
@@ -63,7 +65,7 @@ fn route_request_json_12_1() {
 }
 
 #[test]
-fn route_request_rocketmq_12_2() {
+fn route_request_rocketmq() {
     let (bytes, command) = decode(ROUTE_REQUEST_ROCKETMQ);
     assert_eq!(bytes.len(), 49);
     let expected = RemotingCommand::request(105, 1)
@@ -74,7 +76,7 @@ fn route_request_rocketmq_12_2() {
 }
 
 #[test]
-fn route_response_12_3_in_both_dialects() {
+fn route_response_in_both_dialects() {
     let (bytes, command) = decode(ROUTE_RESPONSE_STANDARD);
     assert_eq!(bytes.len(), 365);
     assert_java_response(&command, 0, 1);
@@ -96,7 +98,7 @@ fn route_response_12_3_in_both_dialects() {
 }
 
 #[test]
-fn topic_not_exist_12_4_json() {
+fn topic_not_exist_json() {
     let (bytes, command) = decode(TOPIC_NOT_EXIST_JSON);
     assert_eq!(bytes.len(), 253);
     assert_java_response(&command, 17, 1);
@@ -106,7 +108,7 @@ fn topic_not_exist_12_4_json() {
 }
 
 #[test]
-fn topic_not_exist_12_4_rocketmq() {
+fn topic_not_exist_rocketmq() {
     let (bytes, command) = decode(TOPIC_NOT_EXIST_ROCKETMQ);
     assert_eq!(bytes.len(), 165);
     assert_eq!(command.serialize_type, SerializeType::RocketMq);
@@ -120,7 +122,7 @@ fn topic_not_exist_12_4_rocketmq() {
 }
 
 #[test]
-fn request_code_not_supported_12_5() {
+fn request_code_not_supported() {
     let (bytes, command) = decode(NOT_SUPPORTED);
     assert_eq!(bytes.len(), 148);
     assert_java_response(&command, 3, 7);
@@ -132,7 +134,7 @@ fn request_code_not_supported_12_5() {
 }
 
 #[test]
-fn register_broker_request_header_12_6() {
+fn register_broker_request_header() {
     let command = json::decode(REGISTER_BROKER_HEADER.as_bytes()).unwrap();
     assert_eq!(
         (command.code, command.opaque, command.flag, command.version),
@@ -153,7 +155,7 @@ fn register_broker_request_header_12_6() {
 }
 
 #[test]
-fn register_broker_master_response_12_6() {
+fn register_broker_master_response() {
     let (bytes, command) = decode(REGISTER_MASTER_RESPONSE);
     assert_eq!(bytes.len(), 118);
     assert_java_response(&command, 0, 2);
@@ -164,7 +166,7 @@ fn register_broker_master_response_12_6() {
 }
 
 #[test]
-fn register_broker_slave_response_12_6() {
+fn register_broker_slave_response() {
     let (bytes, command) = decode(REGISTER_SLAVE_RESPONSE);
     assert_eq!(bytes.len(), 229);
     assert_java_response(&command, 0, 3);
@@ -180,7 +182,7 @@ fn register_broker_slave_response_12_6() {
 }
 
 #[test]
-fn query_data_version_response_12_8() {
+fn query_data_version_response() {
     let (bytes, command) = decode(QUERY_DATA_VERSION_RESPONSE);
     assert_eq!(bytes.len(), 191);
     assert_java_response(&command, 0, 9);
@@ -200,7 +202,7 @@ fn assert_same_header_modulo_key_order(command: &RemotingCommand, text: &str) {
 }
 
 #[test]
-fn header_texts_12_9() {
+fn headers_of_other_requests_and_responses() {
     // Texts whose ext keys Java happened to write in sorted order (or ≤ 1 key).
     let byte_exact = [
         "DELETE_TOPIC_IN_NAMESRV",
@@ -246,7 +248,7 @@ fn non_ascii_remark_is_raw_utf8_in_json_and_binary() {
 }
 
 #[test]
-fn json_and_binary_forms_of_12_1_and_12_2_agree() {
+fn json_and_binary_forms_of_the_route_request_agree() {
     let (_, json) = decode(ROUTE_REQUEST_JSON);
     let (_, binary) = decode(ROUTE_REQUEST_ROCKETMQ);
     assert_eq!(json.with_serialize_type(SerializeType::RocketMq), binary);

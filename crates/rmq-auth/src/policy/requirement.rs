@@ -20,11 +20,16 @@ pub enum Requirement {
 /// [`Requirement::Open`].
 pub type RequirementTable = &'static [(i32, Requirement)];
 
-/// The NameServer's table (spec/security.md §5.2).
+/// The NameServer's table (the table of who may send what in docs/security.md):
+/// every state-changing code needs an account, admin writes an admin one.
 ///
 /// Route and cluster reads (105, 106, 206, 224, 304, 311–313, 901) stay open:
 /// most clients never sign, and a refused route lookup breaks producers
-/// silently.
+/// silently. WAYMARK_GET_CLUSTER_STATUS (61011) is not listed either, so it
+/// is open as GET_BROKER_CLUSTER_INFO is: broker addresses, the NameServer
+/// cluster's members and where each broker came from, which
+/// `rmq-admin namesrv diff` asks every NameServer for; nothing in it lets
+/// a peer write.
 pub const NAMESRV_REQUIREMENTS: RequirementTable = &[
     (103, Requirement::Broker),        // REGISTER_BROKER
     (104, Requirement::Broker),        // UNREGISTER_BROKER
@@ -40,6 +45,9 @@ pub const NAMESRV_REQUIREMENTS: RequirementTable = &[
     (319, Requirement::ProtectedRead), // GET_NAMESRV_CONFIG
     (101, Requirement::ProtectedRead), // GET_KV_CONFIG
     (219, Requirement::ProtectedRead), // GET_KVLIST_BY_NAMESPACE
+    // WAYMARK_PULL_REGISTRATION: a broker's whole registration, which
+    // another NameServer of the cluster reads.
+    (61010, Requirement::ProtectedRead),
 ];
 
 /// The controller's table. Its broker requests carry `brokerName` but not
@@ -96,6 +104,7 @@ mod tests {
                 ("GET_NAMESRV_CONFIG", Requirement::ProtectedRead),
                 ("GET_KV_CONFIG", Requirement::ProtectedRead),
                 ("GET_KVLIST_BY_NAMESPACE", Requirement::ProtectedRead),
+                ("WAYMARK_PULL_REGISTRATION", Requirement::ProtectedRead),
             ]
         );
         let mut codes: Vec<i32> = NAMESRV_REQUIREMENTS.iter().map(|(c, _)| *c).collect();
@@ -103,6 +112,11 @@ mod tests {
         codes.dedup();
         assert_eq!(codes.len(), NAMESRV_REQUIREMENTS.len(), "no code twice");
         assert_eq!(requirement(NAMESRV_REQUIREMENTS, 105), Requirement::Open);
+        let cluster_status = i32::from(RequestCode::WaymarkGetClusterStatus);
+        assert_eq!(
+            requirement(NAMESRV_REQUIREMENTS, cluster_status),
+            Requirement::Open
+        );
         let controller: Vec<(&str, Requirement)> = CONTROLLER_REQUIREMENTS
             .iter()
             .map(|(code, r)| (RequestCode::from(*code).java_name(), *r))

@@ -191,8 +191,10 @@ fn vector_v1_register_broker_is_accepted() {
     assert!(matches!(reason, RefusalReason::BadSignature { .. }));
 }
 
-/// The header of the live REGISTER_BROKER of spec §1.4, as captured. Its
-/// 2,911-byte body is not in the spec, so only the signed text is checked.
+/// The header of a signed REGISTER_BROKER that a real 5.5.1 broker sent
+/// (AccessKey `rocketmq`), captured by a recording proxy in front of a Java
+/// NameServer. Its 2,911-byte body was not kept, so only the signed text is
+/// checked.
 const LIVE_REGISTER_HEADER: &str = r#"{"code":103,"extFields":{"brokerName":"broker-sec5","clusterName":"SecCluster","brokerAddr":"127.0.0.1:47911","AccessKey":"rocketmq","haServerAddr":"127.0.0.1:47912","compressed":"false","bodyCrc32":"1950238419","brokerId":"0","Signature":"B3L1psRVGl+RPIh+NqgT4UeCD1w=","enableActingMaster":"false"},"flag":0,"language":"JAVA","opaque":0,"serializeTypeCurrentRPC":"JSON","version":515}"#;
 
 #[test]

@@ -1,32 +1,5 @@
-//! `controller`: Waymark's controller against the Java controller, each a
-//! group of three nodes on loopback (see [`crate::group`]).
-//!
-//! *Heartbeats.* 1,000 broker sets of 3 replicas each join the group as a
-//! 5.5.1 broker does (CONTROLLER_GET_NEXT_BROKER_ID,
-//! CONTROLLER_APPLY_BROKER_ID, CONTROLLER_REGISTER_BROKER, one heartbeat,
-//! then CONTROLLER_ELECT_MASTER from the first replica, so that every set
-//! has a master as in production), each replica with its own connection to
-//! every node (`ControllerClient` of rmq-broker-client). Then every replica
-//! sends the one-way BROKER_HEARTBEAT to every node once a second, spread
-//! evenly over the second, as real brokers do. After a warmup, the servers'
-//! CPU time over a measured window (utime + stime of the three node
-//! processes from `/proc`) divided by the heartbeats sent in that window
-//! is the CPU per heartbeat, a figure the load generator does not
-//! influence. A window during which other processes used more than
-//! [`DISTURBED_PERCENT`] % of a CPU is measured again (up to 3 windows;
-//! the least disturbed is kept). Each node's RSS is read after the window;
-//! then the leader is asked for every set's replicas, and the ones it
-//! still takes for alive are counted.
-//!
-//! *Failover.* Broker replicas in controller mode (`ControllerAgent`, as
-//! `rmq-broker-sim --controller` runs them, Java's default periods and the
-//! heartbeat timeout of [`Params::agent_heartbeat_timeout_ms`]) register
-//! with one Waymark NameServer that the scenario starts for every peer.
-//! When a set's master is in charge of a sync-state set holding every
-//! replica and the NameServer routes it as id 0, the master crashes (every
-//! connection closed, nothing unregistered, as a killed process); the time
-//! until the NameServer routes the set's topic to a new master as id 0
-//! (GET_ROUTEINFO_BY_TOPIC, polled) is one sample. One set per sample.
+//! `controller`: Waymark's controller against Java's, three nodes each: CPU
+//! and RSS under broker heartbeats, and failover.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -36,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use clap::Args;
 use futures::stream::{self, StreamExt, TryStreamExt};
 use rmq_broker_client::controller::{serve_notices, ControllerClient};
 use rmq_broker_client::{
@@ -49,84 +23,81 @@ use tokio::sync::oneshot;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::{Instant, MissedTickBehavior};
 
-use super::{millis, route};
+use super::fleet::{ms_until, route, start_peer, TINY};
+use super::{settle, Ctx, Record, Scenario, Starts};
+use crate::cli::{millis as ms_arg, secs};
 use crate::group::{self, ControllerGroup};
 use crate::load;
-use crate::peer::{PeerKind, PeerSetup};
+use crate::peer::{self, PeerKind, PeerOptions, PeerSetup};
 use crate::pin::CpuSnapshot;
+use crate::report::format::{mib, noise, num, or_na};
+use crate::report::{of, over, Col, Ratio, Section};
+use crate::results::PeerInfo;
+use crate::setup;
 use crate::stats::median;
 
-/// Other processes' CPU (% of one CPU) above which a heartbeat window
-/// counts as disturbed and is measured again.
-pub const DISTURBED_PERCENT: f64 = 15.0;
-/// Heartbeat windows at most.
-const WINDOWS: usize = 3;
+pub struct Controller;
+
 /// How long a group may take to have a serving leader (three JVMs on one CPU).
 const GROUP_LIMIT: Duration = Duration::from_secs(180);
 /// The cluster of every broker set here.
 const CLUSTER: &str = "BenchControllerCluster";
+/// The parts of each peer's run.
+const HEARTBEATS: &str = "heartbeats";
+const FAILOVER: &str = "failover";
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct Params {
     /// Nodes of each controller group.
+    #[arg(long, default_value_t = 3)]
     pub nodes: usize,
-    /// Broker sets of the heartbeat measurement.
+    /// Broker sets heartbeating the group.
+    #[arg(long, default_value_t = 1_000)]
     pub broker_sets: usize,
     /// Replicas per broker set.
+    #[arg(long, default_value_t = 3)]
     pub replicas: usize,
-    /// Every replica heartbeats every node this often, ms (a broker's
-    /// `brokerHeartbeatInterval`).
+    /// Every replica heartbeats every node this often (a broker's `brokerHeartbeatInterval`).
+    #[arg(long = "heartbeat-interval", default_value = "1s", value_parser = ms_arg)]
     pub heartbeat_interval_ms: u64,
     /// `heartbeatTimeoutMills` the heartbeat replicas send.
+    #[arg(long = "heartbeat-timeout", default_value = "10s", value_parser = ms_arg)]
     pub heartbeat_timeout_ms: u64,
     /// Broker sets joining at the same time.
+    #[arg(long, default_value_t = 32)]
     pub join_concurrency: usize,
-    /// Wait after the group is ready before its idle time is measured
-    /// (a JVM is still compiling its start-up), seconds.
+    /// Wait after the group is ready before its idle time is measured (a
+    /// JVM is still compiling its start-up).
+    #[arg(long = "idle-settle", default_value_t = 10.0, value_parser = secs)]
     #[serde(default)]
     pub idle_settle_s: f64,
-    /// Idle time measured, seconds.
+    /// Idle time measured.
+    #[arg(long = "idle", default_value_t = 5.0, value_parser = secs)]
     pub idle_s: f64,
-    /// Heartbeats before the measured window, seconds.
+    /// Heartbeats before the measured window.
+    #[arg(long = "warmup", default_value_t = 20.0, value_parser = secs)]
     pub warmup_s: f64,
-    /// The measured window, seconds.
+    /// The measured heartbeat window.
+    #[arg(long = "duration", default_value_t = 30.0, value_parser = secs)]
     pub duration_s: f64,
     /// Failover samples (one broker set each).
+    #[arg(long = "samples", default_value_t = 3)]
     pub failover_samples: usize,
-    /// `controllerHeartBeatTimeoutMills` of the failover replicas, ms (the
-    /// same for every peer).
+    /// `controllerHeartBeatTimeoutMills` of the failover replicas (the same for every peer).
+    #[arg(long = "agent-heartbeat-timeout", default_value = "10s", value_parser = ms_arg)]
     pub agent_heartbeat_timeout_ms: u64,
-    /// Route polling interval of the failover samples, ms.
+    /// Route polling interval of the failover samples.
+    #[arg(long = "poll", default_value = "2ms", value_parser = ms_arg)]
     pub poll_ms: u64,
-    /// Pause between failover samples, seconds.
+    /// Pause before each failover sample.
+    #[arg(long = "pause", default_value_t = 2.0, value_parser = secs)]
     pub pause_s: f64,
-    /// Give up on a failover sample after this long, seconds.
+    /// Give up on a failover sample after this long.
+    #[arg(long = "give-up", default_value_t = 30.0, value_parser = secs)]
     pub give_up_s: f64,
 }
 
 impl Params {
-    /// The defaults (a few broker sets and a few seconds with `quick`).
-    pub fn defaults(quick: bool) -> Params {
-        Params {
-            nodes: 3,
-            broker_sets: if quick { 10 } else { 1_000 },
-            replicas: 3,
-            heartbeat_interval_ms: 1_000,
-            heartbeat_timeout_ms: 10_000,
-            join_concurrency: 32,
-            idle_settle_s: if quick { 0.5 } else { 10.0 },
-            idle_s: if quick { 1.0 } else { 5.0 },
-            warmup_s: if quick { 1.0 } else { 20.0 },
-            duration_s: if quick { 2.0 } else { 30.0 },
-            failover_samples: if quick { 1 } else { 3 },
-            agent_heartbeat_timeout_ms: 10_000,
-            poll_ms: 2,
-            pause_s: if quick { 0.5 } else { 2.0 },
-            give_up_s: 30.0,
-        }
-    }
-
     /// Replicas of the heartbeat measurement.
     pub fn replica_count(&self) -> usize {
         self.broker_sets * self.replicas
@@ -139,75 +110,190 @@ impl Params {
     }
 }
 
-/// What one peer's group did under heartbeats.
+/// What one peer's group did under heartbeats (CPU summed over the nodes, RSS per node).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Heartbeats {
-    /// What ran.
     pub params: Params,
-    /// From spawning the nodes to a serving leader, seconds.
     pub group_ready_s: f64,
-    /// The group's CPU when idle (sum over the nodes), % of one CPU.
     pub idle_cpu_percent: Option<f64>,
-    /// Each node's RSS when idle, KiB.
     pub idle_rss_kib: Vec<Option<u64>>,
-    /// Joining every broker set (ids, registrations, first heartbeats,
-    /// elections), seconds.
     pub join_s: f64,
-    /// Requests answered while joining.
     pub join_requests: u64,
-    /// Heartbeats sent in the measured window.
     pub heartbeats: u64,
-    /// Heartbeats that could not be sent in the window.
     pub heartbeat_errors: u64,
-    /// The first of those failures.
     pub first_error: Option<String>,
-    /// Length of the measured window, seconds.
     pub window_s: f64,
-    /// Heartbeats sent per second in the window.
     pub heartbeats_per_s: f64,
-    /// How late the heartbeat schedule ran at worst in the window, ms.
     pub schedule_lag_max_ms: f64,
-    /// CPU time of the nodes (sum) in the window, seconds.
     pub server_cpu_s: f64,
-    /// `server_cpu_s` per heartbeat, microseconds.
     pub cpu_us_per_heartbeat: Option<f64>,
-    /// The same after taking off what the idle group used in as long
-    /// (`idle_cpu_percent` over the window), microseconds.
     #[serde(default)]
     pub cpu_us_per_heartbeat_above_idle: Option<f64>,
-    /// `server_cpu_s` over the window, % of one CPU.
     pub server_cpu_percent: f64,
-    /// Each node's RSS after the window, KiB.
     pub rss_kib: Vec<Option<u64>>,
-    /// Largest of `rss_kib`.
     pub rss_max_kib: Option<u64>,
-    /// Sum of `rss_kib`.
     pub rss_sum_kib: Option<u64>,
-    /// Replicas the leader took for alive after the window.
     pub alive_replicas: usize,
-    /// CPU other processes used during the kept window, % of one CPU.
     pub others_cpu_percent: Option<f64>,
-    /// Windows measured (more than one: the first were disturbed).
     pub windows: usize,
-    /// CPUs each node was allowed.
     pub server_cpus: Vec<Option<String>>,
 }
 
-/// What one peer's group did when masters crashed.
+/// What one peer's group did when masters crashed: kill → new master routed as id 0, ms per
+/// sample (`None`: given up).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Failover {
-    /// What ran.
     pub params: Params,
-    /// The crashed master's kill → the NameServer routes a new master as
-    /// id 0, ms per sample (`None`: not within `give_up_s`).
     pub samples_ms: Vec<Option<f64>>,
-    /// Median of the completed samples.
     pub median_ms: Option<f64>,
-    /// CPU other processes used while the samples ran, % of one CPU.
     pub others_cpu_percent: Option<f64>,
-    /// CPUs each node was allowed.
     pub server_cpus: Vec<Option<String>>,
 }
+
+impl Scenario for Controller {
+    const ID: &'static str = "controller";
+    const ABOUT: &'static str =
+        "Controller groups of three nodes: CPU and RSS under broker heartbeats, and failover";
+    const STARTS: Starts = Starts::Controller;
+    type Params = Params;
+
+    fn quick(p: &mut Params) {
+        (p.broker_sets, p.failover_samples) = (10, 1);
+        (
+            p.idle_settle_s,
+            p.idle_s,
+            p.warmup_s,
+            p.duration_s,
+            p.pause_s,
+        ) = (0.5, 1.0, 1.0, 2.0, 0.5);
+    }
+
+    fn runs(kind: PeerKind) -> bool {
+        kind.has_controller()
+    }
+
+    async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
+        let kinds = ctx.peers::<Self>();
+        let mut peers = Vec::new();
+        for &peer in &kinds {
+            let command = group::command_line(ctx.setup, peer, p.nodes)?;
+            peers.push(PeerInfo {
+                peer,
+                version: setup::version(ctx.setup, peer, true),
+                command,
+            });
+        }
+        record.note("peers", &peers);
+        let addrs = refused_broker_addrs(p.replica_count());
+        for &kind in &kinds {
+            record.add(
+                kind,
+                HEARTBEATS,
+                run_heartbeats(ctx.setup, kind, p, &addrs).await,
+            );
+        }
+        let options = PeerOptions::default();
+        match start_peer(ctx.setup, PeerKind::Waymark, &TINY, &options).await {
+            Ok(namesrv) => {
+                record.note(
+                    "namesrv",
+                    &peer::command_line(ctx.setup, PeerKind::Waymark, &TINY, &options)?,
+                );
+                for &kind in &kinds {
+                    let pid = Some(namesrv.pid());
+                    record.add(
+                        kind,
+                        FAILOVER,
+                        run_failover(ctx.setup, kind, p, namesrv.addr, pid).await,
+                    );
+                }
+                namesrv.stop();
+            }
+            Err(error) => {
+                for &kind in &kinds {
+                    let why =
+                        format!("the NameServer of the failover part did not start: {error:#}");
+                    record.add::<Failover>(kind, FAILOVER, Err(anyhow::anyhow!(why)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn report(s: &mut Section<'_>) {
+        s.peers = s.runs.info("peers").unwrap_or_default();
+        let (beats, failover) = (s.rows::<Heartbeats>(HEARTBEATS), s.rows::<Failover>(FAILOVER));
+        let (w, j) = (PeerKind::Waymark, PeerKind::Java);
+        let what = "CPU per heartbeat ≤ 1/5 of Java's (Java ÷ Waymark ≥ 5)";
+        s.at_least(what, over(&beats, cpu_per_heartbeat, j, w), 5.0);
+        let what = "RSS of the three nodes under heartbeats ≤ 1/5 of Java's (Java ÷ Waymark ≥ 5)";
+        s.at_least(what, over(&beats, rss_sum, j, w), 5.0);
+        let median = |p| of(&failover, p).and_then(|x| x.median_ms);
+        let medians = median(w).zip(median(j));
+        let what = "failover no slower than Java's (median, Waymark ≤ Java)";
+        s.target(what, medians.map(|(a, b)| format!("{a:.0} ms vs {b:.0} ms")), medians.map(|(a, b)| a <= b));
+        s.heading("Heartbeats");
+        if let Some(p) = s.params::<Params>() {
+            s.text(format!("{} heartbeats/s once every set has joined.", num(p.scheduled_per_s())));
+        }
+        s.table(&beats, HEARTBEAT_COLUMNS);
+        s.ratios(&beats, &[j], HEARTBEAT_RATIOS);
+        s.heading("Failover");
+        if let Some(namesrv) = s.runs.info::<String>("namesrv") {
+            s.text(format!("The NameServer every peer's brokers register with: `{namesrv}`."));
+        }
+        s.table(&failover, FAILOVER_COLUMNS);
+        s.ratios(&failover, &[j], &[Ratio::cost("failover, median (Java ÷ Waymark)", |x| x.median_ms)]);
+    }
+}
+
+fn cpu_per_heartbeat(x: &Heartbeats) -> Option<f64> {
+    x.cpu_us_per_heartbeat
+}
+
+fn rss_sum(x: &Heartbeats) -> Option<f64> {
+    x.rss_sum_kib.map(|k| k as f64)
+}
+
+const HEARTBEAT_RATIOS: &[Ratio<Heartbeats>] = &[
+    Ratio::cost("CPU per heartbeat (Java ÷ Waymark)", cpu_per_heartbeat),
+    Ratio::cost("RSS of the nodes, sum (Java ÷ Waymark)", rss_sum),
+    Ratio::cost("RSS per node, max (Java ÷ Waymark)", |x| x.rss_max_kib.map(|k| k as f64)),
+    Ratio::cost("join time (Java ÷ Waymark)", |x| Some(x.join_s)),
+];
+
+fn us(value: Option<f64>) -> String {
+    or_na(value, |v| format!("{v:.2} µs"))
+}
+
+const HEARTBEAT_COLUMNS: &[Col<Heartbeats>] = &[
+    ("CPU per heartbeat", |x| us(x.cpu_us_per_heartbeat)),
+    ("above idle", |x| us(x.cpu_us_per_heartbeat_above_idle)),
+    ("heartbeats/s", |x| num(x.heartbeats_per_s)),
+    ("server CPU", |x| format!("{:.1} %", x.server_cpu_percent)),
+    ("send errors", |x| x.heartbeat_errors.to_string()),
+    ("alive", |x| format!("{}/{}", num(x.alive_replicas as f64), num(x.params.replica_count() as f64))),
+    ("RSS per node (max)", |x| mib(x.rss_max_kib)),
+    ("RSS of the nodes (sum)", |x| mib(x.rss_sum_kib)),
+    ("idle RSS (sum)", |x| mib(x.idle_rss_kib.iter().copied().sum())),
+    ("idle CPU", |x| or_na(x.idle_cpu_percent, |v| format!("{v:.1} %"))),
+    ("join", |x| format!("{:.1} s", x.join_s)),
+    ("others' CPU", |x| noise(x.others_cpu_percent)),
+];
+
+const FAILOVER_COLUMNS: &[Col<Failover>] = &[
+    ("kill → new master routed as id 0 (median)", |x| {
+        or_na(x.median_ms, |v| format!("{v:.0} ms"))
+    }),
+    ("samples", |x| {
+        let samples = x
+            .samples_ms
+            .iter()
+            .map(|s| or_na(*s, |v| format!("{v:.0} ms")).replace("n/a", "not done"));
+        samples.collect::<Vec<_>>().join(", ")
+    }),
+    ("others' CPU", |x| noise(x.others_cpu_percent)),
+];
 
 fn set_name(kind: PeerKind, set: usize) -> String {
     format!("bench-{}-{set}", kind.id())
@@ -256,9 +342,8 @@ where
     bail!("{what} failed 5 times: {}", failures.join("; "))
 }
 
-/// The broker addresses of the heartbeat replicas: loopback addresses that
-/// refuse connections (held by this process), so that the role-change
-/// notices the controllers send after each election fail at once.
+/// Loopback addresses that refuse connections, one per heartbeat replica: the controllers'
+/// role-change notices fail at once.
 pub fn refused_broker_addrs(count: usize) -> Vec<String> {
     (0..count)
         .map(|_| rmq_testkit::ports::refused_addr().to_string())
@@ -340,10 +425,8 @@ async fn join_set(
     Ok((replicas, requests))
 }
 
-/// Replica `index` of `count` heartbeats every node once per `interval`,
-/// from the moment it joined, at offset `index / count` of the interval
-/// after `anchor` (so the replicas' heartbeats are spread evenly), as a
-/// broker's fixed-rate heartbeat task does.
+/// Replica `index` of `count` heartbeats every node once per `interval`, at offset `index /
+/// count` of it after `anchor`, as a broker's fixed-rate task does.
 async fn heartbeat_loop(
     replica: Arc<Replica>,
     (index, count): (usize, usize),
@@ -422,9 +505,6 @@ fn sum_max(values: &[Option<u64>]) -> (Option<u64>, Option<u64>) {
 
 /// The heartbeat measurement on a fresh `kind` group. `broker_addrs` holds
 /// one address per replica ([`refused_broker_addrs`]).
-///
-/// # Errors
-/// The group does not start, a set cannot join, a node exits.
 pub async fn run_heartbeats(
     setup: &PeerSetup,
     kind: PeerKind,
@@ -500,25 +580,16 @@ pub async fn run_heartbeats(
     let outcome = async {
         tokio::time::sleep(Duration::from_secs_f64(params.warmup_s)).await;
         let duration = Duration::from_secs_f64(params.duration_s);
-        let mut kept: Option<Window> = None;
-        let mut windows = 0;
-        for attempt in 1..=WINDOWS {
+        let measure = async || {
             let window = measure_window(&group, &beats, duration).await?;
-            windows = attempt;
-            let noise = window.others;
             eprintln!(
-                "{tag} window {attempt}: {} heartbeats in {:.1} s, server CPU {:.2} s, others {noise:.0} %",
-                window.heartbeats, window.seconds, window.server_cpu_s
+                "{tag} window: {} heartbeats in {:.1} s, server CPU {:.2} s, others {:.0} %",
+                window.heartbeats, window.seconds, window.server_cpu_s, window.others
             );
-            if kept.as_ref().is_none_or(|k| noise < k.others) {
-                kept = Some(window);
-            }
-            if noise <= DISTURBED_PERCENT {
-                break;
-            }
-            eprintln!("{tag} window {attempt} disturbed (others used {noise:.0} % CPU)");
-        }
-        let window = kept.context("no window measured")?;
+            anyhow::Ok(window)
+        };
+        let label = format!("controller {}", kind.id());
+        let (window, windows) = settle(&label, |w: &Window| w.others, measure).await?;
         group.check_running()?;
         let rss_kib = group.rss_kib();
         // Which replicas the leader takes for alive, set by set.
@@ -680,18 +751,6 @@ fn topic_of(name: &str) -> String {
     format!("{}0", topic_prefix(name))
 }
 
-/// Polls until `check` holds, every 20 ms, for up to `limit`.
-async fn until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    check()
-}
-
 /// The NameServer's route of the set `name`: id → address.
 async fn routed(
     query: &rmq_transport::RpcClient,
@@ -704,10 +763,9 @@ async fn routed(
         .unwrap_or_default())
 }
 
-/// Waits until `set` has a master whose sync-state set holds every replica
-/// and the NameServer routes the master as id 0 and the slaves under their
-/// controller ids.
-async fn settle(
+/// Waits until `set` has a master with every replica in sync, routed by the NameServer as id 0
+/// (slaves under their ids).
+async fn wait_settled(
     set: &[AgentReplica],
     name: &str,
     query: &rmq_transport::RpcClient,
@@ -752,9 +810,6 @@ async fn settle(
 
 /// The failover measurement on a fresh `kind` group, with replicas
 /// registering at the NameServer `namesrv` (process `namesrv_pid`).
-///
-/// # Errors
-/// The group does not start, or the replicas do not settle.
 pub async fn run_failover(
     setup: &PeerSetup,
     kind: PeerKind,
@@ -783,11 +838,8 @@ pub async fn run_failover(
                 let replica =
                     AgentReplica::start(&name, &controllers, namesrv, &dir, timeout).await?;
                 // One at a time, so that the first replica is the first master.
-                if !until(Duration::from_secs(30), || {
-                    replica.role() != ReplicaRole::Unknown
-                })
-                .await
-                {
+                let role = || async { replica.role() != ReplicaRole::Unknown };
+                if !rmq_testkit::eventually(Duration::from_secs(30), role).await {
                     bail!("{name} replica {r} got no role from the controller within 30 s");
                 }
                 set.push(replica);
@@ -796,7 +848,7 @@ pub async fn run_failover(
         }
         let query = load::connect(namesrv, 1).await?.remove(0);
         for (name, set) in &sets {
-            settle(set, name, &query, Duration::from_secs(60)).await?;
+            wait_settled(set, name, &query, Duration::from_secs(60)).await?;
         }
         eprintln!("{tag} {} broker sets settled", sets.len());
         // The NameServer is part of what a failover goes through.
@@ -816,15 +868,10 @@ pub async fn run_failover(
                 .context("no master to crash")?;
             let old = set[master].addr.clone();
             let killed = set[master].crash();
-            let mut sample = None;
-            while killed.elapsed() < give_up {
-                let route = routed(&query, name).await?;
-                if route.get(&0).is_some_and(|addr| *addr != old) {
-                    sample = Some(millis(killed.elapsed()));
-                    break;
-                }
-                tokio::time::sleep(poll).await;
-            }
+            let sample = ms_until(killed, poll, give_up, async || {
+                Ok(routed(&query, name).await?.get(&0).is_some_and(|addr| *addr != old))
+            })
+            .await?;
             eprintln!(
                 "{tag} sample {k}: {}",
                 sample.map_or("not done".into(), |v| format!("{v:.1} ms"))
@@ -846,10 +893,9 @@ pub async fn run_failover(
     group.stop();
     let _ = std::fs::remove_dir_all(&store);
     let (samples, others_cpu_percent) = outcome?;
-    let done: Vec<f64> = samples.iter().flatten().copied().collect();
     Ok(Failover {
         params: params.clone(),
-        median_ms: median(&done),
+        median_ms: median(samples.iter().flatten().copied()),
         samples_ms: samples,
         others_cpu_percent,
         server_cpus,
@@ -862,7 +908,7 @@ mod tests {
 
     #[test]
     fn the_schedule_counts_every_replica_and_node() {
-        let p = Params::defaults(false);
+        let p = super::super::params::<Controller>(None, false).unwrap();
         assert_eq!(p.replica_count(), 3_000);
         assert!((p.scheduled_per_s() - 9_000.0).abs() < 1e-9);
         assert_eq!(sum_max(&[Some(1), Some(3)]), (Some(3), Some(4)));

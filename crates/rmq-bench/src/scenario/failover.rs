@@ -1,77 +1,111 @@
-//! `failover`: how fast a dead broker leaves the routes.
-//!
-//! An anchor broker and the victims register the same two topics, each on
-//! its own connection. *Connection close*: a victim closes its connection;
-//! the time until a route query no longer lists it. *Silent broker*: victims
-//! register with `heartbeatTimeoutMillis` (what a 5.x broker with
-//! `enableSlaveActingMaster` sends), keep their connections open and send
-//! nothing; the time from the moment their timeout ran out (answer of the
-//! last registration + timeout) until they are gone from the route. The
-//! victims register staggered so the samples fall at different points of a
-//! periodic scan. The ceiling keeps no brokers: not applicable there.
+//! `failover`: how fast a dead broker leaves the routes, after its connection
+//! closes and after its heartbeat timeout.
 
 use std::time::Duration;
 
+use clap::Args;
 use rmq_broker_client::{wall_ms, BrokerConfig};
 use rmq_transport::RpcClient;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-use super::{millis, route, start_peer, Fleet};
+use super::fleet::{ms_until, route, signed_millis, start_peer, Fleet, TINY};
+use super::{Ctx, Record, Scenario};
+use crate::cli::{millis as ms_arg, secs};
 use crate::load;
-use crate::peer::{PeerKind, PeerSetup};
+use crate::peer::{PeerKind, PeerOptions, PeerSetup};
+use crate::report::{Col, Section};
+use crate::sample::ServerSample;
 use crate::stats::median;
-use crate::workload::{self, Layout, Registration, CLUSTER};
+use crate::workload::{self, Registration, CLUSTER};
+
+pub struct Failover;
 
 const TOPICS: [&str; 2] = ["FailoverTopic-0", "FailoverTopic-1"];
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct Params {
     /// Connection-close samples (one victim each, one after the other).
+    #[arg(long, default_value_t = 5)]
     pub close_samples: usize,
-    /// Silent-broker samples (victims registered `silent_stagger_ms` apart).
+    /// Silent-broker samples.
+    #[arg(long, default_value_t = 3)]
     pub silent_samples: usize,
-    /// `heartbeatTimeoutMillis` of the silent victims.
+    /// heartbeatTimeoutMillis of the silent brokers.
+    #[arg(long = "silent-timeout", default_value = "3s", value_parser = ms_arg)]
     pub silent_timeout_ms: u64,
-    /// Time between the silent victims' registrations.
+    /// Time between the silent brokers' registrations.
+    #[arg(long = "silent-stagger", default_value = "1700ms", value_parser = ms_arg)]
     pub silent_stagger_ms: u64,
-    /// Route polling interval, ms.
+    /// Route polling interval.
+    #[arg(long = "poll", default_value = "2ms", value_parser = ms_arg)]
     pub poll_ms: u64,
-    /// Give up on a sample after this long, seconds.
+    /// Give up on a sample after this long.
+    #[arg(long = "give-up", default_value_t = 20.0, value_parser = secs)]
     pub give_up_s: f64,
 }
 
-impl Params {
-    /// The defaults (fewer samples and a short timeout with `quick`).
-    pub fn defaults(quick: bool) -> Params {
-        Params {
-            close_samples: if quick { 2 } else { 5 },
-            silent_samples: if quick { 1 } else { 3 },
-            silent_timeout_ms: if quick { 1_000 } else { 3_000 },
-            silent_stagger_ms: 1_700,
-            poll_ms: 2,
-            give_up_s: if quick { 8.0 } else { 20.0 },
+/// What one peer did: close → gone, and timeout ran out → gone, ms per
+/// sample (`None`: still routed when the harness gave up), with medians.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub params: Params,
+    pub close_ms: Vec<Option<f64>>,
+    pub close_median_ms: Option<f64>,
+    pub silent_lag_ms: Vec<Option<f64>>,
+    pub silent_median_lag_ms: Option<f64>,
+    #[serde(flatten)]
+    pub server: ServerSample,
+}
+
+impl Scenario for Failover {
+    const ID: &'static str = "failover";
+    const ABOUT: &'static str =
+        "Dead brokers leaving the routes: connection close and silent timeout";
+    type Params = Params;
+
+    fn quick(p: &mut Params) {
+        (p.close_samples, p.silent_samples) = (2, 1);
+        (p.silent_timeout_ms, p.give_up_s) = (1_000, 8.0);
+    }
+
+    fn runs(kind: PeerKind) -> bool {
+        kind.is_real()
+    }
+
+    async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
+        for kind in ctx.peers::<Self>() {
+            record.add(kind, "", failover(ctx.setup, kind, p).await);
         }
+        Ok(())
+    }
+
+    fn report(s: &mut Section<'_>) {
+        let rows = s.rows::<Outcome>("");
+        s.table(&rows, COLUMNS);
     }
 }
 
-/// What one peer did. `None` samples: still routed when the harness gave up.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Failover {
-    /// What ran.
-    pub params: Params,
-    /// Connection close → gone from the route, ms per sample.
-    pub close_ms: Vec<Option<f64>>,
-    /// Median of the completed close samples.
-    pub close_median_ms: Option<f64>,
-    /// Timeout ran out → gone from the route, ms per sample.
-    pub silent_lag_ms: Vec<Option<f64>>,
-    /// Median of the completed silent samples.
-    pub silent_median_lag_ms: Option<f64>,
-    /// CPUs the server was allowed.
-    pub server_cpus: Option<String>,
+fn gone(ms: Option<f64>) -> String {
+    ms.map_or_else(|| "not gone".into(), |v| format!("{v:.0} ms"))
 }
+
+fn gone_list(samples: &[Option<f64>]) -> String {
+    samples
+        .iter()
+        .map(|s| gone(*s))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+const COLUMNS: &[Col<Outcome>] = &[
+    ("close → gone (median)", |x| gone(x.close_median_ms)),
+    ("samples", |x| gone_list(&x.close_ms)),
+    ("silent: timeout → gone (median)", |x| {
+        gone(x.silent_median_lag_ms)
+    }),
+    ("samples", |x| gone_list(&x.silent_lag_ms)),
+];
 
 fn victim(
     name: &str,
@@ -96,18 +130,9 @@ async fn routed(query: &RpcClient, name: &str) -> anyhow::Result<bool> {
         .is_some_and(|r| r.broker_datas.iter().any(|b| b.broker_name == name)))
 }
 
-/// Runs the scenario against a fresh `kind`.
-///
-/// # Errors
-/// The peer does not start or refuses a registration.
-pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::Result<Failover> {
-    let tiny = Layout {
-        brokers: 1,
-        topics_per_broker: 2,
-        spread: 1,
-        queues: 8,
-    };
-    let peer = start_peer(setup, kind, &tiny).await?;
+/// The scenario against a fresh `kind`.
+async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::Result<Outcome> {
+    let peer = start_peer(setup, kind, &TINY, &PeerOptions::default()).await?;
     let mut anchor = Fleet::connect(peer.addr, vec![victim("failover-anchor", 999, None)?]).await?;
     anchor.register_all().await?;
     let query = load::connect(peer.addr, 1).await?.remove(0);
@@ -125,14 +150,10 @@ pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::
         );
         let closed = Instant::now();
         fleet.clients[0].close();
-        let mut sample = None;
-        while closed.elapsed() < give_up {
-            if !routed(&query, &name).await? {
-                sample = Some(millis(closed.elapsed()));
-                break;
-            }
-            tokio::time::sleep(poll).await;
-        }
+        let sample = ms_until(closed, poll, give_up, async || {
+            Ok(!routed(&query, &name).await?)
+        })
+        .await?;
         eprintln!(
             "[failover {}] connection close sample {k}: {sample:?} ms",
             kind.id()
@@ -161,12 +182,7 @@ pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::
                 .as_ref()
                 .is_some_and(|r| r.broker_datas.iter().any(|b| &b.broker_name == name));
             if !present {
-                let lag = now.saturating_duration_since(*expires);
-                *gone = Some(if now >= *expires {
-                    millis(lag)
-                } else {
-                    -millis(*expires - now)
-                });
+                *gone = Some(signed_millis(*expires, now));
             }
         }
         tokio::time::sleep(poll).await;
@@ -176,19 +192,16 @@ pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::
         "[failover {}] silent broker samples (ms after timeout): {silent_lag_ms:?}",
         kind.id()
     );
-
-    let done =
-        |samples: &[Option<f64>]| median(&samples.iter().flatten().copied().collect::<Vec<_>>());
-    let result = Failover {
+    let done = |samples: &[Option<f64>]| median(samples.iter().flatten().copied());
+    let server = ServerSample::of(&peer, None);
+    drop((silent, anchor));
+    peer.stop();
+    Ok(Outcome {
         params: params.clone(),
         close_median_ms: done(&close_ms),
         close_ms,
         silent_median_lag_ms: done(&silent_lag_ms),
         silent_lag_ms,
-        server_cpus: peer.cpus_allowed(),
-    };
-    drop(silent);
-    drop(anchor);
-    peer.stop();
-    Ok(result)
+        server,
+    })
 }

@@ -1,278 +1,367 @@
-//! The scenarios, one module each, and what they share: starting a peer for
-//! a scenario, a fleet of registered brokers, and checking that the routes
-//! a peer answers are the ones the fleet registered. `controller` runs
-//! controller groups instead of NameServers ([`crate::group`]); `security`
-//! starts its servers with extra settings ([`crate::peer::PeerOptions`]);
-//! `route_change` follows routes with `rmq-route-client`'s `RouteClient`.
-//!
-//! Every scenario starts its own fresh peer process and stops it at the end,
-//! so no scenario sees another's state. Each returns a plain result value
-//! (`crate::results`); nothing here prints except the progress line.
+//! The scenarios, the one model each follows ([`Scenario`]), the registry
+//! ([`ALL`]), and what they share: [`settle`], [`two_cpus`], [`run_all`].
 
-pub mod controller;
-pub mod failover;
-pub mod hostile;
-pub mod register;
-pub mod route_change;
-pub mod route_qps;
-pub mod route_sweep;
-pub mod security;
-pub mod startup;
-pub mod storm;
+use std::future::Future;
+use std::pin::Pin;
 
-use std::net::SocketAddr;
-use std::time::Duration;
+use anyhow::Context;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, Command, FromArgMatches};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
-use anyhow::{bail, Context};
-use futures::future::join_all;
-use rmq_broker_client::wall_ms;
-use rmq_protocol::{JavaJson, TopicRouteData};
-use rmq_transport::RpcClient;
-use rmq_wire::ResponseCode;
-use tokio::time::Instant;
+use crate::cli::Global;
+use crate::peer::{PeerKind, PeerSetup};
+use crate::pin;
+use crate::report::Section;
+use crate::results::{Results, Run, ScenarioRuns};
 
-use crate::load;
-use crate::peer::{self, PeerKind, PeerSetup, RunningPeer};
-use crate::workload::{self, Layout, Registration};
-
-/// How long a peer may take to answer its first request.
-const START_LIMIT: Duration = Duration::from_secs(120);
-/// Timeout of one registration (a Java broker's `registerBrokerTimeoutMills` is 24 s).
-pub const REGISTER_TIMEOUT: Duration = Duration::from_secs(30);
-/// Timeout of one route query.
-pub const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Starts `kind` for a scenario over `layout`, probing every 20 ms.
-///
-/// # Errors
-/// See [`peer::start`].
-pub async fn start_peer(
-    setup: &PeerSetup,
-    kind: PeerKind,
-    layout: &Layout,
-) -> anyhow::Result<RunningPeer> {
-    peer::start(setup, kind, layout, Duration::from_millis(20), START_LIMIT).await
+/// Declares each scenario's module and lists it in [`ALL`], in the order `compare` runs them.
+macro_rules! registry {
+    ($($module:ident :: $scenario:ident),* $(,)?) => {
+        $(pub mod $module;)*
+        /// Every scenario.
+        pub const ALL: &[&dyn Entry] = &[$(&$module::$scenario),*];
+    };
 }
 
-/// Brokers that registered with a peer, each on its own connection, which
-/// stays open (a closed connection unregisters its broker).
-pub struct Fleet {
-    /// Connection of broker `i`.
-    pub clients: Vec<RpcClient>,
-    /// Registration state of broker `i`.
-    pub registrations: Vec<Registration>,
+registry! {
+    route_qps::RouteQps,
+    route_sweep::RouteSweep,
+    storm::RouteUnderStorm,
+    register::Register,
+    failover::Failover,
+    startup::Startup,
+    controller::Controller,
+    hostile::Hostile,
+    security::Security,
+    route_change::RouteChangeLatency,
 }
 
-/// The answer times of one round of registrations.
-#[derive(Debug, Clone)]
-pub struct Round {
-    /// From the first send to the last answer.
-    pub elapsed: Duration,
-    /// Latency of each registration.
-    pub latencies: Vec<Duration>,
+pub mod fleet;
+
+/// Others' CPU (% of one CPU) above which a measurement is disturbed: repeated, and kept out of
+/// the report.
+pub const DISTURBED_PERCENT: f64 = 15.0;
+/// Runs of a disturbed measurement at most.
+pub const ATTEMPTS: usize = 3;
+
+/// What a scenario starts of each peer it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Starts {
+    NameServer,
+    /// A controller group (and Waymark's NameServer for brokers to register with).
+    Controller,
 }
 
-impl Fleet {
-    /// Connects one connection per registration.
-    ///
-    /// # Errors
-    /// A connection fails.
-    pub async fn connect(
-        addr: SocketAddr,
-        registrations: Vec<Registration>,
-    ) -> anyhow::Result<Fleet> {
-        let clients = load::connect(addr, registrations.len()).await?;
-        Ok(Fleet {
-            clients,
-            registrations,
+/// One scenario.
+pub trait Scenario: Sync + 'static {
+    /// Its name: sub-command, `--scenarios` value, results key, report markers.
+    const ID: &'static str;
+    /// One line for `--help` and the head of its report section.
+    const ABOUT: &'static str;
+    /// Whether `compare` runs it when `--scenarios` is not given (a
+    /// `--quick` compare runs every scenario).
+    const IN_DEFAULT_SET: bool = true;
+    const STARTS: Starts = Starts::NameServer;
+    /// Its parameters: flags with the full run's defaults, serialized into
+    /// each outcome.
+    type Params: Args + FromArgMatches + Serialize + DeserializeOwned + Clone;
+    /// The quick profile: what `--quick` changes of the defaults.
+    fn quick(params: &mut Self::Params);
+    /// Whether it runs `kind` (every peer unless said otherwise).
+    fn runs(kind: PeerKind) -> bool {
+        let _ = kind;
+        true
+    }
+    /// Runs it on the peers of `ctx`, recording every peer's outcome.
+    fn run(
+        ctx: &Ctx<'_>,
+        params: &Self::Params,
+        record: &mut Record,
+    ) -> impl Future<Output = anyhow::Result<()>>;
+    /// Declares its report section.
+    fn report(section: &mut Section<'_>);
+}
+
+/// A registered scenario, as the driver and the report take it.
+pub trait Entry: Sync {
+    fn id(&self) -> &'static str;
+    fn about(&self) -> &'static str;
+    fn in_default_set(&self) -> bool;
+    fn starts(&self) -> Starts;
+    fn runs(&self, kind: PeerKind) -> bool;
+    /// Its sub-command, whose flags are its parameters.
+    fn command(&self) -> Command;
+    /// Runs it with the parameters of `matches` (its sub-command's; `None`:
+    /// the defaults), under the quick profile if the run is `--quick`.
+    fn run<'a>(
+        &'a self,
+        ctx: &'a Ctx<'a>,
+        matches: Option<&'a ArgMatches>,
+        record: &'a mut Record,
+    ) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + 'a>>;
+    fn report(&self, section: &mut Section<'_>);
+}
+
+impl<S: Scenario> Entry for S {
+    fn id(&self) -> &'static str {
+        S::ID
+    }
+    fn about(&self) -> &'static str {
+        S::ABOUT
+    }
+    fn in_default_set(&self) -> bool {
+        S::IN_DEFAULT_SET
+    }
+    fn starts(&self) -> Starts {
+        S::STARTS
+    }
+    fn runs(&self, kind: PeerKind) -> bool {
+        S::runs(kind)
+    }
+    fn command(&self) -> Command {
+        let about = match S::IN_DEFAULT_SET {
+            true => S::ABOUT.to_owned(),
+            false => format!("{} (compare: only when named, or with --quick)", S::ABOUT),
+        };
+        S::Params::augment_args(Command::new(S::ID).about(about))
+    }
+    fn run<'a>(
+        &'a self,
+        ctx: &'a Ctx<'a>,
+        matches: Option<&'a ArgMatches>,
+        record: &'a mut Record,
+    ) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + 'a>> {
+        Box::pin(async move {
+            let params = params::<S>(matches, ctx.global.quick)?;
+            S::run(ctx, &params, record).await
         })
     }
+    fn report(&self, section: &mut Section<'_>) {
+        S::report(section);
+    }
+}
 
-    /// Every broker registers once (new DataVersion), all at the same time.
-    ///
-    /// # Errors
-    /// Any registration that fails or is refused.
-    pub async fn register_all(&mut self) -> anyhow::Result<Round> {
-        let now = wall_ms();
-        let requests: Vec<_> = self
-            .registrations
-            .iter_mut()
-            .map(|r| r.next_request(now))
-            .collect();
-        let started = Instant::now();
-        let calls = self
-            .clients
-            .iter()
-            .zip(requests)
-            .map(|(client, request)| async move {
-                let sent = Instant::now();
-                let response = client.invoke(request, REGISTER_TIMEOUT).await;
-                (sent.elapsed(), response)
-            });
-        let answers = join_all(calls).await;
-        let elapsed = started.elapsed();
-        let mut latencies = Vec::with_capacity(answers.len());
-        for (i, (latency, response)) in answers.into_iter().enumerate() {
-            let name = self.registrations[i].broker_name();
-            let response = response.with_context(|| format!("registration of {name} failed"))?;
-            if response.response_code() != ResponseCode::Success {
-                bail!(
-                    "registration of {name} refused: code {} {}",
-                    response.code,
-                    response.remark.unwrap_or_default()
-                );
-            }
-            latencies.push(latency);
+/// `S`'s parameters from `matches`, or its defaults; with `quick`, every
+/// one not given on the command line takes its quick value.
+pub fn params<S: Scenario>(matches: Option<&ArgMatches>, quick: bool) -> anyhow::Result<S::Params> {
+    let defaults;
+    let matches = match matches {
+        Some(matches) => matches,
+        None => {
+            defaults =
+                S::Params::augment_args(Command::new(S::ID)).try_get_matches_from([S::ID])?;
+            &defaults
         }
-        Ok(Round { elapsed, latencies })
-    }
-
-    /// Re-registers every broker every [`KEEP_REGISTERED_EVERY`], as real
-    /// brokers do, until the returned guard is dropped: the registrations
-    /// carry no heartbeat timeout, so a server drops them after its default
-    /// of 120 s, which a part whose windows are measured again (a disturbed
-    /// machine) can outlast. A failed round is printed and retried at the next.
-    pub fn keep_registered(mut self) -> KeepRegistered {
-        let task = tokio::spawn(async move {
-            let mut ticker = tokio::time::interval(KEEP_REGISTERED_EVERY);
-            ticker.tick().await;
-            loop {
-                ticker.tick().await;
-                if let Err(error) = self.register_all().await {
-                    eprintln!("[keep registered] {error:#}");
-                }
-            }
-        });
-        KeepRegistered(task)
-    }
-}
-
-/// How often [`Fleet::keep_registered`] re-registers: Java's
-/// `registerNameServerPeriod` default.
-pub const KEEP_REGISTERED_EVERY: Duration = Duration::from_secs(30);
-
-/// Stops [`Fleet::keep_registered`]'s re-registrations (and closes the
-/// fleet's connections, which unregisters the brokers) when dropped.
-pub struct KeepRegistered(tokio::task::JoinHandle<()>);
-
-impl Drop for KeepRegistered {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// Registrations of every broker of `layout`.
-///
-/// # Errors
-/// Cannot happen for valid layouts.
-pub fn registrations(layout: &Layout) -> anyhow::Result<Vec<Registration>> {
-    let now = wall_ms();
-    (0..layout.brokers)
-        .map(|b| Registration::of_layout(layout, b, now))
-        .collect()
-}
-
-/// The route of `topic`, `None` for TOPIC_NOT_EXIST.
-///
-/// # Errors
-/// The call fails, another code comes back, or the body does not parse.
-pub async fn route(client: &RpcClient, topic: &str) -> anyhow::Result<Option<TopicRouteData>> {
-    let response = client
-        .invoke(workload::route_request(topic), QUERY_TIMEOUT)
-        .await?;
-    match response.response_code() {
-        ResponseCode::Success => {
-            let body = response.body.as_deref().unwrap_or_default();
-            Ok(Some(TopicRouteData::from_json(body).with_context(
-                || {
-                    format!(
-                        "route of {topic} does not parse: {}",
-                        String::from_utf8_lossy(body)
-                    )
-                },
-            )?))
-        }
-        ResponseCode::TopicNotExist => Ok(None),
-        _ => bail!(
-            "route of {topic}: code {} {}",
-            response.code,
-            response.remark.unwrap_or_default()
-        ),
-    }
-}
-
-/// Checks that the first topic of every topic set routes to exactly the
-/// brokers of that set. The ceiling answers every topic with the route of
-/// set 0, so for it only the number of brokers is checked.
-///
-/// # Errors
-/// A topic is missing or routes elsewhere.
-pub async fn verify_routes(
-    client: &RpcClient,
-    layout: &Layout,
-    kind: PeerKind,
-) -> anyhow::Result<()> {
-    for set in 0..layout.topic_sets() {
-        let topic = workload::topic_name(set, 0);
-        let route = route(client, &topic)
-            .await?
-            .with_context(|| format!("{topic} is not routed after registration"))?;
-        let mut names: Vec<String> = route
-            .broker_datas
-            .iter()
-            .map(|b| b.broker_name.clone())
-            .collect();
-        names.sort();
-        let mut expected: Vec<String> = layout
-            .brokers_of_set(set)
-            .map(workload::broker_name)
-            .collect();
-        expected.sort();
-        let same = if kind.is_real() {
-            names == expected
-        } else {
-            names.len() == layout.brokers_of_set(0).len()
-        };
-        if !same {
-            bail!("{topic} routes to {names:?}, expected {expected:?}");
-        }
-    }
-    Ok(())
-}
-
-/// Seconds as `f64`.
-pub fn secs(duration: Duration) -> f64 {
-    duration.as_secs_f64()
-}
-
-/// Milliseconds as `f64`.
-pub fn millis(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1_000.0
-}
-
-/// Parses `20s`, `500ms`, `2m` or a bare number of seconds.
-///
-/// # Errors
-/// Anything else.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
-        (n, 0.001)
-    } else if let Some(n) = text.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = text.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        (text, 1.0)
     };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("not a duration: {text:?} (use e.g. 20s, 500ms, 2m)"))?;
-    if !(value.is_finite() && value >= 0.0) {
-        return Err(format!("not a duration: {text:?}"));
+    let params = S::Params::from_arg_matches(matches)?;
+    if !quick {
+        return Ok(params);
     }
-    Ok(Duration::from_secs_f64(value * scale))
+    let mut fast = params.clone();
+    S::quick(&mut fast);
+    let mut merged = serde_json::to_value(&params)?;
+    let given = |key: &str| {
+        matches.ids().any(|id| id.as_str() == key)
+            && matches.value_source(key) == Some(ValueSource::CommandLine)
+    };
+    if let (Some(merged), serde_json::Value::Object(fast)) =
+        (merged.as_object_mut(), serde_json::to_value(&fast)?)
+    {
+        merged.extend(fast.into_iter().filter(|(key, _)| !given(key)));
+    }
+    Ok(serde_json::from_value(merged)?)
+}
+
+/// What a scenario runs with: how to start peers, the options of the run,
+/// and the results of the scenarios that ran before it.
+pub struct Ctx<'a> {
+    pub setup: &'a PeerSetup,
+    pub global: &'a Global,
+    pub results: &'a Results,
+}
+
+impl Ctx<'_> {
+    /// The peers of the run that `S` runs, in the order given.
+    pub fn peers<S: Scenario>(&self) -> Vec<PeerKind> {
+        self.global
+            .peers
+            .iter()
+            .copied()
+            .filter(|&k| S::runs(k))
+            .collect()
+    }
+}
+
+/// What a scenario records as it runs.
+pub struct Record {
+    id: &'static str,
+    pub runs: ScenarioRuns,
+}
+
+impl Record {
+    pub fn new(id: &'static str) -> Record {
+        Record {
+            id,
+            runs: ScenarioRuns::default(),
+        }
+    }
+
+    /// `peer`'s outcome of `part` ("" for a scenario of one part).
+    pub fn add<T: Serialize>(&mut self, peer: PeerKind, part: &str, outcome: anyhow::Result<T>) {
+        let outcome = outcome.and_then(|t| Ok(serde_json::to_value(t)?));
+        let (result, error) = match outcome {
+            Ok(value) => (Some(value), None),
+            Err(error) => (None, Some(format!("{error:#}"))),
+        };
+        let part_name = if part.is_empty() {
+            String::new()
+        } else {
+            format!(" ({part})")
+        };
+        match &error {
+            None => eprintln!("== {} {}{part_name}: done", self.id, peer.id()),
+            Some(error) => eprintln!("== {} {}{part_name}: FAILED {error}", self.id, peer.id()),
+        }
+        self.runs.runs.push(Run {
+            peer,
+            part: part.to_owned(),
+            result,
+            error,
+        });
+    }
+
+    /// A note beside the runs (e.g. how the two-CPU pass was pinned).
+    pub fn note<T: Serialize>(&mut self, key: &str, value: &T) {
+        if let Ok(value) = serde_json::to_value(value) {
+            self.runs.info.insert(key.to_owned(), value);
+        }
+    }
+}
+
+/// Runs `attempt` until one is undisturbed (`noise` ≤ [`DISTURBED_PERCENT`]), at most
+/// [`ATTEMPTS`] times; the least disturbed, and how many ran.
+pub async fn settle<T>(
+    label: &str,
+    noise: impl Fn(&T) -> f64,
+    mut attempt: impl AsyncFnMut() -> anyhow::Result<T>,
+) -> anyhow::Result<(T, usize)> {
+    let mut best: Option<T> = None;
+    let mut ran = 0;
+    for n in 1..=ATTEMPTS {
+        let result = attempt().await?;
+        ran = n;
+        let level = noise(&result);
+        if best.as_ref().is_none_or(|b| level < noise(b)) {
+            best = Some(result);
+        }
+        if level <= DISTURBED_PERCENT {
+            break;
+        }
+        eprintln!("[{label}] attempt {n} disturbed (others used {level:.0} % CPU)");
+    }
+    Ok((best.context("no attempt ran")?, ran))
+}
+
+/// How a pass on two server CPUs was pinned (noted as `two-cpus`), or why it was not run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TwoCpus {
+    pub server_cpus: String,
+    pub shares_generator_cpus: bool,
+    pub skipped: Option<String>,
+}
+
+/// The part of the two-CPU pass's runs.
+pub const TWO_CPUS: &str = "two-cpus";
+
+/// Runs `run` again on Waymark and Java, each server on two CPUs ([`pin::two_server_cpus`]), as
+/// part [`TWO_CPUS`]; not run unpinned, nor (with `unless_shared`) where the generator shares
+/// one.
+pub async fn two_cpus<T: Serialize>(
+    ctx: &Ctx<'_>,
+    record: &mut Record,
+    unless_shared: Option<&str>,
+    run: impl AsyncFn(&PeerSetup, PeerKind) -> anyhow::Result<T>,
+) {
+    let cpus = ctx.results.machine.cpus;
+    let chosen = match (&ctx.setup.server_cpus, ctx.global.no_pin) {
+        (Some(server), false) => pin::two_server_cpus(server, &ctx.global.client_cpus, cpus)
+            .ok_or_else(|| format!("the machine has {cpus} CPU")),
+        _ => Err("the servers are not pinned (--no-pin, or no taskset)".to_owned()),
+    };
+    let skipped = |why| TwoCpus {
+        skipped: Some(why),
+        ..TwoCpus::default()
+    };
+    let (server_cpus, shared) = match chosen {
+        Ok((_, true)) if unless_shared.is_some() => {
+            let why = unless_shared.unwrap_or_default();
+            let why = format!(
+                "the machine has {cpus} CPUs, so one of the server's two would be the generator's, {why}"
+            );
+            return record.note(TWO_CPUS, &skipped(why));
+        }
+        Ok(chosen) => chosen,
+        Err(why) => return record.note(TWO_CPUS, &skipped(why)),
+    };
+    let setup = PeerSetup {
+        server_cpus: Some(server_cpus.clone()),
+        ..ctx.setup.clone()
+    };
+    let peers = ctx
+        .global
+        .peers
+        .iter()
+        .filter(|k| matches!(k, PeerKind::Waymark | PeerKind::Java));
+    for &kind in peers {
+        eprintln!(
+            "[{}] {} again with the server on CPUs {server_cpus}",
+            record.id,
+            kind.id()
+        );
+        record.add(kind, TWO_CPUS, run(&setup, kind).await);
+    }
+    record.note(
+        TWO_CPUS,
+        &TwoCpus {
+            server_cpus,
+            shares_generator_cpus: shared,
+            skipped: None,
+        },
+    );
+}
+
+/// `compare`: each of `entries` in turn, with the parameters of `matches`
+/// (one scenario's sub-command) or the defaults, into `results`.
+pub async fn run_all(
+    global: &Global,
+    setup: &PeerSetup,
+    entries: &[&dyn Entry],
+    matches: Option<&ArgMatches>,
+    results: &mut Results,
+) -> anyhow::Result<()> {
+    let started = tokio::time::Instant::now();
+    for entry in entries {
+        for kind in global.peers.iter().filter(|&&k| !entry.runs(k)) {
+            eprintln!(
+                "[{}] {} left out: the scenario does not run it",
+                entry.id(),
+                kind.id()
+            );
+        }
+        let mut record = Record::new(entry.id());
+        let ctx = Ctx {
+            setup,
+            global,
+            results,
+        };
+        entry.run(&ctx, matches, &mut record).await?;
+        results.scenarios.insert(entry.id().to_owned(), record.runs);
+    }
+    results.duration_s += started.elapsed().as_secs_f64();
+    results.machine.load_at_end = pin::load_average();
+    Ok(())
 }
 
 #[cfg(test)]
@@ -280,11 +369,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_parse() {
-        assert_eq!(parse_duration("20s"), Ok(Duration::from_secs(20)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1_500)));
-        assert!(parse_duration("fast").is_err());
+    fn quick_takes_what_the_command_line_did_not_give() {
+        let full = params::<route_qps::RouteQps>(None, false).unwrap();
+        let quick = params::<route_qps::RouteQps>(None, true).unwrap();
+        assert_eq!((full.duration_s, quick.duration_s), (20.0, 2.0));
+        assert_eq!(full.connections, quick.connections);
+        let command = route_qps::RouteQps.command();
+        let matches = command
+            .try_get_matches_from(["route-qps", "--duration", "7s"])
+            .unwrap();
+        let given = params::<route_qps::RouteQps>(Some(&matches), true).unwrap();
+        assert_eq!((given.duration_s, given.warmup_s), (7.0, quick.warmup_s));
+    }
+
+    #[test]
+    fn every_scenario_has_defaults_and_a_quick_profile() {
+        let ids: Vec<&str> = ALL.iter().map(|e| e.id()).collect();
+        let mut unique = ids.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len(), "{ids:?}");
+        for entry in ALL {
+            entry.command().debug_assert();
+            assert!(!entry.about().is_empty());
+        }
+        assert!(!route_change::RouteChangeLatency.in_default_set());
     }
 }

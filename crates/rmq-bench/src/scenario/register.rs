@@ -1,143 +1,222 @@
-//! `register`: absorbing a large fleet.
-//!
-//! 100 brokers × 10,000 topics (each topic on 10 brokers: 100,000 topics,
-//! 1,000,000 topic-queue entries) send their first registrations all at
-//! once; the time until the last is answered is the absorb time. Then every
-//! broker re-registers (full body, new DataVersion) closed-loop: 2 s of
-//! warmup, so that the window does not include the pipeline filling, then
-//! 10 s measured: the steady rate. After a short settle the server's RSS is
-//! read.
-//!
-//! The server's CPU is read before the first registrations are sent and
-//! after the last is answered, and at the start and end of the steady
-//! window: CPU per registration is that time ÷ registrations answered in it
-//! ([`crate::cpu`]; none when the first round is too short to span enough
-//! clock ticks, as it is for small fleets).
+//! `register`: a large fleet's first registrations, steady re-registration,
+//! and the memory of the table; then the two-CPU pass.
 
 use std::time::Duration;
 
-use rmq_broker_client::wall_ms;
+use clap::Args;
 use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
 
-use super::{secs, start_peer, verify_routes, Fleet, REGISTER_TIMEOUT};
-use crate::cpu::ServerCpu;
-use crate::load::{self, Progress, Window, Worker};
-use crate::peer::{PeerKind, PeerSetup};
+use super::fleet::{registrations, start_peer, verify_routes, Fleet, REGISTER_TIMEOUT};
+use super::{two_cpus, Ctx, Record, Scenario};
+use crate::cli::secs;
+use crate::load::{self, Window};
+use crate::peer::{PeerKind, PeerOptions, PeerSetup};
 use crate::pin::CpuSnapshot;
+use crate::report::charts::Panel;
+use crate::report::format::{cpu_share, mib, ms, noise, num, seconds, us};
+use crate::report::{over, Col, Ratio, Row, Section, TwoCpuMeasure, OTHERS};
+use crate::sample::{ServerCpu, ServerSample};
 use crate::stats::{self, Latency};
 use crate::workload::{Layout, Registration};
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Register;
+
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct Params {
-    /// Brokers and topics.
-    pub layout: Layout,
-    /// Steady re-registration time, seconds.
+    /// Brokers.
+    #[arg(long, default_value_t = 100)]
+    pub brokers: usize,
+    /// Topics per broker.
+    #[arg(long = "topics", default_value_t = 10_000)]
+    pub topics_per_broker: usize,
+    /// Brokers per topic.
+    #[arg(long, default_value_t = 10)]
+    pub spread: usize,
+    /// Steady re-registration time.
+    #[arg(long = "steady", default_value_t = 10.0, value_parser = secs)]
     pub steady_s: f64,
-    /// Unmeasured re-registrations before the steady window, seconds
-    /// (0 in results from before it existed).
+    /// Unmeasured re-registrations before the steady window.
+    #[arg(long = "steady-warmup", default_value_t = 2.0, value_parser = secs)]
     #[serde(default)]
     pub steady_warmup_s: f64,
-    /// Wait before reading RSS, seconds.
+    /// Wait before reading RSS after the steady phase.
+    #[arg(long = "settle", default_value_t = 2.0, value_parser = secs)]
     pub settle_s: f64,
 }
 
 impl Params {
-    /// The defaults (a small fleet and a short run with `quick`).
-    pub fn defaults(quick: bool) -> Params {
-        Params {
-            layout: Layout {
-                brokers: if quick { 10 } else { 100 },
-                topics_per_broker: if quick { 1_000 } else { 10_000 },
-                spread: 10,
-                queues: 8,
-            },
-            steady_s: if quick { 1.0 } else { 10.0 },
-            steady_warmup_s: if quick { 0.3 } else { 2.0 },
-            settle_s: if quick { 0.5 } else { 2.0 },
-        }
+    pub fn layout(&self) -> Layout {
+        Layout::new(self.brokers, self.topics_per_broker, self.spread)
     }
 }
 
-/// What one peer did.
+/// What one peer did: the first round, the steady phase, and RSS idle, after the first round
+/// and after the steady phase (the sample's).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Register {
-    /// What ran.
+pub struct Outcome {
     pub params: Params,
-    /// Body size of one broker's registration, bytes.
     pub body_bytes: usize,
-    /// From the first send to the last answer of the first registrations, s.
     pub first_round_s: f64,
-    /// First registrations absorbed per second (brokers / absorb time).
     pub first_per_s: f64,
-    /// Latency of each first registration.
     pub first_latency: Latency,
-    /// Steady re-registrations answered per second.
     pub steady_per_s: f64,
-    /// Topic-queue entries re-registered per second in the steady phase.
     pub steady_entries_per_s: f64,
-    /// Latency of the steady re-registrations.
     pub steady_latency: Latency,
-    /// Failed steady re-registrations.
     pub steady_errors: u64,
-    /// The first steady failure.
     pub steady_first_error: Option<String>,
-    /// Server RSS right after start, KiB.
     pub rss_idle_kib: Option<u64>,
-    /// Server RSS right after the first registrations were absorbed, KiB.
     pub rss_first_kib: Option<u64>,
-    /// Server RSS holding every entry, after the steady phase, KiB.
-    pub rss_kib: Option<u64>,
-    /// CPUs the server was allowed.
-    pub server_cpus: Option<String>,
-    /// The server's CPU from the first send to the last answer of the
-    /// first registrations.
     #[serde(default)]
     pub first_server_cpu: Option<ServerCpu>,
-    /// Server CPU per first registration, µs.
     #[serde(default)]
     pub first_cpu_us_per_registration: Option<f64>,
-    /// The server's CPU over the steady window.
     #[serde(default)]
     pub steady_server_cpu: Option<ServerCpu>,
-    /// Steady re-registrations answered inside the window.
     #[serde(default)]
     pub steady_answered: u64,
-    /// Server CPU per steady re-registration, µs.
     #[serde(default)]
     pub steady_cpu_us_per_registration: Option<f64>,
+    #[serde(flatten)]
+    pub server: ServerSample,
 }
 
-impl Register {
-    /// CPU other processes used, % of one CPU: the more disturbed of the
-    /// first round and the steady window.
-    pub fn others_cpu_percent(&self) -> Option<f64> {
-        [&self.first_server_cpu, &self.steady_server_cpu]
+impl Outcome {
+    /// The more disturbed of the first round and the steady window.
+    fn others_cpu_percent(&self) -> Option<f64> {
+        let windows = [&self.first_server_cpu, &self.steady_server_cpu];
+        windows
             .into_iter()
             .flatten()
-            .map(|cpu| cpu.others_cpu_percent)
+            .map(|c| c.others_cpu_percent)
             .reduce(f64::max)
     }
 }
 
-/// Runs the scenario against a fresh `kind` with prepared `registrations`
-/// (building 100 bodies of 10,000 topics takes a while, so callers build
-/// them once for every peer).
-///
-/// # Errors
-/// The peer does not start, refuses the first registrations or routes wrongly.
-pub async fn run(
+impl Scenario for Register {
+    const ID: &'static str = "register";
+    const ABOUT: &'static str =
+        "First registrations of a large fleet, then steady re-registration, and \
+                                  RSS; then Waymark and Java again with the server on two CPUs";
+    type Params = Params;
+
+    fn quick(p: &mut Params) {
+        (p.brokers, p.topics_per_broker) = (10, 1_000);
+        (p.steady_s, p.steady_warmup_s, p.settle_s) = (1.0, 0.3, 0.5);
+    }
+
+    async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
+        p.layout().validate()?;
+        let built = Instant::now();
+        let bodies = registrations(&p.layout())?;
+        eprintln!(
+            "[register] built {} bodies of {} topics in {:.1} s",
+            bodies.len(),
+            p.topics_per_broker,
+            built.elapsed().as_secs_f64()
+        );
+        for kind in ctx.peers::<Self>() {
+            record.add(kind, "", register(ctx.setup, kind, p, bodies.clone()).await);
+        }
+        two_cpus(ctx, record, None, async |setup, kind| {
+            register(setup, kind, p, bodies.clone()).await
+        })
+        .await;
+        Ok(())
+    }
+
+    fn report(s: &mut Section<'_>) {
+        let rows = s.rows::<Outcome>("");
+        let (w, j) = (PeerKind::Waymark, PeerKind::Java);
+        s.at_least("register steady rate ≥ 3× Java", over(&rows, steady, w, j), 3.0);
+        s.at_least("register first-round rate ≥ 3× Java", over(&rows, first, w, j), 3.0);
+        let what = "registration CPU (steady) ≤ 1/3 of Java's (Java ÷ Waymark ≥ 3)";
+        s.at_least(what, over(&rows, steady_cpu, j, w), 3.0);
+        let entries = num(s.params::<Params>().map_or(0, |p| p.layout().entries()) as f64);
+        let rss = over(&rows, |x| x.server.rss_kib.map(|k| k as f64), j, w);
+        s.at_least(&format!("RSS with {entries} entries, after the steady phase, ≤ 1/10 of Java's (Java ÷ Waymark ≥ 10)"), rss, 10.0);
+        if let Some(x) = rows.iter().find_map(Row::ok) {
+            s.text(format!("{entries} topic-queue entries; {:.1} MB of JSON per broker.", x.body_bytes as f64 / 1e6));
+        }
+        s.table(&rows, COLUMNS);
+        s.ratios(&rows, &OTHERS, RATIOS);
+        if rows.iter().any(|r| r.peer == PeerKind::Ceiling) {
+            s.text("— : not compared. The ceiling keeps no routes, so its memory says nothing of a server's.");
+        }
+        let measure = TwoCpuMeasure {
+            rate: "steady registrations/s",
+            per_request: "CPU per steady registration",
+            rate_of: |x: &Outcome| x.steady_per_s,
+            cpu_of: |x| x.steady_server_cpu.as_ref(),
+            per_request_of: steady_cpu,
+        };
+        s.two_cpus(&rows, &measure);
+        let rss = |x: &Outcome| x.server.rss_kib.map(|k| k as f64 / 1024.0);
+        let rss = Panel::Bars { title: format!("RSS holding {entries} topic-queue entries (MiB, log)"), log: true, unit: "MiB", value: rss };
+        s.chart(&rows, &[rss, Panel::bars("register: steady registrations/s", steady)]);
+    }
+}
+
+fn first(x: &Outcome) -> Option<f64> {
+    Some(x.first_per_s)
+}
+
+fn steady(x: &Outcome) -> Option<f64> {
+    Some(x.steady_per_s)
+}
+
+fn steady_cpu(x: &Outcome) -> Option<f64> {
+    x.steady_cpu_us_per_registration
+}
+
+/// The ceiling keeps no routes: its memory is no reference for a server's.
+const STATELESS: &[PeerKind] = &[PeerKind::Ceiling];
+
+const RATIOS: &[Ratio<Outcome>] = &[
+    Ratio::rate("first registrations/s (Waymark ÷ peer)", first),
+    Ratio::cost("server CPU per first registration (peer ÷ Waymark)", |x| x.first_cpu_us_per_registration),
+    Ratio::rate("steady registrations/s (Waymark ÷ peer)", steady),
+    Ratio::cost("server CPU per steady registration (peer ÷ Waymark)", steady_cpu),
+    Ratio { not_for: STATELESS, ..Ratio::cost("RSS after first round (peer ÷ Waymark)", |x| x.rss_first_kib.map(|k| k as f64)) },
+    Ratio { not_for: STATELESS, ..Ratio::cost("RSS after steady phase (peer ÷ Waymark)", |x| x.server.rss_kib.map(|k| k as f64)) },
+];
+
+const COLUMNS: &[Col<Outcome>] = &[
+    ("first round", |x| seconds(x.first_round_s)),
+    ("first registrations/s", |x| format!("{:.1}", x.first_per_s)),
+    ("first-round CPU per registration", |x| {
+        us(x.first_cpu_us_per_registration)
+    }),
+    ("steady registrations/s", |x| {
+        format!("{:.1}", x.steady_per_s)
+    }),
+    ("steady entries/s", |x| num(x.steady_entries_per_s)),
+    ("steady p50", |x| ms(x.steady_latency.p50_us)),
+    ("steady p99", |x| ms(x.steady_latency.p99_us)),
+    ("steady server CPU", |x| {
+        cpu_share(x.steady_server_cpu.as_ref())
+    }),
+    ("steady CPU per registration", |x| {
+        us(x.steady_cpu_us_per_registration)
+    }),
+    ("RSS idle", |x| mib(x.rss_idle_kib)),
+    ("RSS after first round", |x| mib(x.rss_first_kib)),
+    ("RSS after steady phase", |x| mib(x.server.rss_kib)),
+    ("others' CPU", |x| noise(x.others_cpu_percent())),
+];
+
+/// The scenario against a fresh `kind` with prepared `bodies`.
+async fn register(
     setup: &PeerSetup,
     kind: PeerKind,
-    params: &Params,
-    registrations: Vec<Registration>,
-) -> anyhow::Result<Register> {
-    let layout = params.layout;
-    layout.validate()?;
-    let body_bytes = registrations.first().map_or(0, Registration::body_len);
-    let peer = start_peer(setup, kind, &layout).await?;
+    p: &Params,
+    bodies: Vec<Registration>,
+) -> anyhow::Result<Outcome> {
+    let layout = p.layout();
+    let body_bytes = bodies.first().map_or(0, Registration::body_len);
+    let peer = start_peer(setup, kind, &layout, &PeerOptions::default()).await?;
     let rss_idle_kib = peer.rss_kib();
-    let mut fleet = Fleet::connect(peer.addr, registrations).await?;
+    let mut fleet = Fleet::connect(peer.addr, bodies).await?;
     eprintln!(
         "[register {}] {} first registrations of {} topics ({:.1} MB each)",
         kind.id(),
@@ -157,34 +236,19 @@ pub async fn run(
     for latency in &round.latencies {
         stats::record(&mut first, latency.as_nanos());
     }
-
-    let workers: Vec<Worker> = fleet
-        .clients
-        .iter()
-        .cloned()
-        .zip(std::mem::take(&mut fleet.registrations))
-        .map(|(client, mut registration)| Worker {
-            client,
-            make: Box::new(move || registration.next_request(wall_ms())),
-        })
-        .collect();
-    let window = Window {
-        warmup: Duration::from_secs_f64(params.steady_warmup_s),
-        duration: Duration::from_secs_f64(params.steady_s),
-        timeout: REGISTER_TIMEOUT,
-    };
-    let progress = Progress::new(
-        format!("register {}", kind.id()),
-        window.warmup + window.duration,
-    );
-    let printer = progress.spawn_printer();
-    let steady = load::closed_loop_with_cpu(workers, window, &progress, true, peer.pid()).await;
-    printer.finish();
-    tokio::time::sleep(Duration::from_secs_f64(params.settle_s)).await;
-
-    let first_round_s = secs(round.elapsed);
-    let result = Register {
-        params: params.clone(),
+    let window = Window::secs(p.steady_warmup_s, p.steady_s, REGISTER_TIMEOUT);
+    let workers = fleet.re_registering();
+    let steady = load::shown(format!("register {}", kind.id()), window.total(), async |progress| {
+        load::closed_loop(workers, window, progress, true, Some(peer.pid())).await
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs_f64(p.settle_s)).await;
+    let first_round_s = round.elapsed.as_secs_f64();
+    let server = ServerSample::of(&peer, None);
+    drop(fleet);
+    peer.stop();
+    Ok(Outcome {
+        params: p.clone(),
         body_bytes,
         first_round_s,
         first_per_s: layout.brokers as f64 / first_round_s.max(f64::EPSILON),
@@ -196,20 +260,16 @@ pub async fn run(
         steady_first_error: steady.first_error.clone(),
         rss_idle_kib,
         rss_first_kib,
-        rss_kib: peer.rss_kib(),
-        server_cpus: peer.cpus_allowed(),
         first_cpu_us_per_registration: first_server_cpu
             .as_ref()
-            .and_then(|cpu| cpu.us_per(round.latencies.len() as u64)),
+            .and_then(|c| c.us_per(round.latencies.len() as u64)),
         first_server_cpu,
         steady_cpu_us_per_registration: steady
             .server_cpu
             .as_ref()
-            .and_then(|cpu| cpu.us_per(steady.ok)),
+            .and_then(|c| c.us_per(steady.ok)),
         steady_server_cpu: steady.server_cpu.clone(),
         steady_answered: steady.ok,
-    };
-    drop(fleet);
-    peer.stop();
-    Ok(result)
+        server,
+    })
 }

@@ -1,31 +1,11 @@
-//! `route-change-latency`: how soon a client following a topic sees a
-//! broker come and go.
-//!
-//! An anchor broker registers two topics and stays registered (it
-//! re-registers every 30 s, as a broker does). A client — `rmq-route-client`'s
-//! [`RouteClient`], started with Java's defaults — follows the first topic
-//! ([`RouteClient::watch`]). Then, sample after sample, a second broker
-//! registers the same two topics or unregisters (UNREGISTER_BROKER),
-//! alternately, on its own connection; a sample is the time from the arrival
-//! of that request's answer to the client's watcher being told of the
-//! changed route.
-//!
-//! The client follows by route push where the NameServer offers it
-//! (Waymark) and polls every `pollNameServerInterval` otherwise (the Java
-//! NameServer answers the subscription REQUEST_CODE_NOT_SUPPORTED; Waymark
-//! too when the client's route push is switched off). A pushed client is
-//! sampled `push_samples` times, each change a random few hundred ms after
-//! the previous one was seen. A polling client sees a change only at its
-//! next poll, so each sample takes up to one poll interval and there are
-//! only `poll_samples`: the changes are placed at random offsets into the
-//! poll period, one in each equal slice of it (in random order), so that
-//! few samples still cover the whole period. The ceiling keeps no brokers:
-//! not applicable there.
+//! `route-change-latency`: how soon a client following a topic sees a broker
+//! come and go (route push against polling).
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::{ensure, Context};
+use clap::Args;
 use rmq_broker_client::{body, wall_ms, BrokerConfig};
 use rmq_protocol::headers::UnregisterBrokerRequestHeader;
 use rmq_protocol::{TopicConfig, TopicRouteData};
@@ -36,11 +16,16 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::{millis, secs, start_peer, Fleet, REGISTER_TIMEOUT};
+use super::fleet::{millis, signed_millis, start_peer, Fleet, REGISTER_TIMEOUT, TINY};
+use super::{Ctx, Record, Scenario};
+use crate::cli::{millis as ms_arg, secs};
 use crate::load;
-use crate::peer::{PeerKind, PeerSetup};
+use crate::peer::{PeerKind, PeerOptions, PeerSetup};
+use crate::report::format::{ms, num, or_na, seconds};
+use crate::report::{Row, Section};
+use crate::sample::ServerSample;
 use crate::stats::Summary;
-use crate::workload::{self, Layout, Registration, CLUSTER};
+use crate::workload::{self, Registration, CLUSTER};
 
 const TOPICS: [&str; 2] = ["RouteChangeTopic-0", "RouteChangeTopic-1"];
 /// The broker that stays registered, so the followed topic always has a route.
@@ -48,41 +33,39 @@ const ANCHOR: &str = "route-change-anchor";
 /// The broker whose comings and goings are the changes measured.
 const MOVER: &str = "route-change-mover";
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteChangeLatency;
+
+/// The part of Waymark's second run, its client's route push off.
+const PUSH_OFF: &str = "push-off";
+
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct Params {
     /// Samples of a client that follows by route push.
+    #[arg(long, default_value_t = 20)]
     pub push_samples: usize,
-    /// Shortest pause between a pushed change being seen and the next change, ms.
+    /// Shortest pause between a pushed change being seen and the next change.
+    #[arg(long = "push-pause-min", default_value = "200ms", value_parser = ms_arg)]
     pub push_pause_min_ms: u64,
-    /// Longest pause between a pushed change being seen and the next change, ms.
+    /// Longest pause between a pushed change being seen and the next change.
+    #[arg(long = "push-pause-max", default_value = "600ms", value_parser = ms_arg)]
     pub push_pause_max_ms: u64,
     /// Samples of a polling client (each takes up to one poll interval).
+    #[arg(long, default_value_t = 6)]
     pub poll_samples: usize,
-    /// `pollNameServerInterval` of every client, ms (Java's default 30 s).
+    /// pollNameServerInterval of the clients (Java's default 30 s). Keep it
+    /// under a minute: the second broker, not re-registered, must stay
+    /// within the NameServer's 120 s broker expiry for two changes.
+    #[arg(long = "poll-interval", default_value = "30s", value_parser = ms_arg)]
     pub poll_interval_ms: u64,
-    /// How long a client may take to subscribe, or to learn that it cannot, s.
+    /// How long a client may take to subscribe, or to learn that it cannot.
+    #[arg(long = "settle", default_value_t = 10.0, value_parser = secs)]
     pub settle_s: f64,
-    /// A change not seen within one poll interval and this long is missed, s.
+    /// A change not seen within one poll interval and this long is missed.
+    #[arg(long = "give-up-after-poll", default_value_t = 10.0, value_parser = secs)]
     pub give_up_after_poll_s: f64,
 }
 
 impl Params {
-    /// The defaults: Java's poll interval, 20 pushed and 6 polled samples
-    /// (about 3 minutes per polling client). With `quick`, a 2 s poll
-    /// interval and a handful of samples: a harness check only.
-    pub fn defaults(quick: bool) -> Params {
-        Params {
-            push_samples: if quick { 4 } else { 20 },
-            push_pause_min_ms: 200,
-            push_pause_max_ms: 600,
-            poll_samples: if quick { 2 } else { 6 },
-            poll_interval_ms: if quick { 2_000 } else { 30_000 },
-            settle_s: 10.0,
-            give_up_after_poll_s: if quick { 3.0 } else { 10.0 },
-        }
-    }
-
     fn poll_interval(&self) -> Duration {
         Duration::from_millis(self.poll_interval_ms.max(1))
     }
@@ -137,34 +120,195 @@ pub struct Sample {
     pub seen_ms: Option<f64>,
 }
 
-/// What one peer (with one client setting) did.
+/// What one peer (with one client setting) did: how the client followed the route, the samples
+/// in the order taken and their summaries (ms).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RouteChangeLatency {
-    /// What ran.
+pub struct Outcome {
     pub params: Params,
-    /// The client's `route_push` setting.
     pub route_push: bool,
-    /// How the client followed the route when sampling began.
     pub followed_by: FollowedBy,
-    /// How it followed the route after the last sample.
     pub followed_by_at_end: FollowedBy,
-    /// Every sample, in the order taken.
     pub samples: Vec<Sample>,
-    /// The seen samples' `seen_ms`, summarised (ms).
     pub latency_ms: Option<Summary>,
-    /// Samples the client did not see in time.
     pub missed: usize,
-    /// The change requests' round trips, summarised (ms).
     pub request_ms: Option<Summary>,
-    /// Wall time of this peer's run, from the server's start, seconds.
     pub duration_s: f64,
-    /// CPUs the server was allowed.
-    pub server_cpus: Option<String>,
+    #[serde(flatten)]
+    pub server: ServerSample,
 }
 
-/// Whether `route` lists `broker`: `Some(true)` when both its broker and
-/// its queue entries are there, `Some(false)` when neither is, `None` for
-/// a route that has one but not the other.
+impl Scenario for RouteChangeLatency {
+    const ID: &'static str = "route-change-latency";
+    const ABOUT: &'static str =
+        "A broker coming and going until a client following the topic sees it: \
+                                  route push (Waymark) against polling every 30 s";
+    const IN_DEFAULT_SET: bool = false;
+    type Params = Params;
+
+    fn quick(p: &mut Params) {
+        (
+            p.push_samples,
+            p.poll_samples,
+            p.poll_interval_ms,
+            p.give_up_after_poll_s,
+        ) = (4, 2, 2_000, 3.0);
+    }
+
+    fn runs(kind: PeerKind) -> bool {
+        kind.is_real()
+    }
+
+    async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
+        for kind in ctx.peers::<Self>() {
+            record.add(kind, "", follow(ctx.setup, kind, p, true).await);
+            if kind == PeerKind::Waymark {
+                record.add(kind, PUSH_OFF, follow(ctx.setup, kind, p, false).await);
+            }
+        }
+        Ok(())
+    }
+
+    fn report(s: &mut Section<'_>) {
+        let (on, off) = (s.rows::<Outcome>(""), s.rows::<Outcome>(PUSH_OFF));
+        let mut rows: Vec<Row<Outcome>> = Vec::new();
+        for peer in PeerKind::ALL {
+            rows.extend(on.iter().filter(|r| r.peer == peer).map(copy));
+            for row in off.iter().filter(|r| r.peer == peer) {
+                rows.push(Row {
+                    label: format!("{}, client's route push off", row.label),
+                    ..copy(row)
+                });
+            }
+        }
+        let push = on
+            .iter()
+            .find(|r| r.peer == PeerKind::Waymark)
+            .and_then(Row::ok);
+        let push = push
+            .filter(|x| x.followed_by == FollowedBy::Push)
+            .and_then(|x| x.latency_ms.clone());
+        let cells: Vec<Row<Vec<String>>> = rows
+            .iter()
+            .map(|row| Row {
+                peer: row.peer,
+                label: row.label.clone(),
+                result: row
+                    .result
+                    .as_ref()
+                    .map(|x| cells(x, push.as_ref()))
+                    .map_err(Clone::clone),
+            })
+            .collect();
+        let heads = [
+            "client follows the route by",
+            "samples",
+            "min",
+            "p50",
+            "max",
+            "mean",
+            "answered in",
+            "p50 ÷ Waymark push",
+            "mean ÷ Waymark push",
+            "run",
+        ];
+        s.cells(Some("server"), &heads, &cells);
+        s.text("Samples in the order taken:");
+        for row in &rows {
+            if let Some(x) = row.ok() {
+                s.item(format!("{}: {}", row.label, sample_list(x)));
+            }
+        }
+    }
+}
+
+fn copy(row: &Row<Outcome>) -> Row<Outcome> {
+    Row {
+        peer: row.peer,
+        label: row.label.clone(),
+        result: row.result.clone(),
+    }
+}
+
+/// A latency in ms as `-4 µs`, `124 µs`, `1.23 ms` or `14.61 s`.
+fn latency(value_ms: f64) -> String {
+    match value_ms.abs() {
+        v if v < 1.0 => format!("{:.0} µs", value_ms * 1_000.0),
+        v if v < 1_000.0 => ms(value_ms * 1_000.0),
+        _ => seconds(value_ms / 1_000.0),
+    }
+}
+
+/// `a ÷ b` as `0.50×`, `12×` or `117,350×`; `n/a` unless both are positive
+/// (a median seen before the answer arrived has no meaningful ratio).
+fn times(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 && a / b >= 10.0 => format!("{}×", num(a / b)),
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => format!("{:.2}×", a / b),
+        _ => "n/a".into(),
+    }
+}
+
+fn followed_by_text(by: FollowedBy, poll_s: f64) -> String {
+    match by {
+        FollowedBy::Push => "route push".into(),
+        FollowedBy::PollingNotSupported => {
+            format!("polling every {poll_s:.0} s (route push answered REQUEST_CODE_NOT_SUPPORTED)")
+        }
+        FollowedBy::PollingPushOff => format!("polling every {poll_s:.0} s (route push off)"),
+        FollowedBy::PollingNotSubscribed => {
+            format!("polling every {poll_s:.0} s (route subscription neither accepted nor refused)")
+        }
+    }
+}
+
+/// The cells of one row, compared with Waymark's push (`push`).
+fn cells(x: &Outcome, push: Option<&Summary>) -> Vec<String> {
+    let poll_s = x.params.poll_interval_ms as f64 / 1_000.0;
+    let mut by = followed_by_text(x.followed_by, poll_s);
+    if x.followed_by_at_end != x.followed_by {
+        by = format!(
+            "{by}; by the end: {}",
+            followed_by_text(x.followed_by_at_end, poll_s)
+        );
+    }
+    let samples = match x.missed {
+        0 => x.samples.len().to_string(),
+        missed => format!("{} ({missed} not seen in time)", x.samples.len()),
+    };
+    let value = |f: fn(&Summary) -> f64| or_na(x.latency_ms.as_ref(), |l| latency(f(l)));
+    let versus = |f: fn(&Summary) -> f64| times(x.latency_ms.as_ref().map(f), push.map(f));
+    vec![
+        by,
+        samples,
+        value(|l| l.min),
+        value(|l| l.p50),
+        value(|l| l.max),
+        value(|l| l.mean),
+        or_na(x.request_ms.as_ref(), |l| latency(l.p50)),
+        versus(|l| l.p50),
+        versus(|l| l.mean),
+        format!("{:.0} s", x.duration_s),
+    ]
+}
+
+/// The samples in the order taken, each after the request that made the
+/// change (`reg` or `unreg`).
+fn sample_list(x: &Outcome) -> String {
+    let sample = |s: &Sample| {
+        let request = if s.change == Change::Added {
+            "reg"
+        } else {
+            "unreg"
+        };
+        format!(
+            "{request} {}",
+            s.seen_ms.map_or_else(|| "not seen".to_owned(), latency)
+        )
+    };
+    x.samples.iter().map(sample).collect::<Vec<_>>().join(", ")
+}
+
+/// Whether `route` lists `broker` in both its broker and queue entries (`None`: in one only).
 pub fn lists_broker(route: &TopicRouteData, broker: &str) -> Option<bool> {
     let in_brokers = route.broker_datas.iter().any(|b| b.broker_name == broker);
     let in_queues = route.queue_datas.iter().any(|q| q.broker_name == broker);
@@ -191,14 +335,6 @@ pub fn next_at_offset(now: Duration, period: Duration, offset: Duration) -> Dura
     let period_ns = period.as_nanos().max(1);
     let periods = (now - offset).as_nanos().div_ceil(period_ns);
     offset + Duration::from_nanos(u64::try_from(periods * period_ns).unwrap_or(u64::MAX))
-}
-
-/// `to - from` in ms, negative when `to` is earlier.
-fn signed_millis(from: Instant, to: Instant) -> f64 {
-    match to.checked_duration_since(from) {
-        Some(after) => millis(after),
-        None => -millis(from - to),
-    }
 }
 
 fn broker(name: &str, index: usize) -> anyhow::Result<(BrokerConfig, Registration)> {
@@ -313,26 +449,16 @@ async fn settled(client: &RouteClient, limit: Duration) -> FollowedBy {
     }
 }
 
-/// Runs the scenario against a fresh `kind`, its client's route push set to
+/// The scenario against a fresh `kind`, its client's route push set to
 /// `route_push`.
-///
-/// # Errors
-/// The peer does not start, refuses a change, or the client never gets the
-/// anchor's route.
-pub async fn run(
+async fn follow(
     setup: &PeerSetup,
     kind: PeerKind,
     params: &Params,
     route_push: bool,
-) -> anyhow::Result<RouteChangeLatency> {
-    let tiny = Layout {
-        brokers: 1,
-        topics_per_broker: 2,
-        spread: 1,
-        queues: 8,
-    };
+) -> anyhow::Result<Outcome> {
     let started = Instant::now();
-    let peer = start_peer(setup, kind, &tiny).await?;
+    let peer = start_peer(setup, kind, &TINY, &PeerOptions::default()).await?;
     let label = format!(
         "route-change-latency {}{}",
         kind.id(),
@@ -429,7 +555,7 @@ pub async fn run(
 
     let seen: Vec<f64> = samples.iter().filter_map(|s| s.seen_ms).collect();
     let requests: Vec<f64> = samples.iter().map(|s| s.request_ms).collect();
-    let result = RouteChangeLatency {
+    let result = Outcome {
         params: params.clone(),
         route_push,
         followed_by,
@@ -438,8 +564,8 @@ pub async fn run(
         missed: samples.len() - seen.len(),
         request_ms: Summary::of(&requests),
         samples,
-        duration_s: secs(started.elapsed()),
-        server_cpus: peer.cpus_allowed(),
+        duration_s: started.elapsed().as_secs_f64(),
+        server: ServerSample::of(&peer, None),
     };
     drop(mover);
     drop(anchor);
@@ -512,5 +638,43 @@ mod tests {
         let later = answered + Duration::from_millis(3);
         assert!((signed_millis(answered, later) - 3.0).abs() < 1e-9);
         assert!((signed_millis(later, answered) + 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn rows_compare_polling_with_waymark_push() {
+        let outcome = |followed_by, seen: &[f64]| Outcome {
+            params: crate::scenario::params::<RouteChangeLatency>(None, false).unwrap(),
+            route_push: followed_by != FollowedBy::PollingPushOff,
+            followed_by,
+            followed_by_at_end: followed_by,
+            samples: seen
+                .iter()
+                .enumerate()
+                .map(|(i, &ms)| Sample {
+                    change: if i % 2 == 0 { Change::Added } else { Change::Removed },
+                    request_ms: 0.2,
+                    seen_ms: Some(ms),
+                })
+                .collect(),
+            latency_ms: Summary::of(seen),
+            missed: 0,
+            request_ms: Summary::of(&[0.2]),
+            duration_s: 180.0,
+            server: ServerSample::default(),
+        };
+        let push = outcome(FollowedBy::Push, &[0.5, 1.5, 1.0]);
+        let java = outcome(FollowedBy::PollingNotSupported, &[10_000.0, 20_000.0]);
+        let push_summary = push.latency_ms.clone();
+        let waymark = cells(&push, push_summary.as_ref());
+        assert_eq!(waymark[..5], ["route push", "3", "500 µs", "1.00 ms", "1.50 ms"]);
+        assert_eq!(waymark[6..], ["200 µs", "1.00×", "1.00×", "180 s"]);
+        let polled = cells(&java, push_summary.as_ref());
+        assert!(polled[0].contains("REQUEST_CODE_NOT_SUPPORTED"), "{polled:?}");
+        // p50 10 s against 1 ms, mean 15 s against 1 ms.
+        assert_eq!(polled[7..9], ["10,000×", "15,000×"]);
+        assert_eq!(sample_list(&java), "reg 10.00 s, unreg 20.00 s");
+        assert_eq!(latency(-0.004), "-4 µs");
+        assert_eq!(times(Some(-0.004), Some(1.0)), "n/a");
+        assert_eq!(times(Some(0.5), Some(1.0)), "0.50×");
     }
 }

@@ -1,165 +1,180 @@
-//! `route-qps`: route queries at full speed.
-//!
-//! 10 brokers × 100 topics (each topic on all 10 brokers) register; then
-//! GET_ROUTEINFO_BY_TOPIC for every topic in turn over 64 connections, each
-//! with `depth` requests in flight, closed-loop for 20 s after a 2 s warmup.
-//! Reports queries per second, latency percentiles and the server's CPU
-//! per query (its `utime + stime` over the measured window ÷ queries
-//! answered in it, [`crate::cpu`]).
+//! `route-qps`: route queries at full speed, closed loop; then the two-CPU
+//! pass.
 
-use std::sync::Arc;
-use std::time::Duration;
-
+use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::{registrations, start_peer, verify_routes, Fleet, QUERY_TIMEOUT};
-use crate::cpu::ServerCpu;
-use crate::load::{self, Progress, Window, Worker};
-use crate::peer::{PeerKind, PeerSetup};
+use super::fleet::{route_workers, start_peer, verify_routes, Fleet, QUERY_TIMEOUT};
+use super::{settle, two_cpus, Ctx, Record, Scenario};
+use crate::cli::secs;
+use crate::load::{self, Window};
+use crate::peer::{PeerKind, PeerOptions, PeerSetup};
+use crate::report::charts::{curve, Panel};
+use crate::report::format::{cpu_share, mib, ms, noise, num, us};
+use crate::report::{over, Col, Ratio, Section, TwoCpuMeasure, OTHERS};
+use crate::sample::ServerSample;
 use crate::stats::Latency;
-use crate::workload::{self, Layout};
+use crate::workload::Layout;
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteQps;
+
+/// The fleet whose routes are queried, also route-sweep's and security's.
+pub const LAYOUT: Layout = Layout::new(10, 100, 10);
+
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct Params {
-    /// Brokers and topics.
-    pub layout: Layout,
+    /// Brokers.
+    #[arg(long, default_value_t = 10)]
+    pub brokers: usize,
+    /// Topics per broker.
+    #[arg(long = "topics", default_value_t = 100)]
+    pub topics_per_broker: usize,
+    /// Brokers per topic.
+    #[arg(long, default_value_t = 10)]
+    pub spread: usize,
     /// Query connections.
+    #[arg(long, default_value_t = 64)]
     pub connections: usize,
     /// Requests in flight per connection.
+    #[arg(long, default_value_t = 4)]
     pub depth: usize,
-    /// Unmeasured lead-in, seconds.
+    /// Unmeasured lead-in (e.g. 2s).
+    #[arg(long = "warmup", default_value_t = 2.0, value_parser = secs)]
     pub warmup_s: f64,
-    /// Measured time, seconds.
+    /// Measured time.
+    #[arg(long = "duration", default_value_t = 20.0, value_parser = secs)]
     pub duration_s: f64,
 }
 
-/// The fleet whose routes are queried: 10 brokers × 100 topics, each topic
-/// on all 10 (also `route-sweep`'s, so the two measure the same answers).
-pub const LAYOUT: Layout = Layout {
-    brokers: 10,
-    topics_per_broker: 100,
-    spread: 10,
-    queues: 8,
-};
-
 impl Params {
-    /// The defaults (a few seconds in all with `quick`).
-    pub fn defaults(quick: bool) -> Params {
-        Params {
-            layout: LAYOUT,
-            connections: 64,
-            depth: 4,
-            warmup_s: if quick { 0.5 } else { 2.0 },
-            duration_s: if quick { 2.0 } else { 20.0 },
-        }
+    pub fn layout(&self) -> Layout {
+        Layout::new(self.brokers, self.topics_per_broker, self.spread)
     }
 }
 
 /// What one peer did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RouteQps {
-    /// What ran.
+pub struct Outcome {
     pub params: Params,
-    /// Successful queries per second.
+    /// Queries answered per second of the window.
     pub qps: f64,
-    /// Latency of the successful queries.
     pub latency: Latency,
-    /// Failed queries.
     pub errors: u64,
-    /// The first failure.
     pub first_error: Option<String>,
     /// Mean route body size, bytes (the same workload has the same size).
     pub mean_response_bytes: f64,
-    /// Server RSS at the end, KiB.
-    pub rss_kib: Option<u64>,
-    /// CPUs the server was allowed.
-    pub server_cpus: Option<String>,
-    /// CPU other processes used during the run, % of one CPU (noise).
-    #[serde(default)]
-    pub others_cpu_percent: Option<f64>,
-    /// The server's CPU over the measured window.
-    #[serde(default)]
-    pub server_cpu: Option<ServerCpu>,
     /// Queries answered inside the window.
     #[serde(default)]
     pub answered: u64,
-    /// Server CPU per answered query, µs (`None` below
-    /// [`crate::cpu::MIN_TICKS`]).
+    /// Server CPU per answered query, µs.
     #[serde(default)]
     pub cpu_us_per_query: Option<f64>,
+    #[serde(flatten)]
+    pub server: ServerSample,
 }
 
-/// Runs the scenario against a fresh `kind`.
-///
-/// # Errors
-/// The peer does not start, refuses registrations or routes wrongly.
-pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::Result<RouteQps> {
-    let layout = params.layout;
-    layout.validate()?;
-    let peer = start_peer(setup, kind, &layout).await?;
-    let mut fleet = Fleet::connect(peer.addr, registrations(&layout)?).await?;
-    fleet.register_all().await?;
-    let fleet = fleet.keep_registered();
-    let clients = load::connect(peer.addr, params.connections).await?;
-    verify_routes(&clients[0], &layout, kind).await?;
+impl Scenario for RouteQps {
+    const ID: &'static str = "route-qps";
+    const ABOUT: &'static str =
+        "Route queries at full speed, closed loop; then Waymark and Java again \
+                                  with the server on two CPUs of its own";
+    type Params = Params;
 
-    let requests: Arc<Vec<_>> = Arc::new(
-        layout
-            .all_topics()
-            .iter()
-            .map(|t| workload::route_request(t))
-            .collect(),
-    );
-    let mut workers = Vec::with_capacity(params.connections * params.depth);
-    for client in &clients {
-        for _ in 0..params.depth {
-            let requests = requests.clone();
-            let mut next = workers.len() * 7 % requests.len();
-            workers.push(Worker {
-                client: client.clone(),
-                make: Box::new(move || {
-                    next = (next + 1) % requests.len();
-                    requests[next].clone()
-                }),
-            });
-        }
+    fn quick(p: &mut Params) {
+        p.warmup_s = 0.5;
+        p.duration_s = 2.0;
     }
-    let window = Window {
-        warmup: Duration::from_secs_f64(params.warmup_s),
-        duration: Duration::from_secs_f64(params.duration_s),
-        timeout: QUERY_TIMEOUT,
-    };
-    let progress = Progress::new(
-        format!("route-qps {}", kind.id()),
-        window.warmup + window.duration,
-    );
-    let printer = progress.spawn_printer();
-    let outcome = load::closed_loop_with_cpu(workers, window, &progress, false, peer.pid()).await;
-    printer.finish();
-    let others_cpu_percent = outcome
-        .server_cpu
-        .as_ref()
-        .map(|window| window.others_cpu_percent);
 
-    let result = RouteQps {
-        params: params.clone(),
+    async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
+        for kind in ctx.peers::<Self>() {
+            record.add(kind, "", settled(ctx.setup, kind, p).await);
+        }
+        let why = "which needs about as much CPU per query as the server";
+        two_cpus(ctx, record, Some(why), async |setup, kind| {
+            settled(setup, kind, p).await
+        })
+        .await;
+        Ok(())
+    }
+
+    fn report(s: &mut Section<'_>) {
+        let rows = s.rows::<Outcome>("");
+        let vs = |p| over(&rows, |x| Some(x.qps), PeerKind::Waymark, p);
+        s.at_least("route-qps ≥ 3× Java", vs(PeerKind::Java), 3.0);
+        s.at_least("route-qps ≥ 1.5× Rust port", vs(PeerKind::RustPort), 1.5);
+        let ceiling = vs(PeerKind::Ceiling).map(|v| v * 100.0);
+        let percent = ceiling.map(|v| format!("{v:.2} %"));
+        s.target("route-qps ≥ 70 % of ceiling", percent, ceiling.map(|v| v >= 70.0));
+        s.table(&rows, COLUMNS);
+        s.ratios(&rows, &OTHERS, RATIOS);
+        s.two_cpus(&rows, &TwoCpuMeasure {
+            rate: "route queries/s",
+            per_request: "CPU per query",
+            rate_of: |x: &Outcome| x.qps,
+            cpu_of: |x| x.server.server_cpu.as_ref(),
+            per_request_of: |x| x.cpu_us_per_query,
+        });
+        let latency = Panel::curves("route-qps: query latency (closed loop, full speed)", |x: &Outcome| curve(&x.latency));
+        s.chart(&rows, &[latency, Panel::bars("route-qps: queries/s", |x| Some(x.qps))]);
+    }
+}
+
+const COLUMNS: &[Col<Outcome>] = &[
+    ("queries/s", |x| num(x.qps)),
+    ("p50", |x| ms(x.latency.p50_us)),
+    ("p99", |x| ms(x.latency.p99_us)),
+    ("p99.9", |x| ms(x.latency.p999_us)),
+    ("max", |x| ms(x.latency.max_us)),
+    ("errors", |x| x.errors.to_string()),
+    ("server CPU", |x| cpu_share(x.server.server_cpu.as_ref())),
+    ("CPU per query", |x| us(x.cpu_us_per_query)),
+    ("route body", |x| format!("{} B", num(x.mean_response_bytes))),
+    ("server RSS", |x| mib(x.server.rss_kib)),
+    ("others' CPU", |x| noise(x.server.others_cpu_percent)),
+];
+
+const RATIOS: &[Ratio<Outcome>] = &[
+    Ratio::rate("queries/s (Waymark ÷ peer)", |x| Some(x.qps)),
+    Ratio::cost("p99 (peer ÷ Waymark)", |x| Some(x.latency.p99_us)),
+    Ratio::cost("server CPU per query (peer ÷ Waymark)", |x| x.cpu_us_per_query),
+];
+
+/// The scenario on a fresh `kind`, repeated while disturbed.
+async fn settled(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
+    let label = format!("route-qps {}", kind.id());
+    let noise = |x: &Outcome| x.server.others_cpu_percent.unwrap_or(0.0);
+    Ok(settle(&label, noise, async || once(setup, kind, p).await)
+        .await?
+        .0)
+}
+
+async fn once(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
+    let layout = p.layout();
+    layout.validate()?;
+    let peer = start_peer(setup, kind, &layout, &PeerOptions::default()).await?;
+    let fleet = Fleet::registered(peer.addr, &layout)
+        .await?
+        .keep_registered();
+    let clients = load::connect(peer.addr, p.connections.max(1)).await?;
+    verify_routes(&clients[0], &layout, kind).await?;
+    let window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
+    let workers = route_workers(&clients, p.depth, &layout);
+    let outcome = load::shown(format!("route-qps {}", kind.id()), window.total(), async |progress| {
+        load::closed_loop(workers, window, progress, false, Some(peer.pid())).await
+    })
+    .await;
+    let server = ServerSample::of(&peer, outcome.server_cpu.clone());
+    drop(fleet);
+    peer.stop();
+    Ok(Outcome {
+        params: p.clone(),
         qps: outcome.rate(),
         latency: Latency::of(&outcome.latency),
         errors: outcome.errors,
         first_error: outcome.first_error.clone(),
         mean_response_bytes: outcome.mean_response_bytes(),
-        rss_kib: peer.rss_kib(),
-        server_cpus: peer.cpus_allowed(),
-        others_cpu_percent,
-        cpu_us_per_query: outcome
-            .server_cpu
-            .as_ref()
-            .and_then(|cpu| cpu.us_per(outcome.ok)),
-        server_cpu: outcome.server_cpu.clone(),
         answered: outcome.ok,
-    };
-    drop(fleet);
-    peer.stop();
-    Ok(result)
+        cpu_us_per_query: server.us_per(outcome.ok),
+        server,
+    })
 }

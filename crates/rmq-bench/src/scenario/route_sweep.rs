@@ -1,95 +1,65 @@
-//! `route-sweep`: route queries offered at a series of fixed rates.
-//!
-//! 10 brokers × 100 topics register as for `route-qps`; then
-//! GET_ROUTEINFO_BY_TOPIC round-robin over all topics on 64 connections,
-//! open loop ([`load::fixed_rate`]: each request is sent when it is due,
-//! whatever the answers do), at each offered rate in turn: a short warmup,
-//! then a measured window. Per rate: the answers that arrived inside the
-//! window per second, the latency of every request due inside it (followed
-//! to its answer), errors, how late the generator sent behind the schedule,
-//! and the server's CPU per answered query.
-//!
-//! Closed loop (`route-qps`) finds the most a server answers; this finds
-//! how latency grows on the way there. The sweep stops raising the rate for
-//! a server once it is saturated ([`Stop::Saturated`]: fewer than 90 % of
-//! the offered rate answered in the window, or p99 above 100 ms), or once
-//! the generator itself fell behind its schedule ([`Stop::GeneratorBehind`]:
-//! then the rate was not really offered, and a higher one would not be
-//! either). A step during which other processes used more than
-//! [`DISTURBED_PERCENT`] % of a CPU is measured again (up to [`ATTEMPTS`]).
+//! `route-sweep`: route queries offered open loop at rising rates until a
+//! server saturates or the generator falls behind.
 
 use std::sync::Arc;
-use std::time::Duration;
 
+use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::{registrations, route_qps, start_peer, verify_routes, Fleet, QUERY_TIMEOUT};
-use crate::compare::DISTURBED_PERCENT;
-use crate::cpu::ServerCpu;
-use crate::load::{self, Numbered, Progress, Window};
-use crate::peer::{PeerKind, PeerSetup};
+use super::fleet::{start_peer, verify_routes, Fleet, QUERY_TIMEOUT};
+use super::route_qps::LAYOUT;
+use super::{settle, Ctx, Record, Scenario};
+use crate::cli::secs;
+use crate::load::{self, Numbered, Window};
+use crate::peer::{PeerKind, PeerOptions, PeerSetup};
+use crate::report::charts::Panel;
+use crate::report::format::{answered_ms, cpu_share, ms, noise, num, or_na, us};
+use crate::report::{Col, Row, Section};
+use crate::sample::{ServerCpu, ServerSample};
 use crate::stats::Latency;
 use crate::workload::{self, Layout};
+
+pub struct RouteSweep;
 
 /// Share of the offered rate below which a server counts as saturated.
 pub const MIN_ACHIEVED: f64 = 0.9;
 /// p99 above which a server counts as saturated, µs.
 pub const MAX_P99_US: f64 = 100_000.0;
-/// p99 of the schedule lag above which the generator counts as behind, µs.
-/// Its timer wakes every millisecond and sends what fell due since, so a
-/// lag of a millisecond or two is the schedule's grain, not a stall.
+/// p99 of the schedule lag above which the generator counts as behind, µs (its timer's grain is
+/// 1 ms).
 pub const MAX_LAG_P99_US: f64 = 5_000.0;
-/// Measured windows at most per step.
-pub const ATTEMPTS: usize = 3;
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct Params {
-    /// Brokers and topics.
-    pub layout: Layout,
+    /// Brokers.
+    #[arg(long, default_value_t = LAYOUT.brokers)]
+    pub brokers: usize,
+    /// Topics per broker.
+    #[arg(long = "topics", default_value_t = LAYOUT.topics_per_broker)]
+    pub topics_per_broker: usize,
+    /// Brokers per topic.
+    #[arg(long, default_value_t = LAYOUT.spread)]
+    pub spread: usize,
     /// Query connections.
+    #[arg(long, default_value_t = 64)]
     pub connections: usize,
     /// Offered rates, queries per second, in the order run.
+    #[arg(long, value_delimiter = ',', default_values_t = [10_000.0, 25_000.0, 50_000.0, 100_000.0, 150_000.0, 200_000.0, 300_000.0])]
     pub rates: Vec<f64>,
-    /// Unmeasured lead-in of each rate, seconds.
+    /// Unmeasured lead-in of each rate.
+    #[arg(long = "warmup", default_value_t = 1.0, value_parser = secs)]
     pub warmup_s: f64,
-    /// Measured time of each rate, seconds.
+    /// Measured time of each rate.
+    #[arg(long = "duration", default_value_t = 5.0, value_parser = secs)]
     pub duration_s: f64,
-}
-
-impl Params {
-    /// The defaults (three short, low rates with `quick`).
-    pub fn defaults(quick: bool) -> Params {
-        Params {
-            layout: route_qps::LAYOUT,
-            connections: 64,
-            rates: if quick {
-                vec![2_000.0, 5_000.0, 10_000.0]
-            } else {
-                vec![
-                    10_000.0, 25_000.0, 50_000.0, 100_000.0, 150_000.0, 200_000.0, 300_000.0,
-                ]
-            },
-            warmup_s: if quick { 0.3 } else { 1.0 },
-            duration_s: if quick { 1.0 } else { 5.0 },
-        }
-    }
-
-    /// Longest the sweep can take per peer (every rate run once), seconds.
-    pub fn max_seconds(&self) -> f64 {
-        self.rates.len() as f64 * (self.warmup_s + self.duration_s)
-    }
 }
 
 /// Why the sweep stopped raising the rate after a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Stop {
-    /// Fewer than [`MIN_ACHIEVED`] of the offered rate answered inside
-    /// the window, or p99 above [`MAX_P99_US`].
     Saturated,
-    /// The generator sent late (schedule lag p99 above [`MAX_LAG_P99_US`]):
-    /// the rate was not really offered.
+    /// The rate was not really offered.
     GeneratorBehind,
 }
 
@@ -105,56 +75,36 @@ pub fn stop_after(rate: f64, achieved: f64, p99_us: f64, lag_p99_us: f64) -> Opt
     }
 }
 
-/// One offered rate.
+/// One offered rate: what the window measured, the windows it took, and why the sweep stopped
+/// after it, if it did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {
-    /// Queries per second offered.
     pub rate: f64,
-    /// Queries due inside the window.
     pub offered: u64,
-    /// Successful answers that arrived inside the window, per second.
     pub achieved_per_s: f64,
-    /// Latency of the successful queries due inside the window.
     pub latency: Latency,
-    /// Failed queries due inside the window.
     pub errors: u64,
-    /// The first failure.
     pub first_error: Option<String>,
-    /// How late the queries due inside the window went out behind their
-    /// schedule.
     pub schedule_lag: Latency,
-    /// The server's CPU over the window.
     pub server_cpu: Option<ServerCpu>,
-    /// Server CPU per query answered inside the window, µs (`None` below
-    /// [`crate::cpu::MIN_TICKS`]).
     pub cpu_us_per_query: Option<f64>,
-    /// CPU other processes used during the window, % of one CPU.
     pub others_cpu_percent: Option<f64>,
-    /// Windows measured (more than one: the first were disturbed).
     pub windows: usize,
-    /// Why the sweep stopped after this step, if it did.
     pub stop: Option<Stop>,
 }
 
-/// What one peer did.
+/// What one peer did: the rates run, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RouteSweep {
-    /// What ran.
+pub struct Outcome {
     pub params: Params,
-    /// The rates run, in order.
     pub steps: Vec<Step>,
-    /// Mean route body size, bytes.
     pub mean_response_bytes: f64,
-    /// Server RSS at the end, KiB.
-    pub rss_kib: Option<u64>,
-    /// CPUs the server was allowed.
-    pub server_cpus: Option<String>,
+    #[serde(flatten)]
+    pub server: ServerSample,
 }
 
-impl RouteSweep {
-    /// The highest rate the server held (no stop after it), and whether a
-    /// higher one was left untried because the generator fell behind or
-    /// the list of rates ended (then the figure is a lower bound).
+impl Outcome {
+    /// The highest rate held, and whether it is a lower bound (the server never saturated).
     pub fn highest_held(&self) -> Option<(f64, bool)> {
         let held = self
             .steps
@@ -166,106 +116,191 @@ impl RouteSweep {
         Some((held, !saturated))
     }
 
-    /// The most disturbed kept window, % of one CPU.
-    pub fn others_cpu_percent(&self) -> Option<f64> {
-        self.steps
-            .iter()
-            .filter_map(|s| s.others_cpu_percent)
-            .reduce(f64::max)
+    fn held_step(&self) -> Option<&Step> {
+        let (rate, _) = self.highest_held()?;
+        self.steps.iter().find(|s| s.rate == rate)
     }
 }
 
-/// Runs the sweep against a fresh `kind`.
-///
-/// # Errors
-/// The peer does not start, refuses registrations or routes wrongly.
-pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::Result<RouteSweep> {
-    let layout = params.layout;
-    layout.validate()?;
-    let peer = start_peer(setup, kind, &layout).await?;
-    let mut fleet = Fleet::connect(peer.addr, registrations(&layout)?).await?;
-    fleet.register_all().await?;
-    let fleet = fleet.keep_registered();
-    let clients = load::connect(peer.addr, params.connections.max(1)).await?;
-    verify_routes(&clients[0], &layout, kind).await?;
+impl Scenario for RouteSweep {
+    const ID: &'static str = "route-sweep";
+    const ABOUT: &'static str =
+        "Route queries offered open loop at rising fixed rates until each server saturates";
+    type Params = Params;
 
-    let requests: Arc<Vec<_>> = Arc::new(
-        layout
-            .all_topics()
-            .iter()
-            .map(|t| workload::route_request(t))
-            .collect(),
-    );
+    fn quick(p: &mut Params) {
+        p.rates = vec![2_000.0, 5_000.0, 10_000.0];
+        p.warmup_s = 0.3;
+        p.duration_s = 1.0;
+    }
+
+    async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
+        for kind in ctx.peers::<Self>() {
+            record.add(kind, "", sweep(ctx.setup, kind, p).await);
+        }
+        Ok(())
+    }
+
+    fn report(s: &mut Section<'_>) {
+        let rows = s.rows::<Outcome>("");
+        s.table(&rows, SUMMARY);
+        for row in &rows {
+            let Some(x) = row.ok() else { continue };
+            s.text(format!("{}:", row.label));
+            let steps: Vec<Row<Step>> = x
+                .steps
+                .iter()
+                .map(|step| Row {
+                    peer: row.peer,
+                    label: String::new(),
+                    result: Ok(step.clone()),
+                })
+                .collect();
+            s.table_headed(None, &steps, STEPS);
+        }
+        s.chart(
+            &rows,
+            &[Panel::Lines {
+                title: "route-sweep: p99 query latency against the offered rate (open loop)".into(),
+                x: "offered queries/s (thousands)",
+                y: "p99 (ms, log)",
+                percentiles: false,
+                points: |x| {
+                    let answered = x.steps.iter().filter(|s| s.latency.count > 0);
+                    answered
+                        .map(|s| {
+                            (
+                                s.rate / 1_000.0,
+                                s.latency.p99_us / 1_000.0,
+                                s.stop.is_some(),
+                            )
+                        })
+                        .collect()
+                },
+            }],
+        );
+    }
+}
+
+fn stop_text(stop: Option<Stop>) -> String {
+    match stop {
+        None => String::new(),
+        Some(Stop::Saturated) => "saturated".into(),
+        Some(Stop::GeneratorBehind) => "**generator behind** (rate not really offered)".into(),
+    }
+}
+
+const SUMMARY: &[Col<Outcome>] = &[
+    ("highest rate held", |x| match x.highest_held() {
+        Some((rate, bound)) => format!("{}{}/s", if bound { "≥ " } else { "" }, num(rate)),
+        None => "none".into(),
+    }),
+    ("p99 there", |x| {
+        or_na(x.held_step(), |s| ms(s.latency.p99_us))
+    }),
+    ("CPU per query there", |x| {
+        us(x.held_step().and_then(|s| s.cpu_us_per_query))
+    }),
+    ("stopped after", |x| {
+        match x.steps.last().filter(|s| s.stop.is_some()) {
+            Some(s) => format!("{}/s", num(s.rate)),
+            None => "—".into(),
+        }
+    }),
+    ("because", |x| {
+        match x.steps.last().filter(|s| s.stop.is_some()) {
+            Some(s) => stop_text(s.stop),
+            None => "every rate held".into(),
+        }
+    }),
+];
+
+const STEPS: &[Col<Step>] = &[
+    ("offered/s", |s| num(s.rate)),
+    ("answered/s", |s| num(s.achieved_per_s)),
+    ("p50", |s| answered_ms(&s.latency, s.latency.p50_us)),
+    ("p99", |s| answered_ms(&s.latency, s.latency.p99_us)),
+    ("p99.9", |s| answered_ms(&s.latency, s.latency.p999_us)),
+    ("errors", |s| s.errors.to_string()),
+    ("lag p99", |s| ms(s.schedule_lag.p99_us)),
+    ("lag max", |s| ms(s.schedule_lag.max_us)),
+    ("server CPU", |s| cpu_share(s.server_cpu.as_ref())),
+    ("CPU per query", |s| us(s.cpu_us_per_query)),
+    ("others' CPU", |s| noise(s.others_cpu_percent)),
+    ("", |s| stop_text(s.stop)),
+];
+
+/// The sweep against a fresh `kind`.
+async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
+    let layout = Layout::new(p.brokers, p.topics_per_broker, p.spread);
+    layout.validate()?;
+    let peer = start_peer(setup, kind, &layout, &PeerOptions::default()).await?;
+    let fleet = Fleet::registered(peer.addr, &layout)
+        .await?
+        .keep_registered();
+    let clients = load::connect(peer.addr, p.connections.max(1)).await?;
+    verify_routes(&clients[0], &layout, kind).await?;
+    let requests: Vec<_> = layout
+        .all_topics()
+        .iter()
+        .map(|t| workload::route_request(t))
+        .collect();
     let make: Numbered = Arc::new(move |i| requests[i as usize % requests.len()].clone());
-    let window = Window {
-        warmup: Duration::from_secs_f64(params.warmup_s),
-        duration: Duration::from_secs_f64(params.duration_s),
-        timeout: QUERY_TIMEOUT,
-    };
+    let window = Window::secs(p.warmup_s, p.duration_s.max(0.1), QUERY_TIMEOUT);
     let mut steps = Vec::new();
     let (mut bytes, mut answers) = (0u64, 0u64);
-    for &rate in &params.rates {
-        let mut kept: Option<Step> = None;
-        for attempt in 1..=ATTEMPTS {
-            let label = format!("route-sweep {} {:.0}/s", kind.id(), rate);
-            let progress = Progress::new(label.clone(), window.warmup + window.duration);
-            let printer = progress.spawn_printer();
-            let outcome = load::fixed_rate(
-                &clients,
-                rate,
-                window,
-                make.clone(),
-                &progress,
-                Some(peer.pid()),
-            )
+    for &rate in p.rates.iter().filter(|r| **r >= 1.0) {
+        let label = format!("route-sweep {} {rate:.0}/s", kind.id());
+        let attempt = async || {
+            let pid = Some(peer.pid());
+            let outcome = load::shown(label.clone(), window.total(), async |progress| {
+                load::fixed_rate(&clients, rate, window, make.clone(), progress, pid).await
+            })
             .await;
-            printer.finish();
             bytes += outcome.response_bytes;
             answers += outcome.ok;
-            let step = step_of(rate, &outcome, attempt);
-            let noise = step.others_cpu_percent.unwrap_or(0.0);
+            let step = step_of(rate, &outcome);
             eprintln!(
-                "[{label}] {:.0}/s answered, p99 {:.2} ms, lag p99 {:.2} ms, {} µs CPU per query, others {noise:.0} %{}",
+                "[{label}] {:.0}/s answered, p99 {:.2} ms, lag p99 {:.2} ms, {} µs CPU per query{}",
                 step.achieved_per_s,
                 step.latency.p99_us / 1e3,
                 step.schedule_lag.p99_us / 1e3,
-                step.cpu_us_per_query.map_or("n/a".into(), |v| format!("{v:.2}")),
-                step.stop.map_or(String::new(), |s| format!(", stop: {s:?}"))
+                or_na(step.cpu_us_per_query, |v| format!("{v:.2}")),
+                step.stop
+                    .map_or(String::new(), |s| format!(", stop: {s:?}"))
             );
-            match kept.as_mut() {
-                Some(k) if noise >= k.others_cpu_percent.unwrap_or(0.0) => k.windows = attempt,
-                _ => kept = Some(step),
-            }
-            if noise <= DISTURBED_PERCENT {
-                break;
-            }
-            eprintln!("[{label}] window {attempt} disturbed (others used {noise:.0} % CPU)");
-        }
-        let Some(step) = kept else { break };
+            anyhow::Ok(step)
+        };
+        let (mut step, windows) = settle(
+            &label,
+            |s: &Step| s.others_cpu_percent.unwrap_or(0.0),
+            attempt,
+        )
+        .await?;
+        step.windows = windows;
         let stop = step.stop.is_some();
         steps.push(step);
         if stop {
             break;
         }
     }
-    let result = RouteSweep {
-        params: params.clone(),
+    let server = ServerSample::of(&peer, None);
+    drop(fleet);
+    peer.stop();
+    Ok(Outcome {
+        params: p.clone(),
         steps,
         mean_response_bytes: if answers == 0 {
             0.0
         } else {
             bytes as f64 / answers as f64
         },
-        rss_kib: peer.rss_kib(),
-        server_cpus: peer.cpus_allowed(),
-    };
-    drop(fleet);
-    peer.stop();
-    Ok(result)
+        server,
+    })
 }
 
 /// The figures of one window at `rate`.
-fn step_of(rate: f64, outcome: &load::Outcome, windows: usize) -> Step {
+fn step_of(rate: f64, outcome: &load::Outcome) -> Step {
     let latency = Latency::of(&outcome.latency);
     let schedule_lag = Latency::of(&outcome.schedule_lag);
     let achieved_per_s = outcome.achieved_rate();
@@ -281,10 +316,10 @@ fn step_of(rate: f64, outcome: &load::Outcome, windows: usize) -> Step {
         cpu_us_per_query: outcome
             .server_cpu
             .as_ref()
-            .and_then(|cpu| cpu.us_per(outcome.answered_in_window)),
+            .and_then(|c| c.us_per(outcome.answered_in_window)),
         others_cpu_percent: outcome.server_cpu.as_ref().map(|c| c.others_cpu_percent),
         server_cpu: outcome.server_cpu.clone(),
-        windows,
+        windows: 1,
     }
 }
 
@@ -294,14 +329,12 @@ mod tests {
 
     #[test]
     fn the_sweep_stops_at_saturation_or_a_lagging_generator() {
-        // Held: 95 % answered, p99 2 ms, the generator on time.
         assert_eq!(stop_after(100_000.0, 95_000.0, 2_000.0, 1_000.0), None);
-        // Fewer than 90 % answered.
+        // Fewer than 90 % answered, or everything answered with p99 over 100 ms.
         assert_eq!(
             stop_after(100_000.0, 89_000.0, 2_000.0, 1_000.0),
             Some(Stop::Saturated)
         );
-        // Everything answered, but p99 over 100 ms.
         assert_eq!(
             stop_after(10_000.0, 10_000.0, 150_000.0, 1_000.0),
             Some(Stop::Saturated)
@@ -314,31 +347,18 @@ mod tests {
         );
     }
 
-    fn step(rate: f64, stop: Option<Stop>) -> Step {
-        Step {
-            rate,
-            offered: 0,
-            achieved_per_s: rate,
-            latency: Latency::default(),
-            errors: 0,
-            first_error: None,
-            schedule_lag: Latency::default(),
-            server_cpu: None,
-            cpu_us_per_query: None,
-            others_cpu_percent: Some(rate / 10_000.0),
-            windows: 1,
-            stop,
-        }
-    }
-
     #[test]
     fn the_highest_rate_held_is_a_lower_bound_unless_the_server_saturated() {
-        let sweep = |steps| RouteSweep {
-            params: Params::defaults(true),
+        let step = |rate: f64, stop| Step {
+            rate,
+            stop,
+            ..step_of(rate, &load::Outcome::empty())
+        };
+        let sweep = |steps| Outcome {
+            params: super::super::params::<RouteSweep>(None, true).unwrap(),
             steps,
             mean_response_bytes: 0.0,
-            rss_kib: None,
-            server_cpus: None,
+            server: ServerSample::default(),
         };
         let saturated = sweep(vec![
             step(10_000.0, None),
@@ -346,17 +366,23 @@ mod tests {
             step(50_000.0, Some(Stop::Saturated)),
         ]);
         assert_eq!(saturated.highest_held(), Some((25_000.0, false)));
-        assert_eq!(saturated.others_cpu_percent(), Some(5.0));
-        let generator = sweep(vec![
+        let behind = sweep(vec![
             step(10_000.0, None),
             step(25_000.0, Some(Stop::GeneratorBehind)),
         ]);
-        assert_eq!(generator.highest_held(), Some((10_000.0, true)));
-        let all = sweep(vec![step(10_000.0, None)]);
-        assert_eq!(all.highest_held(), Some((10_000.0, true)));
+        assert_eq!(behind.highest_held(), Some((10_000.0, true)));
+        assert_eq!(
+            sweep(vec![step(10_000.0, None)]).highest_held(),
+            Some((10_000.0, true))
+        );
         assert_eq!(
             sweep(vec![step(10_000.0, Some(Stop::Saturated))]).highest_held(),
             None
         );
+        assert_eq!(
+            SUMMARY[0].1(&sweep(vec![step(10_000.0, Some(Stop::Saturated))])),
+            "none"
+        );
+        assert_eq!(SUMMARY[0].1(&behind), "≥ 10,000/s");
     }
 }

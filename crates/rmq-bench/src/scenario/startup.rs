@@ -1,98 +1,135 @@
 //! `startup`: from exec to the first answered request, and idle memory.
-//!
-//! Each sample spawns a fresh server and probes it every millisecond
-//! (connect, then GET_ROUTEINFO_BY_TOPIC for a missing topic) until an
-//! answer arrives; then it idles for a second and its RSS is read.
 
 use std::time::Duration;
 
+use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::millis;
-use crate::peer::{self, PeerKind, PeerSetup};
+use super::fleet::{millis, TINY};
+use super::{Ctx, Record, Scenario};
+use crate::cli::secs;
+use crate::peer::{self, PeerKind, PeerOptions, PeerSetup};
+use crate::report::charts::Panel;
+use crate::report::format::{mib_of, or_na};
+use crate::report::{of, Col, Ratio, Section, OTHERS};
+use crate::sample::ServerSample;
 use crate::stats::median;
-use crate::workload::Layout;
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Startup;
+
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct Params {
-    /// Starts measured.
+    /// Starts measured per peer.
+    #[arg(long, default_value_t = 3)]
     pub samples: usize,
-    /// Idle time before reading RSS, seconds.
+    /// Idle time before reading RSS.
+    #[arg(long = "idle", default_value_t = 1.0, value_parser = secs)]
     pub idle_s: f64,
 }
 
-impl Params {
-    /// The defaults (one sample with `quick`).
-    pub fn defaults(quick: bool) -> Params {
-        Params {
-            samples: if quick { 1 } else { 3 },
-            idle_s: if quick { 0.5 } else { 1.0 },
+/// What one peer did: exec → first answer and idle RSS per sample, with
+/// their medians.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub params: Params,
+    pub ready_ms: Vec<f64>,
+    pub median_ms: Option<f64>,
+    pub idle_rss_kib: Vec<u64>,
+    pub median_rss_kib: Option<f64>,
+    #[serde(flatten)]
+    pub server: ServerSample,
+}
+
+impl Scenario for Startup {
+    const ID: &'static str = "startup";
+    const ABOUT: &'static str = "Exec to the first answered request, and idle RSS";
+    type Params = Params;
+
+    fn quick(p: &mut Params) {
+        (p.samples, p.idle_s) = (1, 0.5);
+    }
+
+    async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
+        for kind in ctx.peers::<Self>() {
+            record.add(kind, "", startup(ctx.setup, kind, p).await);
         }
+        Ok(())
+    }
+
+    fn report(s: &mut Section<'_>) {
+        let rows = s.rows::<Outcome>("");
+        let start = of(&rows, PeerKind::Waymark).and_then(|x| x.median_ms);
+        s.target(
+            "startup ≤ 50 ms",
+            start.map(|v| format!("{v:.1} ms")),
+            start.map(|v| v <= 50.0),
+        );
+        s.table(&rows, COLUMNS);
+        s.ratios(
+            &rows,
+            &OTHERS,
+            &[
+                Ratio::cost("exec → first answer (peer ÷ Waymark)", |x| x.median_ms),
+                Ratio::cost("idle RSS (peer ÷ Waymark)", |x| x.median_rss_kib),
+            ],
+        );
+        s.chart(
+            &rows,
+            &[Panel::Bars {
+                title: "idle RSS after start (MiB, log)".into(),
+                log: true,
+                unit: "MiB",
+                value: |x| x.median_rss_kib.map(|k| k / 1024.0),
+            }],
+        );
     }
 }
 
-/// What one peer did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Startup {
-    /// What ran.
-    pub params: Params,
-    /// Exec → first answer, ms per sample.
-    pub ready_ms: Vec<f64>,
-    /// Median of `ready_ms`.
-    pub median_ms: Option<f64>,
-    /// Idle RSS per sample, KiB.
-    pub idle_rss_kib: Vec<u64>,
-    /// Median idle RSS, KiB.
-    pub median_rss_kib: Option<f64>,
-    /// CPUs the server was allowed.
-    pub server_cpus: Option<String>,
-}
+const COLUMNS: &[Col<Outcome>] = &[
+    ("exec → first answer", |x| {
+        or_na(x.median_ms, |v| format!("{v:.1} ms"))
+    }),
+    ("samples", |x| {
+        let samples: Vec<String> = x.ready_ms.iter().map(|v| format!("{v:.0}")).collect();
+        format!("{} ms", samples.join(", "))
+    }),
+    ("idle RSS", |x| mib_of(x.median_rss_kib)),
+];
 
-/// Runs the scenario against `kind`.
-///
-/// # Errors
-/// A start fails.
-pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::Result<Startup> {
-    let layout = Layout {
-        brokers: 1,
-        topics_per_broker: 2,
-        spread: 1,
-        queues: 8,
-    };
+/// The scenario against `kind`.
+async fn startup(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let mut ready_ms = Vec::new();
     let mut idle_rss_kib = Vec::new();
-    let mut server_cpus = None;
-    for sample in 0..params.samples {
+    let mut server = ServerSample::default();
+    for sample in 0..p.samples.max(1) {
+        let options = PeerOptions::default();
         let peer = peer::start(
             setup,
             kind,
-            &layout,
+            &TINY,
+            &options,
             Duration::from_millis(1),
             Duration::from_secs(120),
         )
         .await?;
         ready_ms.push(millis(peer.ready_after));
-        tokio::time::sleep(Duration::from_secs_f64(params.idle_s)).await;
-        if let Some(rss) = peer.rss_kib() {
-            idle_rss_kib.push(rss);
-        }
-        server_cpus = peer.cpus_allowed();
+        tokio::time::sleep(Duration::from_secs_f64(p.idle_s)).await;
+        server = ServerSample::of(&peer, None);
+        idle_rss_kib.extend(server.rss_kib);
         eprintln!(
             "[startup {}] sample {sample}: {:.1} ms to first answer, idle RSS {:?} KiB",
             kind.id(),
             millis(peer.ready_after),
-            idle_rss_kib.last()
+            server.rss_kib
         );
         peer.stop();
     }
-    let rss: Vec<f64> = idle_rss_kib.iter().map(|&k| k as f64).collect();
-    Ok(Startup {
-        params: params.clone(),
-        median_ms: median(&ready_ms),
+    Ok(Outcome {
+        params: p.clone(),
+        median_ms: median(ready_ms.iter().copied()),
         ready_ms,
-        median_rss_kib: median(&rss),
+        median_rss_kib: median(idle_rss_kib.iter().map(|&k| k as f64)),
         idle_rss_kib,
-        server_cpus,
+        server,
     })
 }

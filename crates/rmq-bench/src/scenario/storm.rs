@@ -1,153 +1,169 @@
-//! `route-under-storm`: route queries while brokers re-register.
-//!
-//! 100 brokers × 2,000 topics (each topic on 10 brokers) register; then every
-//! broker re-registers its full body with a new DataVersion, closed-loop on
-//! its own connection (as fast as the server absorbs), while route queries
-//! run at a fixed rate over separate connections. Reports query latency
-//! percentiles and registrations absorbed per second. A real broker
-//! registers every 30 s, so this is far beyond production load; it measures
-//! whether readers wait behind writers.
-//!
-//! The server's CPU is read at the start and the end of the measured
-//! window; it covers queries and registrations alike. CPU per registration
-//! takes off the queries' share at the server's CPU per query in route-qps
-//! of the same run ([`Storm::attribute_cpu`], called by the comparison once
-//! both ran); without it the queries' share stays in, and the result says so.
+//! `route-under-storm`: route queries at a fixed rate while every broker of a
+//! large fleet re-registers closed loop.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use rmq_broker_client::wall_ms;
+use clap::Args;
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
-use super::{registrations, start_peer, verify_routes, Fleet, QUERY_TIMEOUT, REGISTER_TIMEOUT};
-use crate::cpu::{self, ServerCpu};
-use crate::load::{self, Outcome, Progress, Window, Worker};
-use crate::peer::{PeerKind, PeerSetup};
-use crate::scenario::millis;
+use super::fleet::{millis, start_peer, verify_routes, Fleet, QUERY_TIMEOUT, REGISTER_TIMEOUT};
+use super::{route_qps, settle, Ctx, Record, Scenario};
+use crate::cli::secs;
+use crate::load::{self, Progress, Window};
+use crate::peer::{PeerKind, PeerOptions, PeerSetup};
+use crate::report::charts::{curve, Panel};
+use crate::report::format::{cpu_share, mib, ms, noise, num, us};
+use crate::report::{of, over, Col, Ratio, Section, OTHERS};
+use crate::sample::{self, ServerSample};
 use crate::stats::Latency;
 use crate::workload::{self, Layout};
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteUnderStorm;
+
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct Params {
-    /// Brokers and topics.
-    pub layout: Layout,
+    /// Brokers.
+    #[arg(long, default_value_t = 100)]
+    pub brokers: usize,
+    /// Topics per broker.
+    #[arg(long = "topics", default_value_t = 2_000)]
+    pub topics_per_broker: usize,
+    /// Brokers per topic.
+    #[arg(long, default_value_t = 10)]
+    pub spread: usize,
     /// Route queries per second.
+    #[arg(long, default_value_t = 1_000.0)]
     pub query_rate: f64,
     /// Query connections.
+    #[arg(long, default_value_t = 16)]
     pub query_connections: usize,
-    /// Unmeasured lead-in, seconds.
+    /// Unmeasured lead-in.
+    #[arg(long = "warmup", default_value_t = 2.0, value_parser = secs)]
     pub warmup_s: f64,
-    /// Measured time, seconds.
+    /// Measured time.
+    #[arg(long = "duration", default_value_t = 20.0, value_parser = secs)]
     pub duration_s: f64,
 }
 
-impl Params {
-    /// The defaults (a few seconds and a smaller fleet with `quick`).
-    pub fn defaults(quick: bool) -> Params {
-        Params {
-            layout: Layout {
-                brokers: if quick { 10 } else { 100 },
-                topics_per_broker: if quick { 200 } else { 2_000 },
-                spread: 10,
-                queues: 8,
-            },
-            query_rate: 1_000.0,
-            query_connections: 16,
-            warmup_s: if quick { 0.5 } else { 2.0 },
-            duration_s: if quick { 2.0 } else { 20.0 },
-        }
-    }
-}
-
-/// What one peer did.
+/// What one peer did: route queries at a fixed rate, and registrations closed loop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Storm {
-    /// What ran.
+pub struct Outcome {
     pub params: Params,
-    /// Latency of the successful route queries.
     pub queries: Latency,
-    /// Failed route queries.
     pub query_errors: u64,
-    /// The first query failure.
     pub query_first_error: Option<String>,
-    /// How late the query schedule ran at worst (generator saturation), ms.
     pub query_schedule_lag_max_ms: f64,
-    /// Scheduling of the generator's query thread.
     pub query_thread: String,
-    /// Registrations answered per second.
     pub registrations_per_s: f64,
-    /// Topic-queue entries re-registered per second.
     pub entries_per_s: f64,
-    /// Latency of the registrations.
     pub registration_latency: Latency,
-    /// Failed registrations.
     pub registration_errors: u64,
-    /// The first registration failure.
     pub registration_first_error: Option<String>,
-    /// Server RSS at the end, KiB.
-    pub rss_kib: Option<u64>,
-    /// CPUs the server was allowed.
-    pub server_cpus: Option<String>,
-    /// CPU other processes used during the run, % of one CPU (noise).
-    #[serde(default)]
-    pub others_cpu_percent: Option<f64>,
-    /// The server's CPU over the measured window (queries and
-    /// registrations together).
-    #[serde(default)]
-    pub server_cpu: Option<ServerCpu>,
-    /// Route queries answered inside the window.
     #[serde(default)]
     pub queries_answered: u64,
-    /// Registrations answered inside the window.
     #[serde(default)]
     pub registrations_answered: u64,
-    /// Server CPU per registration, µs: [`cpu::attribute`] of `server_cpu`
-    /// (`None` below [`cpu::MIN_TICKS`]).
+    /// Server CPU per registration, µs ([`sample::attribute`]).
     #[serde(default)]
     pub cpu_us_per_registration: Option<f64>,
     /// The CPU per query taken off for each answered query, µs (the same
-    /// server's in route-qps); `None`: nothing taken off, the queries'
-    /// share is in `cpu_us_per_registration`.
+    /// server's in route-qps); `None`: the queries' share is in.
     #[serde(default)]
     pub cpu_us_per_query_subtracted: Option<f64>,
+    #[serde(flatten)]
+    pub server: ServerSample,
 }
 
-impl Storm {
-    /// Sets `cpu_us_per_registration`, taking off `query_us` (the same
-    /// server's CPU per query measured alone, if known) for each query.
-    pub fn attribute_cpu(&mut self, query_us: Option<f64>) {
-        let Some(server_cpu) = &self.server_cpu else {
-            return;
-        };
-        self.cpu_us_per_query_subtracted = query_us;
-        self.cpu_us_per_registration = cpu::attribute(
-            server_cpu,
-            self.queries_answered,
-            query_us,
-            self.registrations_answered,
-        );
+impl Scenario for RouteUnderStorm {
+    const ID: &'static str = "route-under-storm";
+    const ABOUT: &'static str =
+        "Route queries at a fixed rate while every broker of a large fleet re-registers closed loop";
+    type Params = Params;
+
+    fn quick(p: &mut Params) {
+        (p.brokers, p.topics_per_broker) = (10, 200);
+        p.warmup_s = 0.5;
+        p.duration_s = 2.0;
+    }
+
+    async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
+        let qps = ctx.results.scenarios.get(route_qps::RouteQps::ID);
+        for kind in ctx.peers::<Self>() {
+            let label = format!("route-under-storm {}", kind.id());
+            let noise = |x: &Outcome| x.server.others_cpu_percent.unwrap_or(0.0);
+            let outcome = settle(&label, noise, async || storm(ctx.setup, kind, p).await).await;
+            let outcome = outcome.map(|(mut x, _)| {
+                // The queries' CPU at the rate this server showed alone, if it ran.
+                let alone = qps.and_then(|q| q.of::<route_qps::Outcome>("", kind));
+                let query_us = alone.and_then(|q| q.cpu_us_per_query);
+                if let Some(cpu) = &x.server.server_cpu {
+                    x.cpu_us_per_query_subtracted = query_us;
+                    x.cpu_us_per_registration = sample::attribute(
+                        cpu,
+                        x.queries_answered,
+                        query_us,
+                        x.registrations_answered,
+                    );
+                }
+                x
+            });
+            record.add(kind, "", outcome);
+        }
+        Ok(())
+    }
+
+    fn report(s: &mut Section<'_>) {
+        let rows = s.rows::<Outcome>("");
+        let (w, j) = (PeerKind::Waymark, PeerKind::Java);
+        let p99 = of(&rows, w).map(|x| x.queries.p99_us);
+        s.target("route-under-storm query p99 ≤ 2 ms", p99.map(ms), p99.map(|v| v <= 2_000.0));
+        let what = "route-under-storm p99 ≤ 1/5 of Java's (Java ÷ Waymark ≥ 5)";
+        s.at_least(what, over(&rows, |x| Some(x.queries.p99_us), j, w), 5.0);
+        let what = "registration CPU under storm ≤ 1/3 of Java's (Java ÷ Waymark ≥ 3)";
+        s.at_least(what, over(&rows, |x| x.cpu_us_per_registration, j, w), 3.0);
+        s.table(&rows, COLUMNS);
+        s.ratios(&rows, &OTHERS, RATIOS);
+        let latency = Panel::curves("route-under-storm: query latency (fixed rate)", |x: &Outcome| curve(&x.queries));
+        s.chart(&rows, &[latency, Panel::bars("storm: registrations/s", |x| Some(x.registrations_per_s))]);
     }
 }
 
-/// The query stream on a thread and runtime of its own. Sharing the
-/// registrations' runtime would make a query's answer wait in the task
-/// queue behind up to 100 registration tasks (each copying a body of
-/// hundreds of kilobytes) and measure the generator; on its own thread the
-/// kernel schedules it as soon as its socket is readable.
-///
-/// Both threads share the generator's CPU, and a CPU-bound registration
-/// thread can keep a woken query thread waiting for a scheduler slice
-/// (milliseconds). So the query thread asks for `SCHED_FIFO` priority 1
-/// (`chrt -f -p 1 <tid>`; it only ever runs briefly and sleeps): then it
-/// runs the moment an answer arrives. Whether that worked is reported.
+const RATIOS: &[Ratio<Outcome>] = &[
+    Ratio::cost("query p99 (peer ÷ Waymark)", |x| Some(x.queries.p99_us)),
+    Ratio::rate("registrations/s (Waymark ÷ peer)", |x| Some(x.registrations_per_s)),
+    Ratio::cost("server CPU per registration (peer ÷ Waymark)", |x| x.cpu_us_per_registration),
+];
+
+const COLUMNS: &[Col<Outcome>] = &[
+    ("query p50", |x| ms(x.queries.p50_us)),
+    ("p99", |x| ms(x.queries.p99_us)),
+    ("p99.9", |x| ms(x.queries.p999_us)),
+    ("max", |x| ms(x.queries.max_us)),
+    ("query errors", |x| x.query_errors.to_string()),
+    ("lag", |x| format!("{:.1} ms", x.query_schedule_lag_max_ms)),
+    ("registrations/s", |x| num(x.registrations_per_s)),
+    ("entries/s", |x| num(x.entries_per_s)),
+    ("registration p50", |x| ms(x.registration_latency.p50_us)),
+    ("p99", |x| ms(x.registration_latency.p99_us)),
+    ("server CPU", |x| cpu_share(x.server.server_cpu.as_ref())),
+    ("CPU per registration", |x| {
+        // Marked where route-qps did not run for the server: the queries' share is in.
+        let in_it = x.cpu_us_per_registration.is_some() && x.cpu_us_per_query_subtracted.is_none();
+        us(x.cpu_us_per_registration) + if in_it { " *" } else { "" }
+    }),
+    ("server RSS", |x| mib(x.server.rss_kib)),
+    ("others' CPU", |x| noise(x.server.others_cpu_percent)),
+];
+
+/// The query stream on a thread and runtime of its own (not queued behind registration tasks),
+/// under `SCHED_FIFO` 1 if `chrt` allows, which is reported.
 struct QueryThread {
     go: oneshot::Sender<()>,
-    done: oneshot::Receiver<Outcome>,
+    done: oneshot::Receiver<load::Outcome>,
     priority: String,
 }
 
@@ -177,7 +193,7 @@ impl QueryThread {
     /// are open. The stream starts with [`Self::run`].
     async fn start(
         addr: SocketAddr,
-        params: &Params,
+        (connections, rate): (usize, f64),
         topics: Vec<String>,
         window: Window,
         progress: &Arc<Progress>,
@@ -185,7 +201,6 @@ impl QueryThread {
         let (ready_tx, ready_rx) = oneshot::channel::<anyhow::Result<String>>();
         let (go_tx, go_rx) = oneshot::channel::<()>();
         let (done_tx, done_rx) = oneshot::channel();
-        let (connections, rate) = (params.query_connections, params.query_rate);
         let progress = progress.clone();
         std::thread::Builder::new()
             .name("storm-queries".into())
@@ -195,19 +210,13 @@ impl QueryThread {
                     .build()
                 {
                     Ok(runtime) => runtime,
-                    Err(error) => {
-                        let _ = ready_tx.send(Err(error.into()));
-                        return;
-                    }
+                    Err(error) => return drop(ready_tx.send(Err(error.into()))),
                 };
                 let priority = realtime_priority();
                 runtime.block_on(async move {
                     let clients = match load::connect(addr, connections).await {
                         Ok(clients) => clients,
-                        Err(error) => {
-                            let _ = ready_tx.send(Err(error));
-                            return;
-                        }
+                        Err(error) => return drop(ready_tx.send(Err(error))),
                     };
                     let _ = ready_tx.send(Ok(priority));
                     if go_rx.await.is_err() {
@@ -230,38 +239,26 @@ impl QueryThread {
     }
 
     /// Starts the stream and waits for its outcome.
-    async fn run(self) -> anyhow::Result<(Outcome, String)> {
+    async fn run(self) -> anyhow::Result<(load::Outcome, String)> {
         let _ = self.go.send(());
         let outcome = self.done.await.context("the query thread died")?;
         Ok((outcome, self.priority))
     }
 }
 
-/// Runs the scenario against a fresh `kind`.
-///
-/// # Errors
-/// The peer does not start, refuses the first registrations or routes wrongly.
-pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::Result<Storm> {
-    let layout = params.layout;
+/// The scenario against a fresh `kind`.
+async fn storm(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
+    let layout = Layout::new(p.brokers, p.topics_per_broker, p.spread);
     layout.validate()?;
-    let peer = start_peer(setup, kind, &layout).await?;
-    let mut fleet = Fleet::connect(peer.addr, registrations(&layout)?).await?;
-    fleet.register_all().await?;
+    let peer = start_peer(setup, kind, &layout, &PeerOptions::default()).await?;
+    let mut fleet = Fleet::registered(peer.addr, &layout).await?;
     let check = load::connect(peer.addr, 1).await?;
     verify_routes(&check[0], &layout, kind).await?;
-
-    let registering: Vec<Worker> = fleet
-        .clients
-        .iter()
-        .cloned()
-        .zip(std::mem::take(&mut fleet.registrations))
-        .map(|(client, mut registration)| Worker {
-            client,
-            make: Box::new(move || registration.next_request(wall_ms())),
-        })
-        .collect();
-    let warmup = Duration::from_secs_f64(params.warmup_s);
-    let duration = Duration::from_secs_f64(params.duration_s);
+    let registering = fleet.re_registering();
+    let (warmup, duration) = (
+        Duration::from_secs_f64(p.warmup_s),
+        Duration::from_secs_f64(p.duration_s),
+    );
     let register_window = Window {
         warmup,
         duration,
@@ -276,9 +273,10 @@ pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::
         format!("route-under-storm {}", kind.id()),
         warmup + duration,
     );
+    let stream = (p.query_connections.max(1), p.query_rate.max(1.0));
     let queries = QueryThread::start(
         peer.addr,
-        params,
+        stream,
         layout.all_topics(),
         query_window,
         &progress,
@@ -286,18 +284,22 @@ pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::
     .await?;
     let printer = progress.spawn_printer();
     let (registered, queried) = tokio::join!(
-        load::closed_loop_with_cpu(registering, register_window, &progress, true, peer.pid()),
+        load::closed_loop(
+            registering,
+            register_window,
+            &progress,
+            true,
+            Some(peer.pid())
+        ),
         queries.run(),
     );
     printer.finish();
-    let others_cpu_percent = registered
-        .server_cpu
-        .as_ref()
-        .map(|window| window.others_cpu_percent);
     let (queried, query_thread) = queried?;
-
-    let mut result = Storm {
-        params: params.clone(),
+    let server = ServerSample::of(&peer, registered.server_cpu.clone());
+    drop(fleet);
+    peer.stop();
+    Ok(Outcome {
+        params: p.clone(),
         queries: Latency::of(&queried.latency),
         query_errors: queried.errors,
         query_first_error: queried.first_error.clone(),
@@ -308,17 +310,11 @@ pub async fn run(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::
         registration_latency: Latency::of(&registered.latency),
         registration_errors: registered.errors,
         registration_first_error: registered.first_error.clone(),
-        rss_kib: peer.rss_kib(),
-        server_cpus: peer.cpus_allowed(),
-        others_cpu_percent,
-        server_cpu: registered.server_cpu.clone(),
         queries_answered: queried.answered_in_window,
         registrations_answered: registered.ok,
+        // Set by the run once it knows route-qps's figure.
         cpu_us_per_registration: None,
         cpu_us_per_query_subtracted: None,
-    };
-    result.attribute_cpu(None);
-    drop(fleet);
-    peer.stop();
-    Ok(result)
+        server,
+    })
 }

@@ -20,9 +20,9 @@ fn config() -> BrokerConfig {
     BrokerConfig::new("DefaultCluster", "broker-a", "127.0.0.1:10911")
 }
 
-fn table_of_12_6() -> TopicTable {
+fn one_topic_table() -> TopicTable {
     let mut table = TopicTable::with_topics(numbered_topics("TopicTest", 1, 4), TS);
-    // numbered_topics names it TopicTest0; replace with the vector's name.
+    // numbered_topics names it TopicTest0; the Java body names it TopicTest.
     table.remove("TopicTest0", TS);
     let topic = TopicConfig {
         read_queue_nums: 4,
@@ -44,9 +44,9 @@ fn ext(command: &RemotingCommand) -> ExtFields {
 }
 
 #[test]
-fn register_broker_of_wire_protocol_12_6() {
+fn register_broker_as_a_5x_broker_sends_it() {
     let config = config();
-    let bodies = full_bodies(&table_of_12_6(), &options(&config), TS);
+    let bodies = full_bodies(&one_topic_table(), &options(&config), TS);
     assert_eq!(bodies.len(), 1);
     let body = &bodies[0];
     let expected = br#"{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":3,"stateVersion":0,"timestamp":1700000000000},"mappingDataVersion":{"counter":0,"stateVersion":0,"timestamp":1700000000000},"topicConfigTable":{"TopicTest":{"attributes":{},"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"TopicTest","topicSysFlag":0,"writeQueueNums":4}},"topicQueueMappingDetailMap":{},"topicQueueMappingInfoMap":{}}}"#;
@@ -79,7 +79,7 @@ fn acting_master_and_zone_keys() {
     config.enable_slave_acting_master = true;
     config.zone_name = Some("zone-a".into());
     config.zone_mode = Some("true".into());
-    let body = &full_bodies(&table_of_12_6(), &options(&config), TS)[0];
+    let body = &full_bodies(&one_topic_table(), &options(&config), TS)[0];
     let ext = ext(&register_request(&identity(), &config, body));
     assert_eq!(ext["enableActingMaster"], "true");
     assert_eq!(ext["heartbeatTimeoutMillis"], "10000");
@@ -91,7 +91,7 @@ fn acting_master_and_zone_keys() {
 fn v4_flavour_header_and_body() {
     let mut config = config();
     config.flavor = Flavor::V4;
-    let body = &full_bodies(&table_of_12_6(), &options(&config), TS)[0];
+    let body = &full_bodies(&one_topic_table(), &options(&config), TS)[0];
     let text = std::str::from_utf8(&body.bytes).unwrap();
     assert!(
         !text.contains("attributes") && !text.contains("mapping"),
@@ -113,7 +113,7 @@ fn v4_flavour_header_and_body() {
     );
 
     config.compressed_register = true;
-    let body = &full_bodies(&table_of_12_6(), &options(&config), TS)[0];
+    let body = &full_bodies(&one_topic_table(), &options(&config), TS)[0];
     assert_eq!(ext_of(&config, body)["compressed"], "true");
     let decoded = RegisterBrokerBody::decode_request(Some(&body.bytes), true, 407).unwrap();
     let wrapper = decoded.topic_config_serialize_wrapper;

@@ -1,6 +1,6 @@
 //! `ControllerAgent`: one broker replica in controller mode, the
-//! counterpart of Java's broker-side `ReplicasManager` (controller.md §6–§7,
-//! §9): it joins the broker set, heartbeats every controller node, takes
+//! counterpart of Java's broker-side `ReplicasManager`: it joins the broker
+//! set, heartbeats every controller node, takes
 //! its role from the controller and re-registers with the NameServers
 //! under that role.
 //!
@@ -31,7 +31,9 @@ use crate::error::ControllerError;
 use crate::registrar::Registrar;
 use crate::report::RegisterReport;
 
-/// How far the start-up sequence (§6.1) has come.
+/// How far the start-up sequence (Java `ReplicasManager.startBasicService`:
+/// the leader's address, a controller id and registration, then a master)
+/// has come.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Phase {
     /// Looking for the controller leader.
@@ -178,7 +180,7 @@ impl Inner {
         self.decide(|s| s.apply(decision, source), Option::as_ref)
     }
 
-    /// A GET_REPLICA_INFO answer (§7.2).
+    /// A periodic GET_REPLICA_INFO answer.
     pub(super) fn apply_sync(&self, decision: &RoleDecision) -> SyncStep {
         let step = self.decide(
             |s| s.on_replica_info(decision),
@@ -219,7 +221,9 @@ impl Inner {
         Some((state.controller_id()?, state.master_epoch(), proposal))
     }
 
-    /// The heartbeat of §7.1; `None` before the controller id is known.
+    /// The one-way BROKER_HEARTBEAT to every controller node (controller id,
+    /// last epoch, max offset, election priority); `None` before the
+    /// controller id is known.
     pub(super) fn heartbeat_header(&self) -> Option<BrokerHeartbeatRequestHeader> {
         let (id, epoch) = {
             let state = self.state.lock();

@@ -1,4 +1,4 @@
-//! The broker's requests to the controller (controller.md §3, §6, §7):
+//! The broker's requests to the controller:
 //! finding the leader with CONTROLLER_GET_METADATA_INFO, the typed requests
 //! the leader serves, and the one-way heartbeat to every node.
 //!

@@ -1,5 +1,6 @@
 //! `ControllerModeConfig`: the broker options of AutoSwitch HA
-//! (controller.md §12.3), with Java's names and defaults.
+//! (Java `BrokerConfig` and `MessageStoreConfig`), with Java's names and
+//! defaults.
 //!
 //! Settings only. The broker's identity (cluster, name, address) stays in
 //! [`BrokerConfig`](crate::BrokerConfig); what changes at runtime (role,

@@ -1,4 +1,4 @@
-//! The controller broker id on disk (controller.md §6.2): the identity file
+//! The controller broker id on disk: the identity file
 //! `<cluster>#<brokerName>#<brokerId>` and, while an id is being applied
 //! for, the temporary file `<identity>-temp` holding
 //! `<cluster>#<brokerName>#<brokerId>#<registerCheckCode>`, both written as

@@ -1,5 +1,5 @@
-//! Obtaining this replica's controller broker id (controller.md §6.2,
-//! Java's `ReplicasManager.register` up to CONTROLLER_REGISTER_BROKER):
+//! Obtaining this replica's controller broker id (Java's
+//! `ReplicasManager.register` up to CONTROLLER_REGISTER_BROKER):
 //! load it from the identity file, or ask for the next id, record it in the
 //! temporary file, apply for it, and only then make it ours.
 //!

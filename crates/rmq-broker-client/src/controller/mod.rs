@@ -1,5 +1,5 @@
 //! Controller mode (AutoSwitch HA): the broker side of the conversation
-//! with the controller, Java's `ReplicasManager` (controller.md §6–§9).
+//! with the controller, Java's `ReplicasManager`.
 //!
 //! * [`ControllerAgent`] — one replica: obtains its controller id,
 //!   registers with the controller leader, heartbeats every controller

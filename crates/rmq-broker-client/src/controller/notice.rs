@@ -1,6 +1,7 @@
 //! Receiving NOTIFY_BROKER_ROLE_CHANGED (1008): the controller sends it
 //! one-way, on a new connection, to the broker's own address after every
-//! election (controller.md §8.4). [`NoticeService`] is the transport
+//! election, to every live member of the set (a Java broker's
+//! `AdminBrokerProcessor` applies it). [`NoticeService`] is the transport
 //! service for that address; [`serve_notices`] runs it on a listener.
 //!
 //! A broker that misses a notice converges through the periodic replica

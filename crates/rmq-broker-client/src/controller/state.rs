@@ -1,5 +1,7 @@
 //! The replica's view of its broker set and the role rules of Java's
-//! `ReplicasManager` (controller.md §6.4, §7.2, §7.3): which controller
+//! `ReplicasManager` (`changeToMaster`, `changeToSlave`, the periodic
+//! GET_REPLICA_INFO of `schedulingSyncBrokerMetadata`, the sync-state-set
+//! check): which controller
 //! decision to accept, what role follows, what a master proposes as its
 //! sync-state set.
 //!
@@ -106,7 +108,8 @@ pub struct RoleChange {
 impl RoleChange {
     /// What the NameServers get: id 0 for the master, the controller id for
     /// a slave (with its master's address), and a DataVersion bump with
-    /// `stateVersion` = master epoch either way (broker-registration.md §2.3).
+    /// `stateVersion` = master epoch either way (so a NameServer keeps the
+    /// newer master when two claim id 0).
     pub fn registrar_role(&self) -> Role {
         let state_version = Some(i64::from(self.master_epoch));
         match &self.to {
@@ -127,7 +130,7 @@ impl RoleChange {
     }
 }
 
-/// What a GET_REPLICA_INFO answer asks of the replica (§7.2).
+/// What a periodic GET_REPLICA_INFO answer asks of the replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SyncStep {
     /// Nothing new.
@@ -228,7 +231,8 @@ impl ReplicaState {
         })
     }
 
-    /// What a periodic GET_REPLICA_INFO answer means (§7.2): a newer epoch
+    /// What a periodic GET_REPLICA_INFO answer means (Java
+    /// `ReplicasManager.schedulingSyncBrokerMetadata`): a newer epoch
     /// with a master is a role decision, a newer epoch without one asks for
     /// an election, the same epoch may carry a newer set for the master.
     pub fn on_replica_info(&mut self, decision: &RoleDecision) -> SyncStep {
@@ -260,7 +264,8 @@ impl ReplicaState {
         }
     }
 
-    /// The master's proposal for its sync-state set (§7.3, simulated): itself
+    /// The master's proposal for its sync-state set (Java's HA service decides
+    /// who caught up; here the caller says so): itself
     /// plus every replica in `caught_up`, carrying the current set's epoch as
     /// CONTROLLER_ALTER_SYNC_STATE_SET expects. `None` when this replica is
     /// not the master or the set would not change.

@@ -1,4 +1,4 @@
-//! The agent's periodic work (controller.md §6.1, §7): the start-up
+//! The agent's periodic work (Java `ReplicasManager`'s scheduled tasks): the start-up
 //! sequence and its retries, heartbeats to every controller, the leader
 //! refresh, the replica-info sync, the master's sync-state-set check, and
 //! the NameServer registration that follows a role change.
@@ -109,7 +109,7 @@ async fn start_attempt(inner: &Arc<Inner>) -> Result<(), ControllerError> {
     Ok(())
 }
 
-/// The id (§6.2), then CONTROLLER_REGISTER_BROKER and its role decision.
+/// The id ([`join`](super::join)), then CONTROLLER_REGISTER_BROKER and its role decision.
 async fn register(inner: &Arc<Inner>) -> Result<(), ControllerError> {
     let id = match inner.controller_id() {
         Some(id) => id,
@@ -147,7 +147,8 @@ async fn register_with_controller(inner: &Arc<Inner>, id: i64) -> Result<(), Con
     Ok(())
 }
 
-/// Java's `brokerElect` (§6.3): whether the controller named a master.
+/// Java's `brokerElect` (CONTROLLER_ELECT_MASTER as a broker trigger):
+/// whether the controller named a master.
 async fn elect(inner: &Arc<Inner>) -> Result<bool, ControllerError> {
     let Some(id) = inner.controller_id() else {
         return Ok(false);
@@ -179,7 +180,7 @@ async fn send_heartbeat(inner: &Inner) {
     }
 }
 
-/// §7.1: every `brokerHeartbeatInterval` to every controller, once running.
+/// The heartbeat: every `brokerHeartbeatInterval` to every controller, once running.
 async fn heartbeat_loop(inner: Arc<Inner>) {
     let mut ticker = ticker(inner.config.broker_heartbeat_interval);
     loop {
@@ -204,7 +205,8 @@ async fn metadata_loop(inner: Arc<Inner>) {
     }
 }
 
-/// §7.2: every `syncBrokerMetadataPeriod` once running.
+/// The replica-info sync (GET_REPLICA_INFO): every `syncBrokerMetadataPeriod`
+/// once running.
 async fn sync_loop(inner: Arc<Inner>) {
     let mut ticker = ticker(inner.config.sync_broker_metadata_period);
     loop {
@@ -239,7 +241,8 @@ async fn sync_once(inner: &Arc<Inner>) {
     }
 }
 
-/// §7.3 on the master: every `checkSyncStateSetPeriod`, and at once after
+/// The sync-state-set check on the master: every `checkSyncStateSetPeriod`,
+/// and at once after
 /// becoming master.
 async fn sync_state_set_loop(inner: Arc<Inner>) {
     let mut ticker = ticker(inner.config.check_sync_state_set_period);

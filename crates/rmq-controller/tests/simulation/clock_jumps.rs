@@ -10,19 +10,21 @@
 //! (`sets_to_reelect`) is measured from a serving time in the future: a
 //! dead master is replaced that much later. Safety is untouched.
 //!
-//! Forwards: every replica looks silent at once. The next expiry scan
-//! removes them all, and a leader that loses the master this way elects at
-//! once — and since nobody is alive, it records the loss of a healthy
-//! master (`ElectMaster { new_master: None }`, master epoch + 1). The
-//! brokers' next heartbeats and replica-info syncs elect a master again: an
-//! availability gap of a few seconds and two epochs, no safety problem.
-//! (`ControllerNode::now` reads a monotonic clock, so in production only a
-//! paused VM or a suspended host makes it jump forwards, never backwards.)
+//! Forwards: every replica looks silent at once. The driver's scans run on
+//! the node's clock, so the next scan comes the jump's length later than
+//! planned; past 2 s it takes that for a stall (as after a paused VM),
+//! restarts every timeout, and nothing expires: a healthy master keeps its
+//! place. A shorter jump shortens every replica's remaining timeout by its
+//! length. Only if the scans did not notice would the jump expire every
+//! replica and make the leader record the loss of a healthy master
+//! (`ElectMaster { new_master: None }`, master epoch + 1) until the
+//! brokers' next heartbeats elect one again. (`ControllerNode::now` reads
+//! a monotonic clock, so in production only a paused VM or a suspended
+//! host makes it jump forwards, never backwards.)
 
-use rmq_controller::decide::{self, View};
+use rmq_controller::core::decide::{self, View};
+use rmq_controller::core::driver::{Action, Driver, Env, Settings};
 use rmq_controller::{Event, Heartbeat, LiveKey, LiveTable, Millis, Replicas};
-use rmq_protocol::headers::ElectMasterRequestHeader;
-use rmq_wire::ResponseCode;
 
 const SET: &str = "broker-a";
 
@@ -108,43 +110,53 @@ fn a_backward_jump_keeps_a_dead_master_alive_for_the_jump_longer() {
 }
 
 #[test]
-fn a_forward_jump_takes_a_healthy_master_for_lost_until_it_heartbeats() {
-    let mut replicas = healthy_set();
+fn a_forward_jump_is_taken_for_a_stall_and_the_master_keeps_its_place() {
+    let replicas = healthy_set();
     let mut live = LiveTable::new();
-    heartbeat(&mut live, 1, 10_000);
-    heartbeat(&mut live, 2, 10_000);
-    // +30 s: the next scan expires both replicas at once…
-    let now = 40_000;
-    assert_eq!(live.expire(Millis(now)).len(), 2);
-    // …and the leader's election for the "dead" master finds nobody.
-    let controller = ElectMasterRequestHeader {
-        cluster_name: Some(String::new()),
-        broker_name: Some(SET.into()),
-        broker_id: None,
-        designate_elect: Some(false),
-        invoke_time: None,
+    let mut driver = Driver::new(Millis(0));
+    let settings = Settings {
+        process_read_event: false,
+        elect_unclean: false,
+        elect_attempts: 3,
+        notify_role_changed: true,
     };
-    let lost = decide::elect_master(view(&replicas, &live, now), &controller);
-    assert_eq!(lost.answer.code, ResponseCode::ControllerMasterNotAvailable);
-    for event in &lost.events {
-        replicas.apply(event);
-    }
-    let set = replicas.get(SET).unwrap();
-    assert_eq!((set.master, set.master_epoch), (None, 2));
-    // The brokers' next heartbeats (within a second) make them eligible,
-    // and the first one to ask is elected again from the SSS.
-    heartbeat(&mut live, 1, now + 500);
-    heartbeat(&mut live, 2, now + 600);
-    let broker = ElectMasterRequestHeader {
-        broker_id: Some(1),
-        cluster_name: Some("c".into()),
-        ..controller
+    let mut step =
+        |live: &mut LiveTable,
+         now: u64,
+         input: &mut dyn FnMut(&mut Driver, &mut Env<'_>) -> Vec<Action>| {
+            let mut env = Env {
+                replicas: &replicas,
+                live,
+                now: Millis(now),
+                settings,
+            };
+            input(&mut driver, &mut env)
+        };
+    assert!(step(&mut live, 1_000, &mut |d, env| d.start_serving(env)).is_empty());
+    // Heartbeats every second, both scans every second, until 10 s.
+    let mut scans = |live: &mut LiveTable, now: u64| {
+        let mut actions = step(live, now, &mut |d, env| d.expiry_scan(1_000, env));
+        actions.extend(step(live, now, &mut |d, env| d.master_scan(1_000, env)));
+        actions
     };
-    let back = decide::elect_master(view(&replicas, &live, now + 700), &broker);
-    assert!(back.answer.is_success(), "{back:?}");
-    for event in &back.events {
-        replicas.apply(event);
+    for now in (1_000..=10_000).step_by(1_000) {
+        heartbeat(&mut live, 1, now);
+        heartbeat(&mut live, 2, now);
+        let scanned = scans(&mut live, now);
+        assert!(scanned.is_empty(), "at {now}: {scanned:?}");
     }
-    let set = replicas.get(SET).unwrap();
-    assert_eq!((set.master, set.master_epoch), (Some(1), 3));
+    // +30 s: the scans planned for 11 s run at 41 s on the node's clock.
+    // Expiring would take both replicas for dead and elect nobody; the
+    // stall rule restarts their timeouts instead.
+    let late = scans(&mut live, 41_000);
+    assert!(late.is_empty(), "{late:?}");
+    assert!(live.is_alive("c", SET, 1, Millis(44_000)));
+    // On time again, with the brokers' heartbeats (their clocks did not
+    // jump) arriving as before.
+    for now in (42_000..=50_000).step_by(1_000) {
+        let scanned = scans(&mut live, now);
+        assert!(scanned.is_empty(), "at {now}: {scanned:?}");
+        heartbeat(&mut live, 1, now);
+        heartbeat(&mut live, 2, now);
+    }
 }

@@ -1,30 +1,35 @@
 //! A seeded, deterministic simulation of a controller group and its broker
-//! replicas over the controller's sans-IO core (STYLE.md item 25).
+//! replicas, over the controller's own sans-IO code.
 //!
 //! One `u64` seed fixes everything: the group (3 or 5 nodes), the broker
-//! sets, every timeout, every fault, every message delay. Time is simulated
-//! (a discrete-event queue), there are no threads and no real clock, so a
-//! failing seed fails the same way every time it is run.
+//! sets, the settings, every timeout, every fault, every message delay.
+//! Time is simulated (a discrete-event queue), there is no real clock and a
+//! run is one thread, so a failing seed fails the same way every time it is
+//! run.
 //!
-//! The nodes replicate with a small Raft model ([`raft`]); the leader
-//! decides every broker request with the real `rmq_controller::request::decide`
-//! against its applied `Replicas` and its own `LiveTable`, commits the
-//! events, applies them and only then answers ([`controller`]). Brokers
-//! follow the real broker's flow ([`broker`]). Faults come from
-//! [`faults`]; [`invariants`] holds one safety property per file, each
-//! checked after every happening, and the liveness judged at the end.
+//! The nodes replicate with a small Raft model ([`raft`]) standing in for
+//! openraft. Everything a node decides is the product's code: its request
+//! driver (`rmq_controller::core::driver`: turns, commit timeouts, the read
+//! barrier, the not-leader answer, expiry, dead-master elections, notices),
+//! which calls the real `decide` functions on its applied `Replicas` and its
+//! own `LiveTable`; the simulation only carries out the driver's actions
+//! over the model, as `node/drive.rs` does over openraft and tokio
+//! ([`controller`]). Brokers follow the real broker's flow ([`broker`]).
+//! Faults come from [`faults`]; [`invariants`] holds one safety property
+//! per file, each checked after every happening, and the liveness judged at
+//! the end.
 //!
-//! * `cargo test -p rmq-controller --test simulation` runs 64 seeds (the
-//!   test `seeds`), plus the checks of the model itself;
+//! * `cargo test -p rmq-controller --test simulation` runs 1 000 seeds (the
+//!   test `seeds`, on every core), the checks of the model itself, and the
+//!   seeds that once failed ([`regressions`]);
 //! * `WAYMARK_SIM_SEEDS=N` (and `WAYMARK_SIM_FIRST=F`) runs seeds F..F+N;
 //! * `WAYMARK_SIM_SEED=K` runs exactly seed K
 //!   (`… --test simulation seeds -- --exact --nocapture`);
+//! * `WAYMARK_SIM_THREADS=T` runs the seeds on T threads (default: every
+//!   core);
 //! * `WAYMARK_SIM_TRACE=1` prints every traced line as it happens;
-//! * the leader answers SYSTEM_ERROR after 5 s without a commit and keeps
-//!   its turn until the entry resolves, as `node.rs` does;
-//!   `WAYMARK_SIM_COMMIT_WAIT=forever` makes it wait for every commit
-//!   instead ([`regressions`] holds the seeds that broke under the first
-//!   rule, which moved on at once);
+//! * `WAYMARK_SIM_FLAW=DecideAfterCommitTimeout` (or another [`Flaw`]) runs
+//!   the seeds with a deliberate defect, to find seeds that show it;
 //! * `scripts/simulate.sh` runs thousands of seeds in release mode.
 
 mod broker;
@@ -46,12 +51,13 @@ mod world;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
-use params::{CommitWait, Flaw, Params};
+use params::{Flaw, Params};
+use rmq_testkit::seeds::{self, env_u64};
 use trace::Failure;
 use world::{Outcome, World};
 
-/// `node.rs`'s `COMMIT_TIMEOUT`.
-const NODE_COMMIT_TIMEOUT: u64 = 5_000;
+/// Seeds of a plain `cargo test` run.
+const DEFAULT_SEEDS: u64 = 1_000;
 
 /// Runs `seed`, with `adjust` applied to the parameters it draws. A panic
 /// of the model is a failure of the seed too.
@@ -59,15 +65,12 @@ fn run_seed(seed: u64, adjust: impl FnOnce(&mut Params)) -> Result<Outcome, Fail
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut params = Params::draw(seed, &mut rng);
     adjust(&mut params);
-    let env = match params.commit_wait {
-        CommitWait::Forever => "WAYMARK_SIM_COMMIT_WAIT=forever ".to_owned(),
-        CommitWait::Timeout(_) => String::new(),
-    };
+    let flaw = params.flaw;
     let verbose = env_u64("WAYMARK_SIM_TRACE").unwrap_or(0) != 0;
     let result = catch_unwind(AssertUnwindSafe(|| {
         let mut world = World::new(params, rng);
         world.ctx.trace.verbose = verbose;
-        world.run(&env)
+        world.run()
     }));
     result.unwrap_or_else(|panic| {
         let problem = panic
@@ -77,51 +80,39 @@ fn run_seed(seed: u64, adjust: impl FnOnce(&mut Params)) -> Result<Outcome, Fail
             .unwrap_or_else(|| "a panic".into());
         Err(Failure {
             seed,
+            flaw,
             at: 0,
             invariant: "the model panicked",
             problem,
             trace: String::new(),
-            env,
         })
     })
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    let value = std::env::var(name).ok()?;
-    Some(
-        value
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={value:?} is not a number")),
-    )
+/// The deliberate defect `WAYMARK_SIM_FLAW` names, if any.
+fn flaw_from_env() -> Option<Flaw> {
+    let name = std::env::var("WAYMARK_SIM_FLAW").ok()?;
+    let flaw = Flaw::ALL
+        .into_iter()
+        .find(|flaw| format!("{flaw:?}") == name.trim());
+    Some(flaw.unwrap_or_else(|| panic!("WAYMARK_SIM_FLAW={name:?} is none of {:?}", Flaw::ALL)))
 }
 
-/// The commit model: node.rs's 5 s timeout, or with
-/// `WAYMARK_SIM_COMMIT_WAIT=forever` a leader that waits for every commit.
-fn commit_wait() -> CommitWait {
-    match std::env::var("WAYMARK_SIM_COMMIT_WAIT").as_deref() {
-        Ok("forever") => CommitWait::Forever,
-        _ => CommitWait::Timeout(NODE_COMMIT_TIMEOUT),
-    }
-}
-
-/// The seeds of the normal run, or those the environment names.
+/// The seeds of the normal run, or those the environment names, spread
+/// over the cores (each seed is one thread's, start to end).
 #[test]
 fn seeds() {
-    let seeds: Vec<u64> = match env_u64("WAYMARK_SIM_SEED") {
-        Some(seed) => vec![seed],
-        None => {
-            let first = env_u64("WAYMARK_SIM_FIRST").unwrap_or(0);
-            let count = env_u64("WAYMARK_SIM_SEEDS").unwrap_or(64);
-            (first..first + count).collect()
-        }
-    };
-    let wait = commit_wait();
+    let seeds = seeds::chosen("WAYMARK_SIM", DEFAULT_SEEDS);
+    let flaw = flaw_from_env();
+    let threads = env_u64("WAYMARK_SIM_THREADS")
+        .map_or(seeds::cores(), |t| usize::try_from(t).unwrap_or(1))
+        .clamp(1, seeds.len().max(1));
     let started = Instant::now();
+    let results = seeds::run_all(&seeds, threads, |seed| run_seed(seed, |p| p.flaw = flaw));
     let mut total = Outcome::default();
     let mut failures = Vec::new();
-    for seed in &seeds {
-        match run_seed(*seed, |p| p.commit_wait = wait) {
+    for (seed, result) in results {
+        match result {
             Ok(outcome) => {
                 total.events += outcome.events;
                 total.entries += outcome.entries;
@@ -130,12 +121,12 @@ fn seeds() {
             }
             Err(failure) => {
                 eprintln!("\n{failure}\n");
-                failures.push(failure.seed);
+                failures.push(seed);
             }
         }
     }
     eprintln!(
-        "simulated {} seeds in {:.1} s: {} events, {} leader elections, {} committed entries, {} master elections; {} failed{}",
+        "simulated {} seeds on {threads} threads in {:.1} s: {} events, {} leader elections, {} committed entries, {} master elections; {} failed{}",
         seeds.len(),
         started.elapsed().as_secs_f64(),
         total.events,
@@ -162,8 +153,8 @@ fn a_seed_replays_exactly() {
 }
 
 /// The invariants are not vacuous: each deliberate defect of the model is
-/// caught within a few seeds, by the invariant it offends. (The rarer
-/// `Flaw::DecideAfterCommitTimeout` is checked on its seeds in
+/// caught within a few hundred seeds, by the invariant it offends. (The
+/// rarer `Flaw::DecideAfterCommitTimeout` is checked on its seeds in
 /// [`regressions`].)
 #[test]
 fn deliberate_flaws_are_caught() {

@@ -3,13 +3,14 @@
 //! incarnation of whoever set them, so a timer of a crashed life is
 //! ignored after a restart.
 
+use rmq_controller::core::driver::Timer;
 use rmq_controller::Answer;
 use rmq_wire::RemotingCommand;
 
 use crate::broker::log::Log;
 use crate::faults::Fault;
 use crate::net::Endpoint;
-use crate::raft::{self, Index, Term};
+use crate::raft;
 
 /// A message between endpoints.
 #[derive(Debug, Clone)]
@@ -65,6 +66,7 @@ impl Msg {
                     term,
                     success,
                     index,
+                    ..
                 } => format!("AppendReply(t{term} {success} {index})"),
             },
             Msg::Request { req, cmd } => {
@@ -112,8 +114,8 @@ pub enum NodeTimer {
     Expiry,
     /// `scanInactiveMasterInterval`: elect for sets with a dead master.
     MasterScan,
-    /// The decision at `(term, index)` has waited its commit timeout.
-    CommitTimeout(Term, Index),
+    /// A timer the request driver asked for.
+    Driver(Timer),
 }
 
 /// A broker's timer.

@@ -3,37 +3,41 @@
 //! other choice is drawn while the run goes, from the same generator.
 
 use fastrand::Rng;
+use rmq_controller::core::driver::Settings;
 
 use crate::queue::Time;
 
-/// How the leader treats a decision whose entry does not commit in time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommitWait {
-    /// The answer waits for the commit, however long, and the next decision
-    /// waits with it; an answer whose entry never commits is lost.
-    Forever,
-    /// `node.rs`: after `COMMIT_TIMEOUT` the requester is told SYSTEM_ERROR;
-    /// the entry may still commit later, so the next decision waits until it
-    /// is applied (or leadership is lost).
-    Timeout(Time),
-}
-
 /// A defect put into the model on purpose, to show that the invariants
-/// catch what they claim to catch.
+/// catch what they claim to catch. The driver is the product's and has no
+/// defects to switch on; the last three are lies its runner tells it about
+/// commits, which is how a broken Raft adapter would break it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flaw {
     /// Raft grants votes without comparing logs, so a node missing
     /// committed entries can lead.
     VoteWithoutLogCheck,
-    /// The leader answers as soon as it has decided, before the commit.
+    /// Every proposal is reported applied at once: the leader answers
+    /// before the commit, and decides the next request on a state that
+    /// lacks the entry.
     AnswerBeforeCommit,
-    /// The leader decides the next request while earlier decisions are
-    /// still being committed, on a state that lacks them.
+    /// As `AnswerBeforeCommit`, but the answer is held until the entry is
+    /// really applied: only the next decisions are taken too early.
     DecideWhileCommitting,
-    /// After a commit timeout the leader moves on to the next decision,
-    /// although the timed-out entry may still commit (what `node.rs` did
-    /// before it kept its turn until the entry resolved).
+    /// A proposal whose commit timed out is reported failed, although its
+    /// entry may still commit: the leader moves on to the next decision
+    /// (the controller node's rule before the turn was kept until the
+    /// entry resolved).
     DecideAfterCommitTimeout,
+}
+
+impl Flaw {
+    /// Every flaw.
+    pub const ALL: [Flaw; 4] = [
+        Flaw::VoteWithoutLogCheck,
+        Flaw::AnswerBeforeCommit,
+        Flaw::DecideWhileCommitting,
+        Flaw::DecideAfterCommitTimeout,
+    ];
 }
 
 /// One run's fixed parameters.
@@ -49,6 +53,8 @@ pub struct Params {
     pub heartbeat_timeout: Time,
     /// `enableElectUncleanMaster`.
     pub elect_unclean: bool,
+    /// `processReadEvent`: a read barrier before every decision.
+    pub process_read_event: bool,
     /// Raft election timeout range (each timeout drawn afresh).
     pub election_timeout: (Time, Time),
     /// The leader's AppendEntries period.
@@ -59,8 +65,6 @@ pub struct Params {
     pub scan_inactive_master: Time,
     /// `electMasterMaxRetryCount`.
     pub elect_retries: u32,
-    /// How the leader waits for commits.
-    pub commit_wait: CommitWait,
     /// A deliberate defect (never in a normal run).
     pub flaw: Option<Flaw>,
     /// Faults start.
@@ -86,19 +90,29 @@ impl Params {
             sets,
             heartbeat_timeout: rng.u64(3_000..=6_000),
             elect_unclean: rng.u8(0..5) == 0,
+            process_read_event: rng.u8(0..3) == 0,
             election_timeout: (500, 1_000),
             raft_tick: 150,
             scan_not_active: 1_000,
             scan_inactive_master: 2_000,
             elect_retries: 3,
-            // node.rs's COMMIT_TIMEOUT.
-            commit_wait: CommitWait::Timeout(5_000),
             flaw: None,
             // A minute of healing is several heartbeat timeouts, leader
             // lookups (10 s) and replica-info syncs (5 s) long.
             faults_from: 5_000,
             faults_until: 80_000,
             end: 140_000,
+        }
+    }
+
+    /// The driver's settings: these parameters, with role-change notices
+    /// on (Java's default).
+    pub fn settings(&self) -> Settings {
+        Settings {
+            process_read_event: self.process_read_event,
+            elect_unclean: self.elect_unclean,
+            elect_attempts: self.elect_retries,
+            notify_role_changed: true,
         }
     }
 

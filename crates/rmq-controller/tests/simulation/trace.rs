@@ -63,8 +63,8 @@ pub struct Failure {
     pub problem: String,
     /// The trace up to the failure.
     pub trace: String,
-    /// Extra environment needed to reproduce (e.g. the commit model).
-    pub env: String,
+    /// The deliberate defect the run had, if any.
+    pub flaw: Option<crate::params::Flaw>,
 }
 
 impl fmt::Display for Failure {
@@ -80,10 +80,13 @@ impl fmt::Display for Failure {
         )?;
         writeln!(f, "last events:")?;
         write!(f, "{}", self.trace)?;
+        let flaw = self
+            .flaw
+            .map_or(String::new(), |flaw| format!("WAYMARK_SIM_FLAW={flaw:?} "));
         write!(
             f,
-            "reproduce: {}WAYMARK_SIM_SEED={} cargo test -p rmq-controller --test simulation seeds -- --exact --nocapture",
-            self.env, self.seed
+            "reproduce: {flaw}WAYMARK_SIM_SEED={} cargo test -p rmq-controller --test simulation seeds -- --exact --nocapture",
+            self.seed
         )
     }
 }

@@ -98,12 +98,12 @@ impl World {
 
     /// Runs to the end, checking every invariant after every happening and
     /// liveness at the end.
-    pub fn run(mut self, env: &str) -> Result<Outcome, Failure> {
+    pub fn run(mut self) -> Result<Outcome, Failure> {
         let mut invariants = invariants::all();
         let p = &self.ctx.params;
         let line = format!(
-            "{} nodes, sets {:?}, heartbeat timeout {} ms, unclean {}, {:?}",
-            p.nodes, p.sets, p.heartbeat_timeout, p.elect_unclean, p.commit_wait
+            "{} nodes, sets {:?}, heartbeat timeout {} ms, unclean {}, read barrier {}",
+            p.nodes, p.sets, p.heartbeat_timeout, p.elect_unclean, p.process_read_event
         );
         self.ctx.note(line);
         let end = self.ctx.params.end;
@@ -114,26 +114,26 @@ impl World {
             self.record(&obs);
             for invariant in &mut invariants {
                 if let Err(problem) = invariant.check(&self, &obs) {
-                    return Err(self.failure(invariant.name(), problem, env));
+                    return Err(self.failure(invariant.name(), problem));
                 }
             }
         }
         self.ctx.queue.advance_to(end);
         if let Err(problem) = invariants::liveness::check(&self) {
-            return Err(self.failure("liveness", problem, env));
+            return Err(self.failure("liveness", problem));
         }
         self.outcome.digest = self.ctx.trace.digest;
         Ok(self.outcome)
     }
 
-    fn failure(&self, invariant: &'static str, problem: String, env: &str) -> Failure {
+    fn failure(&self, invariant: &'static str, problem: String) -> Failure {
         Failure {
             seed: self.ctx.params.seed,
+            flaw: self.ctx.params.flaw,
             at: self.ctx.now(),
             invariant,
             problem,
             trace: self.ctx.trace.to_string(),
-            env: env.to_owned(),
         }
     }
 
@@ -228,7 +228,7 @@ impl World {
 
     /// Whether node `n` is up and a serving leader.
     pub fn is_serving(&self, n: usize) -> bool {
-        self.nodes[n].up && self.nodes[n].serving_since.is_some()
+        self.nodes[n].is_serving()
     }
 
     /// The serving leader of the highest term, if any.

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use rmq_controller::{ControllerConfig, ControllerNode};
+use rmq_namesrv::cluster::{ClusterKeys, ClusterParts, NamesrvCluster};
 use rmq_namesrv::config::{startup_refusals, OpsKeys, SnapshotKeys};
 use rmq_namesrv::limits::LimitKeys;
 use rmq_namesrv::route_snapshot::{self, SnapshotFile};
@@ -79,6 +80,7 @@ fn main() -> anyhow::Result<()> {
     let request_limits = LimitKeys::from_properties(&properties);
     let snapshot_keys = SnapshotKeys::from_properties(&properties);
     let ops_keys = OpsKeys::from_properties(&properties);
+    let cluster_keys = ClusterKeys::from_properties(&properties);
     let security = ServerSecurity::from_properties(&properties, rmq_auth::NAMESRV_REQUIREMENTS)
         .map_err(|why| anyhow::anyhow!("invalid configuration, not starting: {why}"))?;
     // The embedded controller checks its requests with the same keys and
@@ -98,6 +100,7 @@ fn main() -> anyhow::Result<()> {
             || LimitKeys::KEYS.contains(&key)
             || SnapshotKeys::KEYS.contains(&key)
             || OpsKeys::KEYS.contains(&key)
+            || ClusterKeys::KEYS.contains(&key)
             || security::is_security_key(key)
             || (controller.is_some() && ControllerConfig::KEYS.contains(&key))
     };
@@ -121,6 +124,18 @@ fn main() -> anyhow::Result<()> {
             writeln!(out, "{key}={value}")?;
         }
         out.write_all(security.print_lines(&properties).as_bytes())?;
+        writeln!(
+            out,
+            "# NameServer cluster (Waymark's own keys, docs/configuration.md); off while clusterGossipAddr is empty"
+        )?;
+        for (key, value) in cluster_keys.to_properties() {
+            let shown = if key == "clusterSecretKey" && !value.is_empty() {
+                "<redacted>"
+            } else {
+                value.as_str()
+            };
+            writeln!(out, "{key}={shown}")?;
+        }
         if let Some(controller) = &controller {
             // Keys both option sets have were printed above; printing them
             // again (the controller's listenPort is 19876) would make the
@@ -143,6 +158,13 @@ fn main() -> anyhow::Result<()> {
     security.log_start(
         "register, unregister and wipe brokers and change the KV store and configuration",
     );
+    let ignored_cluster_keys = cluster_keys.ignored();
+    if !ignored_cluster_keys.is_empty() {
+        tracing::warn!(
+            keys = %ignored_cluster_keys.join(", "),
+            "cluster keys set while clusterGossipAddr is empty: the cluster is off and they change nothing"
+        );
+    }
     limits.log_start();
     if let Some(controller) = &controller {
         for warning in controller.warnings(&ControllerConfig::from_env()) {
@@ -177,13 +199,39 @@ fn main() -> anyhow::Result<()> {
         let (mut state, queues) = Namesrv::with_limits(config, kv, request_limits.limits());
         state.auth = security.guard;
         state.outgoing_tls = security.outgoing_tls.clone();
+        // A restart is a new incarnation to the cluster: its generation is
+        // the start time, later than any earlier start's.
+        let generation = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |since| since.as_millis() as u64);
+        let cluster_gossip = match cluster_keys
+            .bind(local, generation)
+            .map_err(|why| anyhow::anyhow!("invalid cluster configuration, not starting: {why}"))?
+        {
+            Some((settings, socket)) => {
+                let gossip = (settings.gossip.advertise, settings.gossip_bind);
+                let cluster_id = settings.gossip.cluster_id.clone();
+                let parts = ClusterParts {
+                    routes: state.routes.clone(),
+                    clock: state.clock,
+                    metrics: state.metrics.clone(),
+                    outgoing_tls: state.outgoing_tls.clone(),
+                    max_topics: state.limits.max_topics_per_registration,
+                };
+                let cluster = NamesrvCluster::new(settings, socket, parts);
+                state.cluster = Some(Arc::new(cluster));
+                Some((gossip, cluster_id))
+            }
+            None => None,
+        };
         match snapshot_keys.path() {
             Some(path) => {
                 let file = SnapshotFile {
                     path,
                     max_bytes: snapshot_keys.max_bytes(),
                 };
-                route_snapshot::attach(&mut state, file);
+                let writer = route_snapshot::attach(&state.routes, state.clock.now(), file);
+                state.route_snapshot = Some(writer);
             }
             None => tracing::info!(
                 "routeSnapshotPath is empty: no route snapshot, a restart starts with no routes"
@@ -228,8 +276,13 @@ fn main() -> anyhow::Result<()> {
             Some(listener) => {
                 let mut registry = prometheus_client::registry::Registry::default();
                 rmq_ops::metrics::build_info(&mut registry, "namesrv");
-                state.metrics.register(&mut registry, state.clone());
+                state
+                    .metrics
+                    .register(&mut registry, state.routes.clone(), state.kv.clone());
                 registry.register_collector(Box::new(rmq_ops::process::ProcessCollector));
+                if let Some(cluster) = &state.cluster {
+                    cluster.register_metrics(&mut registry);
+                }
                 // The embedded controller's state (Raft, broker sets) is
                 // exported and shown beside the NameServer's.
                 let controller_view = embedded.as_ref().map(|(_, node)| {
@@ -266,11 +319,24 @@ fn main() -> anyhow::Result<()> {
                 )
             })
         };
-        match wait {
-            None => readiness.set_ready(),
-            Some(wait) => {
+        // A cluster node with seeds is ready once it holds its peers' routes
+        // (or its bootstrap timed out): it refuses route queries until then.
+        let cluster = state
+            .cluster
+            .clone()
+            .filter(|cluster| cluster.settings().has_seeds);
+        match (wait, cluster) {
+            (None, None) => readiness.set_ready(),
+            (wait, cluster) => {
                 tokio::spawn(async move {
-                    tokio::time::sleep(wait).await;
+                    if let Some(wait) = wait {
+                        tokio::time::sleep(wait).await;
+                    }
+                    if let Some(cluster) = cluster {
+                        while !cluster.is_ready() {
+                            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                        }
+                    }
                     readiness.set_ready();
                 });
             }
@@ -293,6 +359,12 @@ fn main() -> anyhow::Result<()> {
         }
         if let Some(addr) = http_local {
             writeln!(out, "Waymark HTTP listening on http://{addr}")?;
+        }
+        if let Some(((advertise, bound), cluster_id)) = &cluster_gossip {
+            writeln!(
+                out,
+                "Waymark cluster gossip on {advertise} (bound {bound}), clusterId={cluster_id}"
+            )?;
         }
         out.flush()?;
         drop(out);
@@ -358,6 +430,7 @@ fn log_start(
         .chain(LimitKeys::from_properties(&empty).to_properties())
         .chain(SnapshotKeys::from_properties(&empty).to_properties())
         .chain(OpsKeys::from_properties(&empty).to_properties())
+        .chain(ClusterKeys::from_properties(&empty).to_properties())
         .collect();
     let changed = rmq_ops::logging::non_default_keys(set, &defaults, rmq_namesrv::http::is_secret);
     tracing::info!(
@@ -459,6 +532,8 @@ fn refuse_invalid_values(
             SnapshotKeys::check(key, value)
         } else if OpsKeys::KEYS.contains(&key) {
             OpsKeys::check(key, value)
+        } else if ClusterKeys::KEYS.contains(&key) {
+            ClusterKeys::check(key, value)
         } else if AuthKeys::KEYS.contains(&key) {
             AuthKeys::check(key, value)
         } else if security::is_security_key(key) {

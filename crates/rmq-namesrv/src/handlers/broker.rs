@@ -1,98 +1,100 @@
 //! REGISTER_BROKER, UNREGISTER_BROKER, BROKER_HEARTBEAT, QUERY_DATA_VERSION.
 
 use rmq_protocol::headers::{
-    BrokerHeartbeatRequestHeader, QueryDataVersionRequestHeader, QueryDataVersionResponseHeader,
-    RegisterBrokerRequestHeader, RegisterBrokerResponseHeader, UnregisterBrokerRequestHeader,
+    BrokerHeartbeatRequestHeader, QueryDataVersionResponseHeader, RegisterBrokerResponseHeader,
+    UnregisterBrokerRequestHeader,
 };
-use rmq_protocol::register::RegisterDecodeError;
-use rmq_protocol::{body_crc32, DataVersion, Dialect, JavaJson, KvTable, RegisterBrokerBody};
-use rmq_transport::ConnectionInfo;
-use rmq_wire::{RemotingCommand, ResponseCode};
+use rmq_protocol::{Dialect, JavaJson, KvTable};
+use rmq_wire::ResponseCode;
 
-use super::{header_if_complete, success, validate};
+use crate::answer::Answer;
+use crate::cluster::{NamesrvCluster, Registered};
+use crate::config::SharedConfig;
 use crate::error::{Error, HandlerResult};
+use crate::housekeeping::{Notifier, Unregistrations};
+use crate::kv::{SharedKv, ORDER_TOPIC_CONFIG};
 use crate::metrics::RemovalReason;
-use crate::route::{BrokerKey, BrokerRegistration, Unregistration};
-use crate::state::Namesrv;
+use crate::request::DataVersionQuery;
+use crate::route::{
+    BrokerKey, BrokerRegistration, Millis, RegisterOutcome, SharedRoutes, Unregistration,
+};
 
-/// KV namespace of order-topic configuration.
-pub const ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
-
-/// REGISTER_BROKER (nameserver.md §2.2).
-///
-/// A body with more topics (or static-topic mappings, or filter servers)
-/// than `maxTopicsPerRegistration` is refused while it is decoded, before it
-/// is built: SYSTEM_ERROR naming the limit and the broker, as other refused
-/// registrations, and a warning naming the peer.
+/// REGISTER_BROKER: the registration applied at `now` ([`apply_registration`]),
+/// answered with the master's addresses for a slave and, with
+/// `returnOrderTopicConfigToBroker`, the order-topic configuration.
 pub fn register(
-    state: &Namesrv,
-    request: &RemotingCommand,
-    conn: &ConnectionInfo,
+    routes: &SharedRoutes,
+    kv: &SharedKv,
+    config: &SharedConfig,
+    notifier: &Notifier,
+    cluster: Option<&NamesrvCluster>,
+    registration: BrokerRegistration,
+    now: Millis,
 ) -> HandlerResult {
-    let header: RegisterBrokerRequestHeader = request.header()?;
-    let body = request.body.as_deref();
-    if header.body_crc32 != 0 {
-        let crc = body.map_or(0, body_crc32);
-        if crc != header.body_crc32 {
-            tracing::warn!(broker = %header.broker_addr, expected = header.body_crc32, actual = crc, "register broker body crc32 mismatch");
-            return Err(Error::system("crc32 not match").with_empty_header());
-        }
-    }
-    let limit = state.limits.max_topics_per_registration;
-    let decoded =
-        RegisterBrokerBody::decode_registration(body, header.compressed, request.version, limit)
-            .map_err(|e| match e {
-                RegisterDecodeError::TooMany { what, limit } => {
-                    state
-                        .metrics
-                        .refusals
-                        .refused(crate::metrics::refusal::TOPICS_PER_REGISTRATION);
-                    tracing::warn!(
-                        peer = %conn.peer(),
-                        broker = %header.broker_addr,
-                        broker_name = %header.broker_name,
-                        what,
-                        max_topics_per_registration = limit,
-                        "registration refused: over maxTopicsPerRegistration"
-                    );
-                    Error::system(format!(
-                        "register broker {} ({}) refused: the body carries more than {limit} {what}, maxTopicsPerRegistration is {limit}",
-                        header.broker_name, header.broker_addr
-                    ))
-                }
-                RegisterDecodeError::Body(e) => {
-                    Error::system(format!("Failed to decode RegisterBrokerBody: {e}"))
-                }
-            })?;
-    for tc in &decoded.topic_configs {
-        validate::registered_topic(&tc.topic_name, tc.read_queue_nums, tc.write_queue_nums)?;
-    }
-    let (notify_min_id, delete_missing, return_order_conf) = {
-        let config = state.config.read();
+    let (rules, return_order_conf) = {
+        let config = config.read();
         (
-            config.notify_min_broker_id_changed,
-            config.delete_topic_with_broker_registration,
+            RegistrationRules {
+                notify_min_id: config.notify_min_broker_id_changed,
+                delete_missing_topics: config.delete_topic_with_broker_registration,
+            },
             config.return_order_topic_config_to_broker,
         )
     };
-    let registration = BrokerRegistration {
-        cluster: header.cluster_name,
-        broker_addr: header.broker_addr,
-        broker_name: header.broker_name,
-        broker_id: header.broker_id,
-        ha_server_addr: header.ha_server_addr,
-        zone_name: header.zone_name,
-        heartbeat_timeout_ms: header
-            .heartbeat_timeout_millis
-            .and_then(|ms| u64::try_from(ms).ok()),
-        enable_acting_master: header.enable_acting_master,
-        data_version: decoded.data_version,
-        topic_configs: decoded.topic_configs,
-        mappings: decoded.mappings,
-        filter_servers: decoded.filter_server_list,
-        conn: conn.id().0,
-        client_version: request.version,
-    };
+    // What the cluster publishes of the broker, taken before the table
+    // takes the registration.
+    let registered = cluster.map(|_| Registered::of(&registration));
+    let outcome = apply_registration(routes, notifier, registration, now, rules)?;
+    if let (Some(cluster), Some(registered)) = (cluster, registered) {
+        if !outcome.ignored_stale_state_version {
+            cluster.registered(&registered, now);
+        }
+    }
+    let mut answer = Answer::success().with_header(&RegisterBrokerResponseHeader {
+        ha_server_addr: outcome.ha_server_addr,
+        master_addr: outcome.master_addr,
+    });
+    if return_order_conf {
+        if let Some(table) = kv.read().namespace(ORDER_TOPIC_CONFIG) {
+            answer = answer.with_body(
+                KvTable {
+                    table: table.clone(),
+                }
+                .to_json(Dialect::Default),
+            );
+        }
+    }
+    Ok(answer)
+}
+
+/// The options that decide what a registration does to the table besides
+/// recording it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegistrationRules {
+    /// `notifyMinBrokerIdChanged`: a registration that lowers its group's
+    /// smallest broker id notifies the group.
+    pub notify_min_id: bool,
+    /// `deleteTopicWithBrokerRegistration`: topics the broker no longer
+    /// lists lose its queue data.
+    pub delete_missing_topics: bool,
+}
+
+/// Writes `registration` into the route table at `now` and hands the
+/// notifications it decided to `notifier`, logging what an operator wants
+/// to know (a new broker, a restored one confirmed, a stale registration
+/// ignored). The outcome, its notifications handed over already, is
+/// returned for the caller to answer with or act on.
+///
+/// # Errors
+/// SYSTEM_ERROR when the table refuses the registration (a one-topic
+/// registration of a member not yet registered).
+pub fn apply_registration(
+    routes: &SharedRoutes,
+    notifier: &Notifier,
+    registration: BrokerRegistration,
+    now: Millis,
+    rules: RegistrationRules,
+) -> Result<RegisterOutcome, Error> {
     let (cluster, addr, name, id) = (
         registration.cluster.clone(),
         registration.broker_addr.clone(),
@@ -100,10 +102,13 @@ pub fn register(
         registration.broker_id,
     );
     let topics = registration.topic_configs.len();
-    let now = state.clock.now();
-    let outcome = state
-        .routes
-        .register_broker(registration, now, notify_min_id, delete_missing)
+    let mut outcome = routes
+        .register_broker(
+            registration,
+            now,
+            rules.notify_min_id,
+            rules.delete_missing_topics,
+        )
         // Java answers this one from its response with a header class.
         .map_err(|e| Error::system(e.to_string()).with_empty_header())?;
     if outcome.new_broker {
@@ -115,80 +120,72 @@ pub fn register(
     if outcome.ignored_stale_state_version {
         tracing::warn!(%cluster, broker = %name, id, %addr, "registration ignored: the current holder of this id has a higher stateVersion");
     }
-    state.notify(outcome.notifications);
-
-    let mut response = RemotingCommand::response_to(request, ResponseCode::Success).with_header(
-        &RegisterBrokerResponseHeader {
-            ha_server_addr: outcome.ha_server_addr,
-            master_addr: outcome.master_addr,
-        },
-    );
-    if return_order_conf {
-        if let Some(table) = state.kv.read().namespace(ORDER_TOPIC_CONFIG) {
-            response = response.with_body(
-                KvTable {
-                    table: table.clone(),
-                }
-                .to_json(Dialect::Default),
-            );
-        }
-    }
-    Ok(response)
+    notifier.notify(std::mem::take(&mut outcome.notifications));
+    Ok(outcome)
 }
 
 /// UNREGISTER_BROKER: queued for the batch worker; answered before it runs.
-pub fn unregister(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    // Java queues the request whatever its fields and answers SUCCESS; one that names no
-    // broker has nothing to unregister.
-    let Some(header) = header_if_complete::<UnregisterBrokerRequestHeader>(request)? else {
-        return Ok(success(request));
+/// Java queues the request whatever its fields and answers SUCCESS; one that
+/// names no broker (`header` is `None`) has nothing to unregister.
+///
+/// # Errors
+/// SYSTEM_ERROR without a remark when the queue is full.
+pub fn unregister(
+    routes: &SharedRoutes,
+    unregistrations: &Unregistrations,
+    header: Option<UnregisterBrokerRequestHeader>,
+) -> HandlerResult {
+    let Some(header) = header else {
+        return Ok(Answer::success());
     };
     let unregistration = Unregistration {
         key: BrokerKey::new(header.cluster_name, header.broker_addr),
         broker_name: header.broker_name,
         broker_id: header.broker_id,
-        fence: state.routes.read().generation(),
+        fence: routes.read().generation(),
     };
-    if state.submit_unregistration(unregistration, RemovalReason::Unregister) {
-        Ok(success(request))
+    if unregistrations.submit(unregistration, RemovalReason::Unregister) {
+        Ok(Answer::success())
     } else {
-        Err(Error {
-            code: ResponseCode::SystemError,
-            remark: None,
-            empty_header: false,
-        })
+        Err(Error::without_remark(ResponseCode::SystemError))
     }
 }
 
-/// BROKER_HEARTBEAT: refreshes a live broker; nothing else changes.
-pub fn heartbeat(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let header: BrokerHeartbeatRequestHeader = request.header()?;
+/// BROKER_HEARTBEAT: refreshes a live broker at `now`; nothing else changes
+/// (the cluster learns the broker is not silent).
+pub fn heartbeat(
+    routes: &SharedRoutes,
+    cluster: Option<&NamesrvCluster>,
+    header: BrokerHeartbeatRequestHeader,
+    now: Millis,
+) -> HandlerResult {
     let key = BrokerKey::new(header.cluster_name, header.broker_addr);
-    state.routes.write_liveness().touch(&key, state.clock.now());
-    Ok(success(request))
+    routes.write_liveness().touch(&key, now);
+    if let Some(cluster) = cluster {
+        cluster.seen(&key, now);
+    }
+    Ok(Answer::success())
 }
 
-/// QUERY_DATA_VERSION: `changed`, the stored version, and a heartbeat.
-pub fn query_data_version(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let header: QueryDataVersionRequestHeader = request.header()?;
-    let version = request
-        .body
-        .as_deref()
-        .map(DataVersion::from_json)
-        .transpose()
-        .map_err(|e| Error::system(format!("Failed to decode DataVersion: {e}")))?;
-    let key = BrokerKey::new(header.cluster_name, header.broker_addr);
+/// QUERY_DATA_VERSION: `changed`, the stored version, and a heartbeat at `now`.
+pub fn query_data_version(
+    routes: &SharedRoutes,
+    cluster: Option<&NamesrvCluster>,
+    query: DataVersionQuery,
+    now: Millis,
+) -> HandlerResult {
     let (changed, stored) =
-        state
-            .routes
+        routes
             .write_liveness()
-            .query_data_version(&key, version.as_ref(), state.clock.now());
-    let mut response = RemotingCommand::response_to(request, ResponseCode::Success)
-        .with_header(&QueryDataVersionResponseHeader { changed });
-    if let Some(stored) = stored {
-        response = response.with_body(stored.to_json(Dialect::Default));
+            .query_data_version(&query.broker, query.version.as_ref(), now);
+    if let Some(cluster) = cluster {
+        cluster.seen(&query.broker, now);
     }
-    Ok(response)
+    let answer = Answer::success().with_header(&QueryDataVersionResponseHeader { changed });
+    Ok(match stored {
+        Some(stored) => answer.with_body(stored.to_json(Dialect::Default)),
+        None => answer,
+    })
 }
 
 #[cfg(test)]
@@ -200,11 +197,10 @@ mod tests {
 
     #[test]
     fn a_registration_over_the_topic_limit_is_refused_by_name() {
-        let mut fixture = Fixture::new();
-        fixture.state.limits = Limits {
+        let fixture = Fixture::with_limits(Limits {
             max_topics_per_registration: 3,
             ..Limits::default()
-        };
+        });
         let four = ["T1", "T2", "T3", "T4"];
         let response = fixture.register(&Reg::master("broker-a", "127.0.0.1:10911", &four));
         assert_eq!(response.response_code(), ResponseCode::SystemError);

@@ -1,57 +1,65 @@
-//! UPDATE_NAMESRV_CONFIG and GET_NAMESRV_CONFIG (nameserver.md §2.19–2.20, §9).
+//! UPDATE_NAMESRV_CONFIG and GET_NAMESRV_CONFIG (Java's
+//! `DefaultRequestProcessor.updateConfig` and `getConfig`).
 
-use rmq_protocol::properties;
-use rmq_wire::{RemotingCommand, ResponseCode};
+use std::collections::BTreeMap;
 
-use super::success;
-use crate::config::NamesrvConfig;
+use rmq_wire::ResponseCode;
+
+use crate::answer::Answer;
+use crate::config::SharedConfig;
 use crate::error::{Error, HandlerResult};
-use crate::state::Namesrv;
-use rmq_transport::durable::replace_file;
+use crate::push::RoutePush;
 
-/// GET_NAMESRV_CONFIG: every option as sorted `key=value` lines.
-pub fn get(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let text = state.config.read().to_text();
-    Ok(success(request).with_body(text.into_bytes()))
+/// GET_NAMESRV_CONFIG: every option as sorted `key=value` lines, a secret's
+/// value (`clusterSecretKey`, say) shown as `***` as the start-up log and
+/// the HTTP API show it: anyone allowed to read the configuration would
+/// otherwise hold the cluster's credentials.
+pub fn get(config: &SharedConfig) -> HandlerResult {
+    let text: String = config
+        .read()
+        .to_properties()
+        .iter()
+        .map(|(key, value)| {
+            let shown = if crate::http::is_secret(key) && !value.is_empty() {
+                "***"
+            } else {
+                value.as_str()
+            };
+            format!("{key}={shown}\n")
+        })
+        .collect();
+    Ok(Answer::success().with_body(text.into_bytes()))
 }
 
-/// UPDATE_NAMESRV_CONFIG: refuses the whole update if an entry is invalid
-/// (INVALID_PARAMETER naming the key: a control character, a value its
-/// option does not take) or black-listed, else applies it and persists the
-/// whole configuration, escaped, to `configStorePath` before answering.
-pub fn update(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let Some(body) = request.body.as_deref() else {
-        return Ok(success(request));
+/// UPDATE_NAMESRV_CONFIG: `updates` (each already checked; `None`: the
+/// request had no body) refused whole if one names a black-listed key, else
+/// applied and the whole configuration persisted, escaped, to
+/// `configStorePath` before the answer. Route subscribers are owed routes
+/// again: `supportActingMaster` and `orderMessageEnable` change them.
+///
+/// # Errors
+/// NO_PERMISSION for a black-listed key; SYSTEM_ERROR when the file could
+/// not be written (nothing changed then).
+pub fn update(
+    config: &SharedConfig,
+    push: &RoutePush,
+    updates: Option<BTreeMap<String, String>>,
+) -> HandlerResult {
+    let Some(updates) = updates else {
+        return Ok(Answer::success());
     };
-    let text = String::from_utf8_lossy(body);
-    let updates = properties::parse(&text).map_err(|_| Error::system("string2Properties error"))?;
-    for (key, value) in &updates {
-        if let Err(why) = NamesrvConfig::check_update(key, value) {
-            tracing::warn!(%why, "refused a configuration update");
-            return Err(Error::new(ResponseCode::InvalidParameter, why));
-        }
-    }
-    if let Some(key) = updates
-        .keys()
-        .find(|key| state.black_list.contains(key) || crate::security::is_security_key(key))
-    {
+    if let Some(key) = updates.keys().find(|key| config.is_black_listed(key)) {
         tracing::warn!(%key, "refused to update a black-listed config key");
         return Err(Error::new(
             ResponseCode::NoPermission,
             "Can not update config in black list.",
         ));
     }
-    let _serialized = state.config_write.lock();
-    let mut next = state.config.read().clone();
-    next.apply_update(&updates);
-    let path = next.config_store_path.clone();
-    replace_file(std::path::Path::new(&path), next.to_file_text().as_bytes()).map_err(|error| {
-        tracing::error!(%path, %error, "persisting the configuration failed");
-        Error::system(format!("failed to persist {path}: {error}"))
+    config.update(&updates).map_err(|error| {
+        tracing::error!(path = %error.path, error = %error.source, "persisting the configuration failed");
+        Error::system(error.to_string())
     })?;
     tracing::info!(?updates, "configuration updated");
-    *state.config.write() = next;
-    // supportActingMaster and orderMessageEnable change what routes say.
-    state.push.recheck();
-    Ok(success(request))
+    push.recheck();
+    Ok(Answer::success())
 }

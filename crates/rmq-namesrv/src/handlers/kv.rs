@@ -1,4 +1,5 @@
-//! PUT/GET/DELETE_KV_CONFIG and GET_KVLIST_BY_NAMESPACE (nameserver.md §2.15–2.18).
+//! PUT/GET/DELETE_KV_CONFIG and GET_KVLIST_BY_NAMESPACE, as Java's
+//! `DefaultRequestProcessor` answers them over its `KVConfigManager`.
 //!
 //! The KV quotas of [`crate::limits::Limits`] are Waymark's: a PUT beyond
 //! them, and a listing larger than a client accepts, are answered with
@@ -10,66 +11,68 @@ use rmq_protocol::headers::{
     GetKvListByNamespaceRequestHeader, PutKvConfigRequestHeader,
 };
 use rmq_protocol::{Dialect, JavaJson, KvTable};
-use rmq_wire::{HeaderError, RemotingCommand, ResponseCode};
+use rmq_wire::ResponseCode;
 
-use super::broker::ORDER_TOPIC_CONFIG;
-use super::{header_if_complete, success};
+use crate::answer::Answer;
 use crate::error::{Error, HandlerResult};
-use crate::state::Namesrv;
+use crate::kv::{KvWriteError, SharedKv, ORDER_TOPIC_CONFIG};
+use crate::limits::Limits;
+use crate::metrics::refusal;
+use crate::push::RoutePush;
 
-fn persist_failed(error: std::io::Error, path: &std::path::Path) -> Error {
-    tracing::error!(path = %path.display(), %error, "persisting the KV store failed");
-    Error::system(format!("failed to persist {}: {error}", path.display()))
+fn persist_failed(error: &KvWriteError) -> Error {
+    tracing::error!(%error, "persisting the KV store failed");
+    Error::system(error.to_string())
 }
 
-/// PUT_KV_CONFIG: acknowledged once the file is durably written.
-pub fn put(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let header: PutKvConfigRequestHeader = request.header().map_err(|error| match error {
-        HeaderError::Missing(_) => Error::system("namespace or key is null"),
-        other => other.into(),
-    })?;
-    let (namespace, key) = (header.namespace, header.key);
-    let _writer = state.kv_write.lock();
-    if let Err(quota) =
-        state
-            .kv
-            .read()
-            .check_quota(&namespace, &key, header.value.as_deref(), &state.limits)
-    {
-        state
-            .metrics
-            .refusals
-            .refused(crate::metrics::refusal::KV_QUOTA);
-        tracing::warn!(%namespace, %key, %quota, "kv config put refused");
-        return Err(Error::system(format!(
-            "kv config put refused, Namespace: {namespace} Key: {key}: {quota}"
-        )));
+/// PUT_KV_CONFIG: acknowledged once the file is durably written. Route
+/// subscribers are owed routes again when the order-topic configuration
+/// changed.
+///
+/// # Errors
+/// A put beyond a KV quota of `limits`, or a failed write; nothing changed.
+pub fn put(
+    kv: &SharedKv,
+    limits: &Limits,
+    push: &RoutePush,
+    header: PutKvConfigRequestHeader,
+) -> HandlerResult {
+    let PutKvConfigRequestHeader {
+        namespace,
+        key,
+        value,
+    } = header;
+    match kv.put(&namespace, &key, value.as_deref(), limits) {
+        Ok(()) => {}
+        Err(KvWriteError::Quota(quota)) => {
+            tracing::warn!(%namespace, %key, %quota, "kv config put refused");
+            return Err(Error::system(format!(
+                "kv config put refused, Namespace: {namespace} Key: {key}: {quota}"
+            ))
+            .counted_as(refusal::KV_QUOTA));
+        }
+        Err(error) => return Err(persist_failed(&error)),
     }
-    let mut staged = state.kv.read().clone();
-    staged
-        .put(&namespace, &key, header.value.as_deref())
-        .map_err(|e| persist_failed(e, staged.path()))?;
-    *state.kv.write() = staged;
-    tracing::info!(%namespace, %key, value = ?header.value, "kv config put");
+    tracing::info!(%namespace, %key, ?value, "kv config put");
     if namespace == ORDER_TOPIC_CONFIG {
         // Routes carry the order-topic configuration: subscribers are owed it.
-        state.push.recheck();
+        push.recheck();
     }
-    Ok(success(request))
+    Ok(Answer::success())
 }
 
 /// GET_KV_CONFIG. A missing namespace or key is looked up as null, as Java does: it never
 /// matches and shows as `null` in the remark.
-pub fn get(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let header: GetKvConfigRequestHeader = request.header()?;
+pub fn get(kv: &SharedKv, header: GetKvConfigRequestHeader) -> HandlerResult {
     let (namespace, key) = (header.namespace.as_deref(), header.key.as_deref());
     let value = match (namespace, key) {
-        (Some(namespace), Some(key)) => state.kv.read().get(namespace, key).map(str::to_owned),
+        (Some(namespace), Some(key)) => kv.read().get(namespace, key).map(str::to_owned),
         _ => None,
     };
     match value {
-        Some(value) => Ok(RemotingCommand::response_to(request, ResponseCode::Success)
-            .with_header(&GetKvConfigResponseHeader { value: Some(value) })),
+        Some(value) => {
+            Ok(Answer::success().with_header(&GetKvConfigResponseHeader { value: Some(value) }))
+        }
         None => Err(Error::new(
             ResponseCode::QueryNotFound,
             format!(
@@ -82,36 +85,46 @@ pub fn get(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
     }
 }
 
-/// DELETE_KV_CONFIG: persists even when nothing was removed, as Java.
-pub fn delete(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    // Java does not require the fields: a null key or namespace removes nothing, and the
-    // request still succeeds.
-    let Some(header) = header_if_complete::<DeleteKvConfigRequestHeader>(request)? else {
-        return Ok(success(request));
+/// DELETE_KV_CONFIG: persists even when nothing was removed, as Java. Java
+/// does not require the fields: a null key or namespace (`header` is `None`)
+/// removes nothing, and the request still succeeds.
+///
+/// # Errors
+/// A failed write; nothing changed.
+pub fn delete(
+    kv: &SharedKv,
+    push: &RoutePush,
+    header: Option<DeleteKvConfigRequestHeader>,
+) -> HandlerResult {
+    let Some(header) = header else {
+        return Ok(Answer::success());
     };
-    let _writer = state.kv_write.lock();
-    let mut staged = state.kv.read().clone();
-    staged
-        .delete(&header.namespace, &header.key)
-        .map_err(|e| persist_failed(e, staged.path()))?;
-    *state.kv.write() = staged;
+    kv.delete(&header.namespace, &header.key)
+        .map_err(|error| persist_failed(&error))?;
     tracing::info!(namespace = %header.namespace, key = %header.key, "kv config deleted");
     if header.namespace == ORDER_TOPIC_CONFIG {
-        state.push.recheck();
+        push.recheck();
     }
-    Ok(success(request))
+    Ok(Answer::success())
 }
 
-/// GET_KVLIST_BY_NAMESPACE.
-pub fn list(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    // A missing namespace is looked up as null, as Java does.
-    let header: GetKvListByNamespaceRequestHeader = request.header()?;
+/// GET_KVLIST_BY_NAMESPACE. A missing namespace is looked up as null, as
+/// Java does.
+///
+/// # Errors
+/// QUERY_NOT_FOUND for a namespace the store lacks; SYSTEM_ERROR for a
+/// listing over `maxKvListBytes` of `limits`.
+pub fn list(
+    kv: &SharedKv,
+    limits: &Limits,
+    header: GetKvListByNamespaceRequestHeader,
+) -> HandlerResult {
     let namespace = header.namespace.as_deref();
-    let table = namespace.and_then(|namespace| state.kv.read().namespace(namespace).cloned());
+    let table = namespace.and_then(|namespace| kv.read().namespace(namespace).cloned());
     match table {
         Some(table) => {
             let body = KvTable { table }.to_json(Dialect::Default);
-            let limit = state.limits.max_kv_list_bytes;
+            let limit = limits.max_kv_list_bytes;
             if body.len() > limit {
                 // Only a store written before the quotas gets here; a frame
                 // this large would make the client drop the connection.
@@ -122,7 +135,7 @@ pub fn list(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
                     body.len()
                 )));
             }
-            Ok(success(request).with_body(body))
+            Ok(Answer::success().with_body(body))
         }
         None => Err(Error::new(
             ResponseCode::QueryNotFound,
@@ -156,8 +169,7 @@ mod tests {
 
     #[test]
     fn puts_beyond_the_quotas_are_refused_and_change_nothing() {
-        let mut fixture = Fixture::new();
-        fixture.state.limits = small_limits();
+        let fixture = Fixture::with_limits(small_limits());
         let large = fixture.call(&put("ns", "a", &"v".repeat(17)));
         assert_eq!(large.response_code(), ResponseCode::SystemError);
         let remark = large.remark.unwrap();

@@ -1,32 +1,31 @@
-//! Topic lists, DELETE_TOPIC_IN_NAMESRV and REGISTER_TOPIC_IN_NAMESRV
-//! (nameserver.md §2.9–2.14).
+//! Topic lists, DELETE_TOPIC_IN_NAMESRV and REGISTER_TOPIC_IN_NAMESRV, as
+//! Java's `DefaultRequestProcessor` answers them (getAllTopicListFromNameserver,
+//! getTopicsByCluster, getSystemTopicListFromNs, the three unit topic lists,
+//! deleteTopicInNamesrv, registerTopicToNamesrv).
 
-use rmq_protocol::headers::{
-    DeleteTopicFromNamesrvRequestHeader, GetTopicsByClusterRequestHeader,
-    RegisterTopicRequestHeader,
-};
-use rmq_protocol::{Dialect, JavaJson, TopicList, TopicRouteData};
-use rmq_wire::{HeaderError, RemotingCommand};
+use rmq_protocol::headers::{DeleteTopicFromNamesrvRequestHeader, GetTopicsByClusterRequestHeader};
+use rmq_protocol::{Dialect, JavaJson, TopicList};
 
-use super::{success, validate};
+use crate::answer::Answer;
+use crate::config::SharedConfig;
 use crate::error::{Error, HandlerResult};
-use crate::route::UnitSelect;
-use crate::state::Namesrv;
+use crate::request::TopicRegistration;
+use crate::route::{SharedRoutes, UnitSelect};
 
 fn disabled() -> Error {
     Error::system("disable")
 }
 
-fn topic_list(request: &RemotingCommand, list: TopicList) -> RemotingCommand {
-    success(request).with_body(list.to_json(Dialect::Default))
+fn topic_list(list: TopicList) -> Answer {
+    Answer::success().with_body(list.to_json(Dialect::Default))
 }
 
 /// GET_ALL_TOPIC_LIST_FROM_NAMESERVER, if `enableAllTopicList`.
-pub fn all(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    if !state.config.read().enable_all_topic_list {
+pub fn all(routes: &SharedRoutes, config: &SharedConfig) -> HandlerResult {
+    if !config.read().enable_all_topic_list {
         return Err(disabled());
     }
-    let body = state.routes.all_topics_body(
+    let body = routes.all_topics_body(
         |table| table.all_topics(),
         |topics| {
             TopicList {
@@ -37,87 +36,66 @@ pub fn all(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
             .into()
         },
     );
-    Ok(success(request).with_body(body))
+    Ok(Answer::success().with_body(body))
 }
 
-/// GET_TOPICS_BY_CLUSTER, if `enableTopicList` (checked before decoding).
-pub fn by_cluster(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    if !state.config.read().enable_topic_list {
+/// GET_TOPICS_BY_CLUSTER, if `enableTopicList`. Java looks a missing
+/// cluster (`header` is `None`) up as `null` and finds nothing.
+pub fn by_cluster(
+    routes: &SharedRoutes,
+    config: &SharedConfig,
+    header: Option<GetTopicsByClusterRequestHeader>,
+) -> HandlerResult {
+    if !config.read().enable_topic_list {
         return Err(disabled());
     }
-    // Java looks a missing cluster up as `null` and finds nothing.
-    let topics = match request.header::<GetTopicsByClusterRequestHeader>() {
-        Ok(header) => state.routes.read().topics_of_cluster(&header.cluster),
-        Err(HeaderError::Missing(_)) => Vec::new(),
-        Err(error) => return Err(error.into()),
-    };
-    Ok(topic_list(
-        request,
-        TopicList {
-            broker_addr: None,
-            topic_list: topics,
-        },
-    ))
+    let topics = header.map_or_else(Vec::new, |header| {
+        routes.read().topics_of_cluster(&header.cluster)
+    });
+    Ok(topic_list(TopicList {
+        broker_addr: None,
+        topic_list: topics,
+    }))
 }
 
 /// GET_SYSTEM_TOPIC_LIST_FROM_NS: cluster and broker names, one broker address.
-pub fn system(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let (topics, broker_addr) = state.routes.read().system_topics();
-    Ok(topic_list(
-        request,
-        TopicList {
-            broker_addr,
-            topic_list: topics,
-        },
-    ))
+pub fn system(routes: &SharedRoutes) -> HandlerResult {
+    let (topics, broker_addr) = routes.read().system_topics();
+    Ok(topic_list(TopicList {
+        broker_addr,
+        topic_list: topics,
+    }))
 }
 
 /// The three unit topic lists, if `enableTopicList`.
-pub fn unit(state: &Namesrv, request: &RemotingCommand, select: UnitSelect) -> HandlerResult {
-    if !state.config.read().enable_topic_list {
+pub fn unit(routes: &SharedRoutes, config: &SharedConfig, select: UnitSelect) -> HandlerResult {
+    if !config.read().enable_topic_list {
         return Err(disabled());
     }
-    let topics = state.routes.read().unit_topics(select);
-    Ok(topic_list(
-        request,
-        TopicList {
-            broker_addr: None,
-            topic_list: topics,
-        },
-    ))
+    let topics = routes.read().unit_topics(select);
+    Ok(topic_list(TopicList {
+        broker_addr: None,
+        topic_list: topics,
+    }))
 }
 
 /// DELETE_TOPIC_IN_NAMESRV.
-pub fn delete(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let header: DeleteTopicFromNamesrvRequestHeader = request.header()?;
-    state
-        .routes
+pub fn delete(routes: &SharedRoutes, header: DeleteTopicFromNamesrvRequestHeader) -> HandlerResult {
+    routes
         .write()
         .delete_topic(&header.topic, header.cluster_name.as_deref());
     tracing::info!(topic = %header.topic, cluster = ?header.cluster_name, "topic deleted");
-    Ok(success(request))
+    Ok(Answer::success())
 }
 
-/// REGISTER_TOPIC_IN_NAMESRV: only the body's `queueDatas` are used. Unlike
-/// Java, a topic name or queue count `validate` refuses is answered with
-/// SYSTEM_ERROR and changes nothing.
-pub fn register(state: &Namesrv, request: &RemotingCommand) -> HandlerResult {
-    let header: RegisterTopicRequestHeader = request.header()?;
-    if let Some(body) = request.body.as_deref() {
-        let route = TopicRouteData::from_json(body)?;
-        if !route.queue_datas.is_empty() {
-            validate::topic_name(&header.topic)?;
-        }
-        for queue in &route.queue_datas {
-            validate::queue_nums(&header.topic, queue.read_queue_nums, queue.write_queue_nums)?;
-        }
-        if state
-            .routes
-            .write()
-            .register_topic(&header.topic, route.queue_datas)
-        {
-            tracing::info!(topic = %header.topic, "topic registered");
+/// REGISTER_TOPIC_IN_NAMESRV: the topic gets the queue data of the request's
+/// body, if it has one.
+pub fn register(routes: &SharedRoutes, registration: TopicRegistration) -> HandlerResult {
+    let TopicRegistration { topic, queue_datas } = registration;
+    if let Some(queue_datas) = queue_datas {
+        if routes.write().register_topic(&topic, queue_datas) {
+            tracing::info!(%topic, "topic registered");
         }
     }
-    Ok(success(request))
+    Ok(Answer::success())
 }

@@ -20,13 +20,13 @@ use rmq_protocol::{ClusterInfo, Dialect, JavaJson, TopicRouteData};
 use rmq_transport::{ConnId, ConnectionHandle};
 use rmq_wire::{RemotingCommand, RequestCode};
 
-use crate::handlers::broker::ORDER_TOPIC_CONFIG;
+use super::Sources;
+use crate::kv::ORDER_TOPIC_CONFIG;
 use crate::limits::Limits;
-use crate::state::Namesrv;
 
 /// What can be subscribed to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(super) enum Key {
+pub enum Key {
     /// Cluster membership (GET_BROKER_CLUSTER_INFO).
     Cluster,
     /// One topic's route (GET_ROUTEINFO_BY_TOPIC).
@@ -138,15 +138,15 @@ impl Hub {
     /// Recomputes every tracked key (unless the route table has not been
     /// written since the last time and `force` is false) and pushes each
     /// changed one to its subscribers.
-    pub(super) fn refresh(&mut self, state: &Namesrv, force: bool) {
-        self.forget_orphans(state.limits.max_route_subscription_entries);
+    pub(super) fn refresh(&mut self, sources: &Sources, limits: &Limits, force: bool) {
+        self.forget_orphans(limits.max_route_subscription_entries);
         if self.tracked.is_empty()
-            || (!force && self.seen_generation == Some(state.routes.changes()))
+            || (!force && self.seen_generation == Some(sources.routes.changes()))
         {
             return;
         }
         let keys: Vec<Key> = self.tracked.keys().cloned().collect();
-        let (generation, fresh) = current_states(state, &keys);
+        let (generation, fresh) = current_states(sources, &keys);
         self.seen_generation = Some(generation);
         let mut changed = Vec::new();
         for (key, now) in keys.into_iter().zip(fresh) {
@@ -164,7 +164,7 @@ impl Hub {
         if changed.is_empty() {
             return;
         }
-        let mut budget = Budget::measure(&self.subscribers, &state.limits);
+        let mut budget = Budget::measure(&self.subscribers, limits);
         for key in changed {
             let Some(tracked) = self.tracked.get(&key) else {
                 continue;
@@ -183,7 +183,8 @@ impl Hub {
     /// changed after it.
     pub(super) fn subscribe(
         &mut self,
-        state: &Namesrv,
+        sources: &Sources,
+        limits: &Limits,
         handle: &ConnectionHandle,
         dialect: Dialect,
         mut keys: Vec<Key>,
@@ -191,7 +192,6 @@ impl Hub {
     ) -> Result<Subscribed, Refusal> {
         keys.sort_unstable();
         keys.dedup();
-        let limits = &state.limits;
         let conn = handle.id();
         let existing = self.subscribers.get(&conn);
         if existing.is_none() && self.subscribers.len() >= limits.max_route_subscribers {
@@ -221,7 +221,7 @@ impl Hub {
             .cloned()
             .collect();
         if !untracked.is_empty() {
-            let (_, states) = current_states(state, &untracked);
+            let (_, states) = current_states(sources, &untracked);
             for (key, now) in untracked.into_iter().zip(states) {
                 self.version += 1;
                 self.tracked.insert(
@@ -515,9 +515,9 @@ fn frame(
 /// What GET_ROUTEINFO_BY_TOPIC and GET_BROKER_CLUSTER_INFO would answer for
 /// `keys` now (the route as a client without zone filtering asks for it),
 /// and the route table's generation they were read at.
-fn current_states(state: &Namesrv, keys: &[Key]) -> (u64, Vec<State>) {
+fn current_states(sources: &Sources, keys: &[Key]) -> (u64, Vec<State>) {
     let (acting_master, order_enabled) = {
-        let config = state.config.read();
+        let config = sources.config.read();
         (config.support_acting_master, config.order_message_enable)
     };
     let mut generation = None;
@@ -527,9 +527,9 @@ fn current_states(state: &Namesrv, keys: &[Key]) -> (u64, Vec<State>) {
     // different writes; the generation of the first is kept, so the next
     // refresh computes again and every key ends at the latest table.
     for slice in keys.chunks(KEYS_PER_LOCK) {
-        let table = state.routes.read();
+        let table = sources.routes.read();
         // Read under the lock: every write counted in it has completed.
-        generation.get_or_insert_with(|| state.routes.changes());
+        generation.get_or_insert_with(|| sources.routes.changes());
         states.extend(slice.iter().map(|key| {
             match key {
                 Key::Cluster => State::Cluster(table.cluster_info()),
@@ -539,9 +539,9 @@ fn current_states(state: &Namesrv, keys: &[Key]) -> (u64, Vec<State>) {
             }
         }));
     }
-    let generation = generation.unwrap_or_else(|| state.routes.changes());
+    let generation = generation.unwrap_or_else(|| sources.routes.changes());
     if order_enabled {
-        let kv = state.kv.read();
+        let kv = sources.kv.read();
         for (key, now) in keys.iter().zip(&mut states) {
             if let (Key::Topic(topic), State::Route(route)) = (key, now) {
                 route.order_topic_conf = kv.get(ORDER_TOPIC_CONFIG, topic).map(str::to_owned);

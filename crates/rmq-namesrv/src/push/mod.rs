@@ -22,22 +22,27 @@
 mod hub;
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::{Mutex, MutexGuard};
-use rmq_protocol::headers::{
-    SubscribeRoutesRequestHeader, SubscribeRoutesResponseHeader, UnsubscribeRoutesRequestHeader,
-};
-use rmq_protocol::route_push::split_topics;
-use rmq_protocol::version::route_dialect;
-use rmq_transport::{ConnId, ConnectionInfo};
-use rmq_wire::{RemotingCommand, ResponseCode};
+use rmq_ops::metrics::Refusals;
+use rmq_protocol::headers::SubscribeRoutesResponseHeader;
+use rmq_protocol::Dialect;
+use rmq_transport::{ConnId, ConnectionHandle};
+use rmq_wire::ResponseCode;
 use tokio::sync::Notify;
 
+pub use hub::Key;
+
+use crate::answer::Answer;
+use crate::config::SharedConfig;
 use crate::error::{Error, HandlerResult};
-use crate::handlers::validate;
-use crate::state::Namesrv;
-use hub::{Hub, Key, Refusal};
+use crate::kv::SharedKv;
+use crate::limits::Limits;
+use crate::metrics::refusal;
+use crate::route::SharedRoutes;
+use hub::{Hub, Refusal};
 
 /// How often subscribers whose changes were coalesced are looked at again.
 const BEHIND_CHECK: Duration = Duration::from_millis(50);
@@ -46,9 +51,40 @@ const BEHIND_CHECK: Duration = Duration::from_millis(50);
 /// those past their grace.
 const ORPHAN_CHECK: Duration = Duration::from_secs(5);
 
+/// What a pushed route is computed from, as GET_ROUTEINFO_BY_TOPIC computes
+/// it: the route table, the order-topic configuration in the KV store, and
+/// the options that change routes (`supportActingMaster`,
+/// `orderMessageEnable`).
+#[derive(Debug, Clone)]
+pub struct Sources {
+    /// The route table.
+    pub routes: Arc<SharedRoutes>,
+    /// The KV store.
+    pub kv: Arc<SharedKv>,
+    /// The configuration.
+    pub config: Arc<SharedConfig>,
+}
+
+/// A route subscription as a client asked for it (WAYMARK_SUBSCRIBE_ROUTES),
+/// checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subscription {
+    /// The topics, and cluster membership if asked for; never empty.
+    pub keys: Vec<Key>,
+    /// The JSON dialect of the routes pushed.
+    pub dialect: Dialect,
+    /// The cursor of an earlier subscription, as sent.
+    pub cursor: Option<String>,
+}
+
 /// The subscriptions of one NameServer.
 #[derive(Debug)]
 pub struct RoutePush {
+    sources: Sources,
+    /// The route push bounds (`Limits`' route push keys).
+    limits: Limits,
+    /// Where stalled subscribers cut off are counted.
+    refusals: Arc<Refusals>,
     /// Locked on the blocking pool (a pass over every subscribed route may
     /// take a while); the runtime's workers only ever try it.
     hub: Mutex<Hub>,
@@ -64,16 +100,14 @@ pub struct RoutePush {
     orphans: AtomicBool,
 }
 
-impl Default for RoutePush {
-    fn default() -> Self {
-        RoutePush::new()
-    }
-}
-
 impl RoutePush {
-    /// No subscriptions, a fresh instance number.
-    pub fn new() -> RoutePush {
+    /// No subscriptions, a fresh instance number; routes computed from
+    /// `sources`, within `limits`, stalled subscribers counted in `refusals`.
+    pub fn new(sources: Sources, limits: Limits, refusals: Arc<Refusals>) -> RoutePush {
         RoutePush {
+            sources,
+            limits,
+            refusals,
             hub: Mutex::new(Hub::new(instance_number())),
             closed: Mutex::new(Vec::new()),
             recheck: Notify::new(),
@@ -113,17 +147,80 @@ impl RoutePush {
 
     /// One pass: every subscribed route brought up to date, held-back
     /// changes sent where there is room again.
-    fn pass(&self, state: &Namesrv, force: bool) {
+    fn pass(&self, force: bool) {
         let mut hub = self.lock_hub();
-        hub.refresh(state, force);
-        for _ in 0..hub.catch_up_behind(&state.limits) {
-            state
-                .metrics
-                .refusals
-                .refused(crate::metrics::refusal::ROUTE_PUSH_STALLED);
+        hub.refresh(&self.sources, &self.limits, force);
+        for _ in 0..hub.catch_up_behind(&self.limits) {
+            self.refusals.refused(refusal::ROUTE_PUSH_STALLED);
         }
         self.behind.store(hub.has_behind(), Ordering::Relaxed);
         self.orphans.store(hub.has_orphans(), Ordering::Relaxed);
+    }
+
+    /// WAYMARK_SUBSCRIBE_ROUTES: the keys join the subscription of
+    /// `subscriber`'s connection; every route owed (all of them, or those
+    /// changed since the cursor) is queued on the connection before the
+    /// answer, which carries the new cursor when nothing owed had to be held
+    /// back.
+    ///
+    /// # Errors
+    /// A subscription over a route push bound: SYSTEM_BUSY (the client
+    /// polls instead) or INVALID_PARAMETER, naming the bound.
+    pub fn subscribe(
+        &self,
+        subscriber: &ConnectionHandle,
+        subscription: Subscription,
+    ) -> HandlerResult {
+        let Subscription {
+            keys,
+            dialect,
+            cursor,
+        } = subscription;
+        let outcome = {
+            let mut hub = self.lock_hub();
+            hub.refresh(&self.sources, &self.limits, false);
+            let subscribed = hub.subscribe(
+                &self.sources,
+                &self.limits,
+                subscriber,
+                dialect,
+                keys,
+                cursor.as_deref(),
+            );
+            self.behind.store(hub.has_behind(), Ordering::Relaxed);
+            subscribed
+        };
+        let refused = match outcome {
+            Ok(subscribed) => {
+                return Ok(Answer::success().with_header(&SubscribeRoutesResponseHeader {
+                    cursor: subscribed.cursor.map(|cursor| cursor.to_string()),
+                    seq: subscribed.seq,
+                }))
+            }
+            Err(Refusal::Subscribers(max)) => Error::new(
+                ResponseCode::SystemBusy,
+                format!("{max} connections already subscribe to routes (maxRouteSubscribers); poll instead"),
+            ),
+            Err(Refusal::TopicsPerSubscriber(max)) => Error::new(
+                ResponseCode::InvalidParameter,
+                format!("a connection may subscribe to at most {max} topics (maxTopicsPerRouteSubscriber)"),
+            ),
+            Err(Refusal::Entries(max)) => Error::new(
+                ResponseCode::SystemBusy,
+                format!("the NameServer holds {max} topic subscriptions already (maxRouteSubscriptionEntries); poll instead"),
+            ),
+        };
+        Err(refused.counted_as(refusal::ROUTE_SUBSCRIPTIONS))
+    }
+
+    /// WAYMARK_UNSUBSCRIBE_ROUTES: `keys` leave the subscription of
+    /// connection `conn`. Keys it did not subscribe to are ignored.
+    pub fn unsubscribe(&self, conn: ConnId, keys: &[Key]) -> HandlerResult {
+        let mut hub = self.lock_hub();
+        hub.unsubscribe(conn, keys);
+        self.orphans.store(hub.has_orphans(), Ordering::Relaxed);
+        drop(hub);
+        Ok(Answer::success())
     }
 }
 
@@ -138,115 +235,23 @@ fn instance_number() -> u64 {
     (nanos as u64) ^ (u64::from(std::process::id()) << 40)
 }
 
-/// WAYMARK_SUBSCRIBE_ROUTES: the topics join the connection's subscription;
-/// every route owed (all of them, or those changed since `cursor`) is queued
-/// on the connection before the response, which carries the new cursor
-/// when nothing owed had to be held back.
-pub fn subscribe(
-    state: &Namesrv,
-    conn: &ConnectionInfo,
-    request: &RemotingCommand,
-) -> HandlerResult {
-    let header: SubscribeRoutesRequestHeader = request.header()?;
-    let mut keys = Vec::new();
-    for topic in split_topics(&header.topics) {
-        // The looser check of registered topics: a broker named after its
-        // host registers topics with dots, and they may be watched too.
-        validate::registered_topic(topic, 0, 0).map_err(|error| {
-            Error::new(
-                ResponseCode::InvalidParameter,
-                error.remark.unwrap_or_default(),
-            )
-        })?;
-        keys.push(Key::Topic(topic.to_owned()));
-    }
-    if header.cluster {
-        keys.push(Key::Cluster);
-    }
-    if keys.is_empty() {
-        return Err(Error::new(
-            ResponseCode::InvalidParameter,
-            "topics is empty and cluster is not asked for: nothing to subscribe to",
-        ));
-    }
-    let dialect = route_dialect(request.version, header.accept_standard_json_only);
-    let cursor = header.cursor.as_deref();
-    let outcome = {
-        let mut hub = state.push.lock_hub();
-        hub.refresh(state, false);
-        let subscribed = hub.subscribe(state, conn.handle(), dialect, keys, cursor);
-        state.push.behind.store(hub.has_behind(), Ordering::Relaxed);
-        subscribed
-    };
-    if outcome.is_err() {
-        state
-            .metrics
-            .refusals
-            .refused(crate::metrics::refusal::ROUTE_SUBSCRIPTIONS);
-    }
-    match outcome {
-        Ok(subscribed) => Ok(RemotingCommand::response_to(request, ResponseCode::Success)
-            .with_header(&SubscribeRoutesResponseHeader {
-                cursor: subscribed.cursor.map(|cursor| cursor.to_string()),
-                seq: subscribed.seq,
-            })),
-        Err(Refusal::Subscribers(max)) => Err(Error::new(
-            ResponseCode::SystemBusy,
-            format!("{max} connections already subscribe to routes (maxRouteSubscribers); poll instead"),
-        )),
-        Err(Refusal::TopicsPerSubscriber(max)) => Err(Error::new(
-            ResponseCode::InvalidParameter,
-            format!("a connection may subscribe to at most {max} topics (maxTopicsPerRouteSubscriber)"),
-        )),
-        Err(Refusal::Entries(max)) => Err(Error::new(
-            ResponseCode::SystemBusy,
-            format!("the NameServer holds {max} topic subscriptions already (maxRouteSubscriptionEntries); poll instead"),
-        )),
-    }
-}
-
-/// WAYMARK_UNSUBSCRIBE_ROUTES: the topics (and cluster membership, if
-/// asked) leave the connection's subscription. Topics it did not subscribe
-/// to are ignored.
-pub fn unsubscribe(
-    state: &Namesrv,
-    conn: &ConnectionInfo,
-    request: &RemotingCommand,
-) -> HandlerResult {
-    let header: UnsubscribeRoutesRequestHeader = request.header()?;
-    let mut keys: Vec<Key> = split_topics(&header.topics)
-        .map(|topic| Key::Topic(topic.to_owned()))
-        .collect();
-    if header.cluster {
-        keys.push(Key::Cluster);
-    }
-    let mut hub = state.push.lock_hub();
-    hub.unsubscribe(conn.id(), &keys);
-    state
-        .push
-        .orphans
-        .store(hub.has_orphans(), Ordering::Relaxed);
-    drop(hub);
-    Ok(RemotingCommand::response_to(request, ResponseCode::Success))
-}
-
 /// Pushes route changes until aborted: woken by every route table write
 /// that may change a route, by [`RoutePush::recheck`], and every
 /// [`BEHIND_CHECK`] while a subscriber has changes held back.
-pub async fn run(state: std::sync::Arc<Namesrv>) {
+pub async fn run(push: Arc<RoutePush>) {
     loop {
-        let behind = state.push.behind.load(Ordering::Relaxed);
-        let orphans = state.push.orphans.load(Ordering::Relaxed);
+        let behind = push.behind.load(Ordering::Relaxed);
+        let orphans = push.orphans.load(Ordering::Relaxed);
         let force = tokio::select! {
-            () = state.routes.changed() => false,
-            () = state.push.recheck.notified() => true,
+            () = push.sources.routes.changed() => false,
+            () = push.recheck.notified() => true,
             () = tokio::time::sleep(BEHIND_CHECK), if behind => false,
             () = tokio::time::sleep(ORPHAN_CHECK), if orphans => false,
         };
         // Recomputing every subscribed route is work for the blocking pool,
         // not for the runtime's workers, which answer route queries.
-        let for_pass = state.clone();
-        let pass = tokio::task::spawn_blocking(move || for_pass.push.pass(&for_pass, force));
+        let for_pass = push.clone();
+        let pass = tokio::task::spawn_blocking(move || for_pass.pass(force));
         if let Err(error) = pass.await {
             tracing::error!(%error, "route push pass failed");
         }

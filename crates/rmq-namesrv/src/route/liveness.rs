@@ -1,4 +1,8 @@
-//! Unregistration, connection loss and expiry (nameserver.md §7).
+//! Unregistration, connection loss and expiry: Java's
+//! `BrokerHousekeepingService` (connection events),
+//! `RouteInfoManager.scanNotActiveBroker` (expiry) and
+//! `BatchUnregistrationService` (the queue whose batches
+//! `RouteInfoManager.unRegisterBroker` runs).
 //!
 //! Java decides a removal (a closed connection, an expired heartbeat) and
 //! executes it later from a queue; a broker that re-registered in between is
@@ -8,9 +12,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use std::sync::Arc;
+
 use super::register::MinIdNotification;
-use super::table::{BrokerKey, RouteTable};
-use super::{perm, ConnId, Millis};
+use super::table::{BrokerKey, LiveBroker, RouteTable};
+use super::{perm, ConnId, Millis, RELAYED_CONN};
 
 /// One queued unregistration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +82,7 @@ impl RouteTable {
     pub fn connection_closed(&self, conn: ConnId) -> Vec<Unregistration> {
         self.live
             .iter()
-            .filter(|(_, live)| live.conn == conn && !live.provisional)
+            .filter(|(_, live)| live.conn == conn && live.is_direct())
             .filter_map(|(key, _)| self.unregistration_for(key))
             .collect()
     }
@@ -96,7 +102,13 @@ impl RouteTable {
             .collect()
     }
 
-    /// Runs a batch of unregistrations atomically (nameserver.md §7.3).
+    /// Runs a batch of unregistrations atomically, as Java's
+    /// `RouteInfoManager.unRegisterBroker` runs the batches its
+    /// `BatchUnregistrationService` drains: the live and filter-server
+    /// entries go, each group loses every id at the address, empty groups
+    /// leave their cluster and topics, and an acting-master group left
+    /// without master loses write permission. An unregistration decided
+    /// before its broker registered again is skipped (its `fence`).
     pub fn unregister_batch(
         &mut self,
         batch: &[Unregistration],
@@ -191,6 +203,29 @@ impl RouteTable {
             }
             !queues.is_empty()
         });
+    }
+
+    /// Keeps the broker at `key` as relayed from `from` instead of removing
+    /// it: the cluster says another NameServer holds it directly. Its
+    /// routes stay as they are; its liveness is that node's from now on.
+    /// Nothing when it registered again after `fence` (as an unregistration
+    /// would be skipped) or is not here. Returns whether it was demoted.
+    pub fn demote(&mut self, key: &BrokerKey, from: Arc<str>, fence: u64) -> bool {
+        match self.live.get_mut(key) {
+            Some(live) if live.generation <= fence => {
+                live.relayed_from = Some(from);
+                live.provisional = false;
+                live.conn = RELAYED_CONN;
+                live.held_topics = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the broker at `key` is held directly (registered by itself).
+    pub fn is_direct(&self, key: &BrokerKey) -> bool {
+        self.live.get(key).is_some_and(LiveBroker::is_direct)
     }
 
     /// Whether a broker with this key is live and uses `conn` (for logging).

@@ -10,6 +10,7 @@
 
 mod liveness;
 mod register;
+mod relay;
 mod shared;
 mod snapshot;
 mod table;
@@ -19,7 +20,8 @@ mod view;
 
 pub use liveness::{Expired, UnregisterOutcome, Unregistration};
 pub use register::{
-    BrokerRegistration, MinIdNotification, RegisterError, RegisterOutcome, TopicChanges, TopicWork,
+    BrokerRegistration, MinIdNotification, RegisterError, RegisterOutcome, RegistrationSource,
+    TopicChanges, TopicWork,
 };
 pub use shared::{RouteVariant, SharedRoutes};
 pub use snapshot::{SnapshotError, RESTORED_CONN, SNAPSHOT_VERSION};
@@ -34,6 +36,10 @@ pub type Millis = u64;
 
 /// Identifies one connection for the server's lifetime.
 pub type ConnId = u64;
+
+/// The connection of a relayed broker: none of this process (the
+/// transport numbers connections from 1, and 0 marks a restored broker).
+pub const RELAYED_CONN: ConnId = ConnId::MAX;
 
 /// Default time a silent broker stays registered (`heartbeatTimeoutMillis`).
 pub const DEFAULT_BROKER_TIMEOUT_MS: u64 = 120_000;

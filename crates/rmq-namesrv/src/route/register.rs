@@ -1,10 +1,14 @@
-//! Broker registration: nameserver.md §5, step by step.
+//! Broker registration, Java's `RouteInfoManager.registerBroker` step by
+//! step: the broker's part (group, address, live entry, mappings, filter
+//! servers) in [`RouteTable::begin_registration`], then its topics' queue
+//! data, which `SharedRoutes::register_broker` writes a slice at a time.
 //!
-//! One call is one atomic registration. It returns the response fields and
-//! the min-broker-id notifications to send; sending is the caller's job,
-//! after the table lock is released (Java sends while holding its lock).
+//! A registration returns the response fields and the min-broker-id
+//! notifications to send; sending is the caller's job, after the table lock
+//! is released (Java sends while holding its lock).
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use rmq_protocol::{DataVersion, TopicConfig, TopicQueueMappingInfo};
 
@@ -47,6 +51,21 @@ pub struct BrokerRegistration {
     pub client_version: i32,
 }
 
+/// Where a registration came from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum RegistrationSource {
+    /// The broker itself, over one of this NameServer's connections.
+    #[default]
+    Direct,
+    /// Another NameServer of the cluster, which holds the broker directly
+    /// (a pulled registration): applied only where the broker is not held
+    /// directly, and not a reason to notify anyone.
+    Relayed {
+        /// That NameServer's name.
+        from: Arc<str>,
+    },
+}
+
 /// What a registration tells the broker and what should happen next.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RegisterOutcome {
@@ -61,9 +80,14 @@ pub struct RegisterOutcome {
     /// True when this registration confirmed an entry restored from the
     /// route snapshot (for logging).
     pub confirmed_restored: bool,
-    /// True when a higher stateVersion at another address won and this
-    /// registration was ignored (nameserver.md §5.1 step 6).
+    /// True when the broker's id is held by a live broker at another
+    /// address with a higher stateVersion (as controller-mode brokers set
+    /// it), so this registration was ignored, as Java ignores it; the group
+    /// and its cluster are recorded all the same.
     pub ignored_stale_state_version: bool,
+    /// True when a relayed registration was not applied: the broker is
+    /// registered with this NameServer directly, which always wins.
+    pub kept_direct: bool,
 }
 
 /// A NOTIFY_MIN_BROKER_ID_CHANGE to send.
@@ -91,9 +115,9 @@ pub enum RegisterError {
 }
 
 /// What is left of a registration once [`RouteTable::begin_registration`]
-/// has done the broker's part: its topics' queue data, applied in one go
-/// ([`RouteTable::register_broker`]) or in slices with the table unlocked in
-/// between ([`SharedRoutes::register_broker`](super::SharedRoutes::register_broker)).
+/// has done the broker's part: its topics' queue data, applied in slices
+/// with the table unlocked in between
+/// ([`SharedRoutes::register_broker`](super::SharedRoutes::register_broker)).
 #[derive(Debug, Clone)]
 pub struct TopicWork {
     key: BrokerKey,
@@ -211,28 +235,6 @@ fn with_repeats(topics: &[TopicConfig], positions: &[usize]) -> Vec<usize> {
 }
 
 impl RouteTable {
-    /// REGISTER_BROKER. `notify_min_id` enables the notification of §5.4;
-    /// `delete_missing_topics` is `deleteTopicWithBrokerRegistration`.
-    pub fn register_broker(
-        &mut self,
-        mut reg: BrokerRegistration,
-        now: Millis,
-        notify_min_id: bool,
-        delete_missing_topics: bool,
-    ) -> Result<RegisterOutcome, RegisterError> {
-        let (outcome, work) =
-            self.begin_registration(&reg, now, notify_min_id, delete_missing_topics)?;
-        if let Some(work) = work {
-            let topics = std::mem::take(&mut reg.topic_configs);
-            if work.applies {
-                self.reserve_topics(topics.len().saturating_sub(self.topics.len()));
-            }
-            self.apply_topics(&work, &topics);
-            self.finish_topics(&work, &topics);
-        }
-        Ok(outcome)
-    }
-
     /// Grows the topic map for `new_topics` more, once, rather than
     /// rehashing it while they are written (which a sliced registration
     /// does in between route queries).
@@ -326,10 +328,45 @@ impl RouteTable {
         notify_min_id: bool,
         delete_missing_topics: bool,
     ) -> Result<(RegisterOutcome, Option<TopicWork>), RegisterError> {
+        self.begin_registration_from(
+            reg,
+            now,
+            notify_min_id,
+            delete_missing_topics,
+            &RegistrationSource::Direct,
+        )
+    }
+
+    /// [`begin_registration`](Self::begin_registration) of a registration
+    /// from `source`. A relayed one is not applied over a broker held
+    /// directly ([`RegisterOutcome::kept_direct`]), and notifies nobody.
+    pub fn begin_registration_from(
+        &mut self,
+        reg: &BrokerRegistration,
+        now: Millis,
+        notify_min_id: bool,
+        delete_missing_topics: bool,
+        source: &RegistrationSource,
+    ) -> Result<(RegisterOutcome, Option<TopicWork>), RegisterError> {
         let key = BrokerKey::new(&reg.cluster, &reg.broker_addr);
+        let relayed_from = match source {
+            RegistrationSource::Direct => None,
+            RegistrationSource::Relayed { from } => Some(from.clone()),
+        };
+        if relayed_from.is_some() && self.live.get(&key).is_some_and(LiveBroker::is_direct) {
+            return Ok((
+                RegisterOutcome {
+                    kept_direct: true,
+                    ..Default::default()
+                },
+                None,
+            ));
+        }
+        let notify_min_id = notify_min_id && relayed_from.is_none();
         let mut outcome = RegisterOutcome {
             new_broker: !self.live.contains_key(&key),
-            confirmed_restored: self.live.get(&key).is_some_and(|live| live.provisional),
+            confirmed_restored: relayed_from.is_none()
+                && self.live.get(&key).is_some_and(|live| live.provisional),
             ..Default::default()
         };
 
@@ -395,7 +432,9 @@ impl RouteTable {
             !old_version_broker && !is_master && group.min_id() == Some(reg.broker_id);
         let acting = group.enable_acting_master;
 
-        // Evaluated before the live entry below is replaced (nameserver.md §5.3).
+        // Evaluated before the live entry below is replaced, as Java's
+        // isBrokerTopicConfigChanged: the comparison is with the broker's
+        // previous registration.
         let config_changed = self.broker_topic_config_changed(&key, &reg.data_version);
 
         let applies = is_master || is_prime_slave;
@@ -423,6 +462,8 @@ impl RouteTable {
                 provisional: false,
                 client_version: reg.client_version,
                 held_topics: None,
+                enable_acting_master: reg.enable_acting_master,
+                relayed_from,
             },
         );
         let work = TopicWork {
@@ -583,12 +624,13 @@ impl RouteTable {
 
     /// Java `isBrokerTopicConfigChanged`: the broker is not live, or its
     /// stored DataVersion differs from `version` (all three fields compared).
-    /// A restored (provisional) entry counts as changed: the snapshot only
-    /// stands in for the broker until the broker itself says what it holds.
+    /// A restored (provisional) or relayed entry counts as changed: it only
+    /// stands in for the broker until the broker itself says what it holds
+    /// (and a newer relayed copy is written whole).
     pub fn broker_topic_config_changed(&self, key: &BrokerKey, version: &DataVersion) -> bool {
         self.live
             .get(key)
-            .is_none_or(|live| live.provisional || live.data_version != *version)
+            .is_none_or(|live| !live.is_direct() || live.data_version != *version)
     }
 
     /// Java `isTopicConfigChanged`: the broker's version changed, or the topic
@@ -630,7 +672,7 @@ impl RouteTable {
         let stored = self.live.get(key).map(|live| live.data_version);
         let changed = match (&stored, version) {
             (Some(stored), Some(version)) => {
-                stored != version || self.live.get(key).is_some_and(|live| live.provisional)
+                stored != version || self.live.get(key).is_some_and(|live| !live.is_direct())
             }
             _ => true,
         };

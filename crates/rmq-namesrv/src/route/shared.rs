@@ -15,13 +15,16 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use rmq_protocol::{Dialect, TopicConfig};
 use tokio::sync::Notify;
 
-use super::register::{BrokerRegistration, RegisterError, RegisterOutcome, TopicChanges};
+use super::register::{
+    BrokerRegistration, RegisterError, RegisterOutcome, RegistrationSource, TopicChanges,
+};
 use super::{BrokerKey, Millis, RouteTable, MASTER_ID};
 
 /// Topics a registration writes per hold of the write lock. Route queries
@@ -167,14 +170,56 @@ impl SharedRoutes {
     /// which entries are as the registration would write them, and the
     /// registration's remaining topics are written whole, slice by slice.
     ///
+    /// `notify_min_id` (`notifyMinBrokerIdChanged`) has a registration that
+    /// lowers its group's smallest broker id return the notifications of
+    /// the group; `delete_missing_topics` is
+    /// `deleteTopicWithBrokerRegistration`.
+    ///
+    /// # Errors
+    /// [`RegisterError::SingleTopicBeforeFullRegistration`]: a one-topic
+    /// registration of a member not yet registered, refused as Java refuses
+    /// an incremental registration that overtook the broker's first full one.
+    pub fn register_broker(
+        &self,
+        reg: BrokerRegistration,
+        now: Millis,
+        notify_min_id: bool,
+        delete_missing_topics: bool,
+    ) -> Result<RegisterOutcome, RegisterError> {
+        self.register(
+            reg,
+            now,
+            notify_min_id,
+            delete_missing_topics,
+            &RegistrationSource::Direct,
+        )
+    }
+
+    /// A registration pulled from `from`, another NameServer of the cluster
+    /// that holds the broker directly: applied as
+    /// [`register_broker`](Self::register_broker) applies one, as relayed,
+    /// unless the broker is held here directly
+    /// ([`RegisterOutcome::kept_direct`]). Notifies nobody; the topics it
+    /// no longer lists leave (the pull carries the holder's whole list).
+    ///
     /// # Errors
     /// As [`RouteTable::register_broker`].
-    pub fn register_broker(
+    pub fn register_relayed(
+        &self,
+        reg: BrokerRegistration,
+        from: Arc<str>,
+        now: Millis,
+    ) -> Result<RegisterOutcome, RegisterError> {
+        self.register(reg, now, false, true, &RegistrationSource::Relayed { from })
+    }
+
+    fn register(
         &self,
         mut reg: BrokerRegistration,
         now: Millis,
         notify_min_id: bool,
         delete_missing_topics: bool,
+        source: &RegistrationSource,
     ) -> Result<RegisterOutcome, RegisterError> {
         // Only a master's topics are known to make routes before its
         // broker's part is written: a slave's make them only as the prime
@@ -193,8 +238,13 @@ impl SharedRoutes {
             (fingerprint, changes)
         });
         let mut table = self.write();
-        let (outcome, work) =
-            table.begin_registration(&reg, now, notify_min_id, delete_missing_topics)?;
+        let (outcome, work) = table.begin_registration_from(
+            &reg,
+            now,
+            notify_min_id,
+            delete_missing_topics,
+            source,
+        )?;
         let Some(work) = work else {
             return Ok(outcome);
         };

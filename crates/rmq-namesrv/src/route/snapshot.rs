@@ -87,6 +87,11 @@ struct Broker<S> {
     timeout_ms: u64,
     data_version: DataVersion,
     ha_server_addr: S,
+    /// Learnt from another NameServer of the cluster: dropped on restore,
+    /// since it may have left the cluster while this one was down (a
+    /// restarted node learns relayed brokers again from its peers).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    relayed: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -151,6 +156,7 @@ impl RouteTable {
                 timeout_ms: live.timeout_ms,
                 data_version: live.data_version,
                 ha_server_addr: live.ha_server_addr.as_str(),
+                relayed: live.relayed_from.is_some(),
             })
             .collect();
         brokers.sort_unstable_by(|a, b| (a.cluster, a.addr).cmp(&(b.cluster, b.addr)));
@@ -236,7 +242,11 @@ impl RouteTable {
             .into_iter()
             .map(|(c, names)| (c, names.into_iter().collect::<BTreeSet<_>>()))
             .collect();
+        let mut relayed = Vec::new();
         for b in file.brokers {
+            if b.relayed {
+                relayed.push(BrokerKey::new(b.cluster.clone(), b.addr.clone()));
+            }
             table.generation += 1;
             table.live.insert(
                 BrokerKey::new(b.cluster, b.addr),
@@ -248,6 +258,8 @@ impl RouteTable {
                     ha_server_addr: b.ha_server_addr,
                     generation: table.generation,
                     provisional: true,
+                    enable_acting_master: None,
+                    relayed_from: None,
                     client_version: 0,
                     held_topics: None,
                 },
@@ -275,6 +287,11 @@ impl RouteTable {
         }
         table.topics = topics.into();
         table.mappings = file.mappings.into_iter().collect();
+        let batch: Vec<_> = relayed
+            .iter()
+            .filter_map(|key| table.unregistration_for(key))
+            .collect();
+        table.unregister_batch(&batch, false);
         Ok(table)
     }
 }

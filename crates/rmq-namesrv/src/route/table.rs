@@ -98,6 +98,15 @@ pub struct LiveBroker {
     /// Set once a registration's whole topic list was found in the topic
     /// map, or written to it, as sent.
     pub held_topics: Option<HeldTopics>,
+    /// `enableActingMaster` as the broker sent it (`None`: a 4.x broker,
+    /// which never does), for the registration another NameServer pulls.
+    pub enable_acting_master: Option<bool>,
+    /// `Some(node)` for a broker learnt from another NameServer of the
+    /// cluster that holds it directly (docs/architecture.md, "The NameServer
+    /// cluster"): its liveness is that node's, so it is neither expired
+    /// here nor tied to a connection; a registration from the broker itself
+    /// replaces it.
+    pub relayed_from: Option<Arc<str>>,
 }
 
 /// A broker's topic list as the topic map held it: while the map has not
@@ -114,8 +123,15 @@ pub struct HeldTopics {
 
 impl LiveBroker {
     /// True once `now` is strictly past the timeout (Java's `<` comparison).
+    /// A relayed broker never expires here: it leaves when the cluster says.
     pub fn is_expired(&self, now: Millis) -> bool {
-        self.last_update.saturating_add(self.timeout_ms) < now
+        self.relayed_from.is_none() && self.last_update.saturating_add(self.timeout_ms) < now
+    }
+
+    /// Registered with this NameServer by the broker itself (not restored
+    /// from the route snapshot and unconfirmed, not relayed).
+    pub fn is_direct(&self) -> bool {
+        !self.provisional && self.relayed_from.is_none()
     }
 }
 

@@ -1,5 +1,7 @@
-//! Route assembly for GET_ROUTEINFO_BY_TOPIC (nameserver.md §6): queue and
-//! broker data of a topic, the acting-master rewrite, and zone filtering.
+//! Route assembly for GET_ROUTEINFO_BY_TOPIC, as Java's
+//! `RouteInfoManager.pickupTopicRouteData` and `ZoneRouteRPCHook` do it:
+//! queue and broker data of a topic, the acting-master rewrite, and zone
+//! filtering.
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
-//! Broker-facing requests over TCP (nameserver.md §2.2–§2.8): registration
-//! in every body format, unregistration through the batch worker, cluster
-//! info, member groups and write permissions.
+//! Broker-facing requests over TCP: registration in every body format,
+//! unregistration through the batch worker, cluster info, member groups and
+//! write permissions.
 
 use rmq_protocol::{BodyFlavor, ClusterInfo, JavaJson};
 use rmq_wire::{RequestCode as C, ResponseCode as R};

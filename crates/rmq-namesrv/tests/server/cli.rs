@@ -1,5 +1,6 @@
-//! The command line (nameserver.md §10): `-p` prints every option and exits
-//! 0, `-c` loads a properties file (which then becomes the config store).
+//! The command line, as Java's `mqnamesrv` takes it: `-p` prints every option
+//! and exits 0, `-c` loads a properties file (which then becomes the config
+//! store).
 
 use std::process::{Command, Stdio};
 

@@ -145,8 +145,9 @@ fn print_marks_ignored_keys_and_still_reads_as_properties() {
             + rmq_namesrv::limits::LimitKeys::KEYS.len()
             + rmq_namesrv::config::SnapshotKeys::KEYS.len()
             + rmq_namesrv::config::OpsKeys::KEYS.len()
+            + rmq_namesrv::cluster::ClusterKeys::KEYS.len()
             + rmq_namesrv::security::AuthKeys::KEYS.len(),
-        "40 options, customKey, the limits, the route snapshot keys, the HTTP port and the authentication keys"
+        "40 options, customKey, the limits, the route snapshot keys, the HTTP port, the cluster keys and the authentication keys"
     );
     assert_eq!(properties["httpListenAddr"], "127.0.0.1:9877");
     assert_eq!(properties["authenticationEnabled"], "false");

@@ -1,6 +1,7 @@
 //! `enableControllerInNamesrv=true`: the NameServer process also runs the
 //! controller, configured by the controller keys of the same properties, on
-//! the controller's own port (controller.md §11).
+//! the controller's own port, as Java's `NamesrvStartup` runs it
+//! (docs/controller.md).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

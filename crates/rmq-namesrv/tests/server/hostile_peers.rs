@@ -3,10 +3,12 @@
 //! server's memory held to a budget the test sets, route queries answered
 //! throughout, and the offending peer refused by name.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use rmq_testkit::hostile;
 use rmq_wire::{RemotingCommand, RequestCode as C, ResponseCode as R};
-use tokio::io::AsyncWriteExt;
+use tokio::time::Instant;
 
 use crate::common::*;
 
@@ -87,21 +89,19 @@ async fn slow_senders_of_large_frames_share_one_budget() {
 
     // Each announces a 16 MiB frame and sends all of it but the last byte,
     // as fast as the server takes it: 768 MiB if the server kept it all.
-    let header = r#"{"code":106,"flag":0,"opaque":1,"language":"JAVA","version":0}"#;
-    let mut frame = json_frame(header, &vec![b'x'; FRAME - 8 - header.len()]);
-    frame.pop();
-    let frame = std::sync::Arc::new(frame);
-    let mut senders = Vec::new();
-    for _ in 0..SENDERS {
-        let mut raw = Raw::connect(server.addr).await;
-        let frame = frame.clone();
-        senders.push(tokio::spawn(async move {
-            let _ = raw.0.write_all(&frame).await;
-            // Hold the connection open, the frame unfinished.
-            tokio::time::sleep(Duration::from_secs(30)).await;
-            drop(raw);
-        }));
-    }
+    let frame = Arc::new(hostile::slow_frame(FRAME));
+    let held = Instant::now() + Duration::from_secs(30);
+    let senders = tokio::spawn(hostile::send_and_hold(
+        server.addr,
+        SENDERS,
+        frame,
+        false,
+        held,
+    ));
+    // Waited 3 s: the senders write over loopback as fast as the server
+    // reads, at hundreds of MiB a second or more, so by then the server has
+    // taken all it will of the 768 MiB; without the budget it would hold
+    // most of them.
     tokio::time::sleep(Duration::from_secs(3)).await;
     route_query_answered(&server, "TopicA").await;
     let grown = server.rss_bytes().saturating_sub(baseline);
@@ -110,9 +110,7 @@ async fn slow_senders_of_large_frames_share_one_budget() {
         "RSS grew by {} MiB with a 64 MiB budget",
         grown / MIB
     );
-    for sender in senders {
-        sender.abort();
-    }
+    senders.abort();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -127,34 +125,35 @@ async fn a_peer_that_never_reads_its_answers_stops_being_read() {
     let _broker = registered(&server, &names).await;
     let baseline = server.rss_bytes();
 
+    // Each pipelines the requests and never reads an answer.
     let list = RemotingCommand::request(C::GetAllTopicListFromNameserver, 1);
     let one = rmq_wire::frame::encode_to_bytes(&list);
-    let pipelined: Vec<u8> = one
-        .iter()
-        .copied()
-        .cycle()
-        .take(one.len() * REQUESTS)
-        .collect();
-    let pipelined = std::sync::Arc::new(pipelined);
-    let mut hogs = Vec::new();
-    for _ in 0..CONNECTIONS {
-        let mut raw = Raw::connect(server.addr).await;
-        let bytes = pipelined.clone();
-        hogs.push(tokio::spawn(async move {
-            let _ = raw.0.write_all(&bytes).await;
-            tokio::time::sleep(Duration::from_secs(30)).await;
-            drop(raw);
-        }));
-    }
+    let pipelined = Arc::new(
+        one.iter()
+            .copied()
+            .cycle()
+            .take(one.len() * REQUESTS)
+            .collect(),
+    );
+    let held = Instant::now() + Duration::from_secs(30);
+    let hogs = tokio::spawn(hostile::send_and_hold(
+        server.addr,
+        CONNECTIONS,
+        pipelined,
+        true,
+        held,
+    ));
+    // Waited 3 s: the topic list is encoded once and then served from its
+    // cache, so each connection's 4 MiB of queued answers is reached within
+    // milliseconds; a server that kept answering would have queued far more
+    // than the bound by then.
     tokio::time::sleep(Duration::from_secs(3)).await;
     route_query_answered(&server, "HostileTopic000001").await;
     // 8 × 400 answers of 600 KB would be 1.9 GB; each connection may
     // queue 4 MiB, plus what the socket buffers take.
     let grown = server.rss_bytes().saturating_sub(baseline);
     assert!(grown < 128 * MIB, "RSS grew by {} MiB", grown / MIB);
-    for hog in hogs {
-        hog.abort();
-    }
+    hogs.abort();
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
-//! KV store and configuration over TCP (nameserver.md §2.15–§2.20, §8, §9):
-//! answers, the kvConfig.json file in Java's format, reload after a restart,
-//! the UPDATE_NAMESRV_CONFIG black list and persistence, GET_NAMESRV_CONFIG.
+//! KV store and configuration over TCP: answers, the kvConfig.json file in
+//! Java's format, reload after a restart, the UPDATE_NAMESRV_CONFIG black list
+//! and persistence, GET_NAMESRV_CONFIG.
 
 use rmq_wire::{RequestCode as C, ResponseCode as R};
 

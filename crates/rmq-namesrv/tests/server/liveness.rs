@@ -1,7 +1,8 @@
-//! Liveness over TCP (nameserver.md §7): a closed broker connection removes
-//! the broker promptly, an older connection of a re-registered broker does
-//! not, a silent broker expires after its own heartbeatTimeoutMillis (at
-//! the earliest at the first expiry scan, 5 s after start), heartbeats keep it, an idle connection is closed and unregisters.
+//! Liveness over TCP: a closed broker connection removes the broker
+//! promptly, an older connection of a re-registered broker does not, a
+//! silent broker expires after its own heartbeatTimeoutMillis (at the
+//! earliest at the first expiry scan, 5 s after start), heartbeats keep it,
+//! an idle connection is closed and unregisters.
 
 use std::time::{Duration, Instant};
 
@@ -30,7 +31,10 @@ async fn closing_the_broker_connection_unregisters_it() {
         R::Success,
     );
     assert!(has_route(&server, "TopicTest").await);
-    // A client connection closing changes nothing.
+    // A client connection closing changes nothing. Waited 200 ms: the
+    // broker's own close below takes its route away within the first polls
+    // (the close queues the unregistration at once, the worker runs it when
+    // woken), so one queued by the client's close would have run by then.
     server.client().await.close();
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(has_route(&server, "TopicTest").await);
@@ -60,6 +64,9 @@ async fn an_older_connection_closing_does_not_unregister() {
         &new.invoke(broker().request(), TIMEOUT).await.unwrap(),
         R::Success,
     );
+    // Waited 300 ms after the old connection's close: the new one's close
+    // below unregisters within the first polls, so an unregistration queued
+    // by the old one would have run by then.
     old.close();
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
@@ -86,8 +93,14 @@ async fn a_silent_broker_expires_after_its_timeout() {
         &conn.invoke(reg.request(), TIMEOUT).await.unwrap(),
         R::Success,
     );
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    assert!(has_route(&server, "TopicTest").await, "not yet expired");
+    // Registered with it and silent as long: another broker on the default
+    // timeout (120 s), which must outlive broker-a.
+    let other_conn = server.client().await;
+    let other = Register::new("broker-b", "127.0.0.1:10912", 0, &["B1", "B2"]);
+    assert_code(
+        &other_conn.invoke(other.request(), TIMEOUT).await.unwrap(),
+        R::Success,
+    );
     assert!(
         eventually(Duration::from_secs(8), || async {
             !has_route(&server, "TopicTest").await
@@ -106,10 +119,10 @@ async fn a_silent_broker_expires_after_its_timeout() {
         eventually(Duration::from_secs(2), || async { conn.is_closed() }).await,
         "the expired broker's connection is closed"
     );
-    // The default timeout (120 s) of another broker is unaffected.
-    let other_conn = server.client().await;
-    let other = Register::new("broker-b", "127.0.0.1:10912", 0, &["B1", "B2"]);
-    other_conn.invoke(other.request(), TIMEOUT).await.unwrap();
+    // broker-b's default timeout (120 s) is unaffected. Waited 500 ms after
+    // broker-a went: two more scans (every 200 ms), each of which would have
+    // expired broker-b had it been given broker-a's 1.2 s, as it registered
+    // with broker-a and has been as silent since.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(has_route(&server, "B1").await);
 }
@@ -119,11 +132,15 @@ async fn heartbeats_keep_a_broker_registered() {
     let dir = TempDir::new();
     let server = Server::start(&dir, &[("scanNotActiveBrokerInterval", "200")]);
     let conn = server.client().await;
-    let reg = broker().ext("heartbeatTimeoutMillis", "800");
+    // A timeout 15 times the interval of the heartbeats below: only a stall
+    // of the test or the server of nearly 3 s between two of them could
+    // expire the broker.
+    let reg = broker().ext("heartbeatTimeoutMillis", "3000");
     assert_code(
         &conn.invoke(reg.request(), TIMEOUT).await.unwrap(),
         R::Success,
     );
+    let registered = Instant::now();
     let beat = request(
         C::BrokerHeartbeat,
         &[
@@ -141,23 +158,30 @@ async fn heartbeats_keep_a_broker_registered() {
             ("brokerId", "0"),
         ],
     );
-    // Past the first expiry scan (5 s after start) and several more.
-    for round in 0..26 {
+    // 6.5 s of heartbeats, timed, not counted: without them the broker
+    // would be gone by 5.2 s after its registration (at the first expiry
+    // scan, 5 s after start, or the first one past its 3 s timeout).
+    let mut round = 0;
+    while registered.elapsed() < Duration::from_millis(6_500) {
         // One-way, as brokers send both.
         let keepalive = if round % 2 == 0 {
             beat.clone()
         } else {
             query.clone()
         };
-        conn.invoke_oneway(keepalive).unwrap();
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        conn.invoke_oneway(keepalive)
+            .expect("sent (the server closes the connection of a broker it expired)");
+        round += 1;
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert!(
         has_route(&server, "TopicTest").await,
-        "kept alive for 6.5 s with an 0.8 s timeout"
+        "kept alive for {:?} with a 3 s timeout",
+        registered.elapsed()
     );
+    // And without them it goes: 3 s of silence and the next scan.
     assert!(
-        eventually(Duration::from_secs(3), || async {
+        eventually(Duration::from_secs(6), || async {
             !has_route(&server, "TopicTest").await
         })
         .await

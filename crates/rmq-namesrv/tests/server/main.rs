@@ -9,6 +9,7 @@ mod authentication;
 mod bad_input;
 mod broker_requests;
 mod cli;
+mod cluster_status;
 mod conf_example;
 mod configuration;
 mod embedded_controller;

@@ -1,6 +1,7 @@
-//! NOTIFY_MIN_BROKER_ID_CHANGE reaches a listening fake broker (nameserver.md
-//! §2.22, §5.4, §7.4) when `notifyMinBrokerIdChanged=true`, and nothing is
-//! sent when it is off.
+//! NOTIFY_MIN_BROKER_ID_CHANGE reaches a listening fake broker when
+//! `notifyMinBrokerIdChanged=true` (a registration that lowers its group's
+//! smallest id, an acting-master group losing it), and nothing is sent when
+//! it is off.
 
 use std::time::Duration;
 
@@ -129,6 +130,9 @@ async fn nothing_is_sent_when_disabled() {
         &["TopicTest", "Other"],
     ));
     conn.invoke(master.request(), TIMEOUT).await.unwrap();
+    // Waited 500 ms: with notifyMinBrokerIdChanged=true the same two
+    // registrations' notice is on its way as the answer is sent (its
+    // connection gives up after 300 ms), so one would have arrived by then.
     assert!(receive(&fake, Duration::from_millis(500)).await.is_none());
 }
 

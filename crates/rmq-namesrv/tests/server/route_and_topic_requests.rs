@@ -1,6 +1,6 @@
-//! Route and topic requests over TCP (nameserver.md §2.1, §2.9–§2.14): topic
-//! lists with their bodies, deletion and re-adding, single-topic
-//! registration with validation, zone filtering, missing topic.
+//! Route and topic requests over TCP: topic lists with their bodies, deletion
+//! and re-adding, single-topic registration with validation, zone filtering,
+//! missing topic.
 
 use rmq_wire::{RequestCode as C, ResponseCode as R};
 

@@ -1,14 +1,15 @@
-//! Byte-exact responses of wire-protocol.md §12 (Java 5.3.3 vectors) from
-//! the running binary, requests sent as raw frames.
+//! Byte-exact responses from the running binary to requests sent as raw
+//! frames: each expected frame is what a Java 5.3.3 NameServer answers the
+//! same request with (client 5.3.3, `version` 479), recorded from it.
 
 use rmq_protocol::body_crc32;
 
 use crate::common::*;
 
-/// §12.1: the request of a 5.3.3 client.
+/// GET_ROUTEINFO_BY_TOPIC as a 5.3.3 client sends it (a 139-byte frame).
 const ROUTE_REQUEST_479: &str = r#"{"code":105,"extFields":{"topic":"TopicTest"},"flag":0,"language":"JAVA","opaque":1,"serializeTypeCurrentRPC":"JSON","version":479}"#;
 const ROUTE_REQUEST_400: &str = r#"{"code":105,"extFields":{"topic":"TopicTest"},"flag":0,"language":"JAVA","opaque":1,"serializeTypeCurrentRPC":"JSON","version":400}"#;
-/// §12.2: the same request with a ROCKETMQ binary header (49 bytes).
+/// The same request with a ROCKETMQ binary header (49 bytes).
 const ROUTE_REQUEST_BINARY: [u8; 49] = [
     0x00, 0x00, 0x00, 0x2d, 0x01, 0x00, 0x00, 0x29, 0x00, 0x69, 0x00, 0x01, 0xdf, 0x00, 0x00, 0x00,
     0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x14, 0x00, 0x05, 0x74,
@@ -20,7 +21,7 @@ const STANDARD_ROUTE: &str = r#"{"brokerDatas":[{"brokerAddrs":{"0":"127.0.0.1:1
 const DEFAULT_ROUTE: &str = r#"{"brokerDatas":[{"brokerAddrs":{0:"127.0.0.1:10911"},"brokerName":"broker-a","cluster":"DefaultCluster","enableActingMaster":false}],"filterServerTable":{},"queueDatas":[{"brokerName":"broker-a","perm":6,"readQueueNums":4,"topicSysFlag":0,"writeQueueNums":4}]}"#;
 const NO_ROUTE_REMARK: &str = "No topic route info in name server for the topic: TopicTest\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details.";
 
-/// §12.6: a 5.3.3 broker's registration.
+/// A 5.3.3 broker's REGISTER_BROKER (449-byte body).
 const REGISTER_HEADER: &str = r#"{"code":103,"extFields":{"brokerId":"0","bodyCrc32":"1779474218","clusterName":"DefaultCluster","brokerAddr":"127.0.0.1:10911","enableActingMaster":"false","haServerAddr":"127.0.0.1:10912","compressed":"false","brokerName":"broker-a"},"flag":0,"language":"JAVA","opaque":2,"serializeTypeCurrentRPC":"JSON","version":479}"#;
 const REGISTER_BODY: &str = r#"{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":3,"stateVersion":0,"timestamp":1700000000000},"mappingDataVersion":{"counter":0,"stateVersion":0,"timestamp":1700000000000},"topicConfigTable":{"TopicTest":{"attributes":{},"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"TopicTest","topicSysFlag":0,"writeQueueNums":4}},"topicQueueMappingDetailMap":{},"topicQueueMappingInfoMap":{}}}"#;
 
@@ -37,8 +38,8 @@ async fn register_route_and_query_vectors() {
     let server = Server::start(&dir, &[]);
     let mut raw = Raw::connect(server.addr).await;
 
-    // §12.6 is a first registration with a single topic: Java's single-topic
-    // guard refuses it unless the broker's id is already known. A real broker
+    // The recorded registration is a first one with a single topic: Java's
+    // single-topic guard refuses it unless the broker's id is already known. A real broker
     // always has more topics; register the id once with two topics first.
     let mut first = Register::new("broker-a", "127.0.0.1:10911", 0, &["TopicTest", "Warmup"]);
     first.topics[0].read_queue_nums = 4;
@@ -63,7 +64,8 @@ async fn register_route_and_query_vectors() {
     );
     assert_eq!(response, expected);
 
-    // §12.3 and its default-dialect variant.
+    // The route in the standard dialect (version 479), then in the default
+    // dialect a 4.9.3 client (version 400) gets: integer keys unquoted.
     let response = one_exchange(&mut raw, &json_frame(ROUTE_REQUEST_479, b"")).await;
     assert_eq!(response.len(), 365);
     assert_eq!(
@@ -76,14 +78,15 @@ async fn register_route_and_query_vectors() {
         response,
         json_frame(SUCCESS_HEADER_1, DEFAULT_ROUTE.as_bytes())
     );
-    // §12.2: a binary-header request is answered in JSON (the server's type).
+    // A binary-header request is answered in JSON (the server's type).
     let response = one_exchange(&mut raw, &ROUTE_REQUEST_BINARY).await;
     assert_eq!(
         response,
         json_frame(SUCCESS_HEADER_1, STANDARD_ROUTE.as_bytes())
     );
 
-    // §12.8.
+    // QUERY_DATA_VERSION of an unchanged version: `changed=false` and the
+    // stored version as the body.
     let query = r#"{"code":322,"extFields":{"brokerName":"broker-a","brokerAddr":"127.0.0.1:10911","clusterName":"DefaultCluster","brokerId":"0"},"flag":0,"language":"JAVA","opaque":9,"serializeTypeCurrentRPC":"JSON","version":479}"#;
     let version = br#"{"counter":3,"stateVersion":0,"timestamp":1700000000000}"#;
     let response = one_exchange(&mut raw, &json_frame(query, version)).await;
@@ -96,7 +99,7 @@ async fn register_route_and_query_vectors() {
         )
     );
 
-    // §12.9: WIPE_WRITE_PERM_OF_BROKER response (two topics here).
+    // WIPE_WRITE_PERM_OF_BROKER's count in its header (two topics here).
     let wipe = r#"{"code":205,"extFields":{"brokerName":"broker-a"},"flag":0,"language":"JAVA","opaque":10,"serializeTypeCurrentRPC":"JSON","version":479}"#;
     let response = one_exchange(&mut raw, &json_frame(wipe, b"")).await;
     assert_eq!(
@@ -106,7 +109,7 @@ async fn register_route_and_query_vectors() {
             b""
         )
     );
-    // §12.9: GET_KV_CONFIG miss.
+    // A GET_KV_CONFIG miss: QUERY_NOT_FOUND with an empty header.
     let get = r#"{"code":101,"extFields":{"namespace":"ns","key":"k"},"flag":0,"language":"JAVA","opaque":11,"serializeTypeCurrentRPC":"JSON","version":479}"#;
     let response = one_exchange(&mut raw, &json_frame(get, b"")).await;
     assert_eq!(
@@ -117,7 +120,8 @@ async fn register_route_and_query_vectors() {
         )
     );
 
-    // §12.6 slave response, with an ORDER_TOPIC_CONFIG namespace present.
+    // A slave's registration is answered with its master's addresses and,
+    // with an ORDER_TOPIC_CONFIG namespace present, that namespace as the body.
     let put = r#"{"code":100,"extFields":{"namespace":"ORDER_TOPIC_CONFIG","key":"TopicOrder","value":"broker-a:4;broker-b:4"},"flag":0,"language":"JAVA","opaque":12,"serializeTypeCurrentRPC":"JSON","version":479}"#;
     let response = one_exchange(&mut raw, &json_frame(put, b"")).await;
     assert_eq!(
@@ -162,7 +166,7 @@ async fn unknown_topic_and_unknown_code_vectors() {
     let dir = TempDir::new();
     let server = Server::start(&dir, &[]);
     let mut raw = Raw::connect(server.addr).await;
-    // §12.4.
+    // An unknown topic: TOPIC_NOT_EXIST with Java's remark (253 bytes).
     let response = one_exchange(&mut raw, &json_frame(ROUTE_REQUEST_479, b"")).await;
     assert_eq!(response.len(), 253);
     let header = format!(
@@ -170,7 +174,7 @@ async fn unknown_topic_and_unknown_code_vectors() {
         NO_ROUTE_REMARK.replace('\n', "\\n")
     );
     assert_eq!(response, json_frame(&header, b""));
-    // §12.5.
+    // An unknown request code: REQUEST_CODE_NOT_SUPPORTED (148 bytes).
     let unknown = r#"{"code":99999,"flag":0,"language":"JAVA","opaque":7,"serializeTypeCurrentRPC":"JSON","version":479}"#;
     let response = one_exchange(&mut raw, &json_frame(unknown, b"")).await;
     assert_eq!(response.len(), 148);
@@ -194,7 +198,7 @@ async fn rocketmq_serialize_type_answers_in_binary() {
     );
     let mut raw = Raw::connect(server.addr).await;
     let response = one_exchange(&mut raw, &json_frame(ROUTE_REQUEST_479, b"")).await;
-    // §12.4, second dump (165 bytes).
+    // The unknown-topic answer with a ROCKETMQ binary header (165 bytes).
     let mut expected = vec![0x00, 0x00, 0x00, 0xa1, 0x01, 0x00, 0x00, 0x9d];
     expected.extend_from_slice(&[0x00, 0x11, 0x00, 0x01, 0xdf]);
     expected.extend_from_slice(&1i32.to_be_bytes()); // opaque

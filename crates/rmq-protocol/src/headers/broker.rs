@@ -132,7 +132,7 @@ mod tests {
     use crate::headers::test_support::{ext, ext_of, round_trip};
 
     #[test]
-    fn register_broker_request_of_wire_protocol_12_6() {
+    fn register_broker_request_as_a_5x_broker_sends_it() {
         let ext = ext_of(
             r#"{"code":103,"extFields":{"brokerId":"0","bodyCrc32":"1779474218","clusterName":"DefaultCluster","brokerAddr":"127.0.0.1:10911","enableActingMaster":"false","haServerAddr":"127.0.0.1:10912","compressed":"false","brokerName":"broker-a"},"flag":0,"language":"JAVA","opaque":2,"serializeTypeCurrentRPC":"JSON","version":479}"#,
         );
@@ -213,7 +213,7 @@ mod tests {
     }
 
     #[test]
-    fn unregister_and_heartbeat_of_wire_protocol_12_9() {
+    fn unregister_and_heartbeat_as_a_5x_broker_sends_them() {
         let ext = ext_of(
             r#"{"code":104,"extFields":{"brokerId":"0","clusterName":"DefaultCluster","brokerAddr":"127.0.0.1:10911","brokerName":"broker-a"},"flag":0,"language":"JAVA","opaque":44,"serializeTypeCurrentRPC":"JSON","version":479}"#,
         );
@@ -255,7 +255,7 @@ mod tests {
     }
 
     #[test]
-    fn notify_min_broker_id_change_of_wire_protocol_12_9() {
+    fn notify_min_broker_id_change_as_java_sends_it() {
         let ext = ext_of(
             r#"{"code":905,"extFields":{"offlineBrokerAddr":"127.0.0.1:10911","minBrokerAddr":"127.0.0.1:10921","minBrokerId":"1"},"flag":2,"language":"JAVA","opaque":42,"serializeTypeCurrentRPC":"JSON","version":479}"#,
         );

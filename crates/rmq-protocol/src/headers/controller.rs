@@ -1,4 +1,4 @@
-//! Headers of the AutoSwitch-HA controller's requests (controller.md §3):
+//! Headers of the AutoSwitch-HA controller's requests:
 //! codes 1001–1013, and NOTIFY_BROKER_ROLE_CHANGED (1008) that the controller
 //! sends to brokers. BROKER_HEARTBEAT (904) to a controller uses
 //! [`super::BrokerHeartbeatRequestHeader`].
@@ -228,7 +228,7 @@ mod tests {
     use crate::headers::test_support::{ext, ext_of, round_trip};
 
     #[test]
-    fn elect_master_of_controller_md_3_2() {
+    fn elect_master_request_header() {
         let header = ElectMasterRequestHeader::from_ext_fields(&ext_of(
             r#"{"code":1002,"extFields":{"brokerId":"1","brokerName":"broker-a","clusterName":"DefaultCluster","designateElect":"false","invokeTime":"1700000000000"},"flag":0}"#,
         ))
@@ -250,7 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn metadata_response_of_controller_md_3_2() {
+    fn metadata_response_header() {
         let header = GetMetaDataResponseHeader {
             group: Some("group1".into()),
             controller_leader_id: Some("n0".into()),

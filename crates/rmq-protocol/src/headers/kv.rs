@@ -107,7 +107,7 @@ mod tests {
     }
 
     #[test]
-    fn get_kv_config_miss_of_wire_protocol_12_9() {
+    fn get_kv_config_miss_as_java_answers_it() {
         let map = ext_of(
             r#"{"code":22,"extFields":{},"flag":1,"language":"JAVA","opaque":11,"remark":"No config item, Namespace: ns Key: k","serializeTypeCurrentRPC":"JSON","version":479}"#,
         );

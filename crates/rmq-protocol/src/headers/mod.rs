@@ -1,5 +1,5 @@
 //! Typed custom headers of every NameServer request and response
-//! (nameserver.md §2) and of the controller's (controller.md §3).
+//! and of the controller's.
 //!
 //! Each header is a plain struct with Rust field names; the Java field name is
 //! the ext-field key on the wire. All of them are declared through one macro,
@@ -15,14 +15,18 @@
 //! | `zero` | `i32`, `i64` | absent or unparsable → 0 | always |
 //!
 //! "Required" follows Java's `@CFNotNull`. Java itself does not enforce it
-//! (wire-protocol.md §5); the NameServer turns `Missing` into `SYSTEM_ERROR`
-//! with the error text as remark, which nameserver.md §14 allows. Extra keys
+//! (`RemotingCommand.decodeCommandCustomHeader` logs the missing field and
+//! runs the handler with a null, which usually fails there with a
+//! NullPointerException remark); the NameServer turns `Missing` into
+//! `SYSTEM_ERROR` with the error text as remark, which gives well-formed
+//! requests the same answers and malformed ones a clearer one. Extra keys
 //! (ACL, `lo`/`ns`/`nsd`/`bname`/`oway` of `TopicRequestHeader`) are ignored;
 //! the zone keys `__ZONE_NAME`/`__ZONE_MODE` are part of the headers that use
 //! them, so handlers never read raw ext fields.
 
 pub mod broker;
 pub mod cluster;
+pub mod cluster_pull;
 pub mod controller;
 pub mod kv;
 pub mod push;
@@ -35,6 +39,7 @@ pub use broker::{
     RegisterBrokerResponseHeader, UnregisterBrokerRequestHeader,
 };
 pub use cluster::{GetBrokerMemberGroupRequestHeader, GetTopicsByClusterRequestHeader};
+pub use cluster_pull::{PullRegistrationRequestHeader, PullRegistrationResponseHeader};
 pub use controller::{
     AlterSyncStateSetRequestHeader, AlterSyncStateSetResponseHeader, ApplyBrokerIdRequestHeader,
     ApplyBrokerIdResponseHeader, CleanControllerBrokerDataRequestHeader, ElectMasterRequestHeader,

@@ -25,7 +25,7 @@ mod tests {
     use crate::headers::test_support::{ext, ext_of, round_trip};
 
     #[test]
-    fn request_of_wire_protocol_12_1_with_ignored_extras() {
+    fn route_request_with_ignored_extras() {
         let map = ext_of(
             r#"{"code":105,"extFields":{"topic":"TopicTest"},"flag":0,"language":"JAVA","opaque":1,"serializeTypeCurrentRPC":"JSON","version":479}"#,
         );

@@ -65,7 +65,7 @@ mod tests {
     use crate::headers::test_support::{ext, ext_of, round_trip};
 
     #[test]
-    fn delete_topic_of_wire_protocol_12_9() {
+    fn delete_topic_request_as_java_sends_it() {
         let map = ext_of(
             r#"{"code":216,"extFields":{"clusterName":"DefaultCluster","topic":"TopicTest"},"flag":0,"language":"JAVA","opaque":45,"serializeTypeCurrentRPC":"JSON","version":479}"#,
         );
@@ -83,7 +83,7 @@ mod tests {
     }
 
     #[test]
-    fn perm_headers_and_wipe_response_of_wire_protocol_12_9() {
+    fn perm_headers_and_the_wipe_response_java_sends() {
         let map = ext_of(
             r#"{"code":0,"extFields":{"wipeTopicCount":"3"},"flag":1,"language":"JAVA","opaque":10,"serializeTypeCurrentRPC":"JSON","version":479}"#,
         );

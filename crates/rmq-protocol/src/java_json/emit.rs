@@ -5,8 +5,8 @@
 //! of every object key; if the next thing written is an integer and the
 //! dialect is [`Dialect::Default`], both quotes are dropped, giving fastjson's
 //! `{0:"addr"}`. String escaping is done here entirely (serde_json hands over
-//! unescaped fragments and the escapes it would make), so the output follows
-//! wire-protocol.md §9.3 byte for byte.
+//! unescaped fragments and the escapes it would make), so the output is
+//! fastjson 1.2.83's byte for byte (`SerializeWriter.writeStringWithDoubleQuote`).
 
 use std::fmt::Display;
 use std::io::{self, Write};

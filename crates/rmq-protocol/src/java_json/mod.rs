@@ -1,4 +1,6 @@
-//! The fastjson 1.2.83 dialects of the JSON bodies (wire-protocol.md §9).
+//! The fastjson 1.2.83 dialects of the JSON bodies: the default one (Java's
+//! `RemotingSerializable.encode`) and the standard one a GET_ROUTEINFO_BY_TOPIC
+//! answer uses for 4.9.4+ clients (`SerializerFeature.BrowserCompatible`).
 //!
 //! Bodies are ordinary serde structs; this module only supplies what serde_json
 //! cannot express by configuration:
@@ -62,7 +64,8 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T, dialect: Dialect) -> Result<Vec<
 }
 
 /// Parses fastjson text (either dialect, or anything else fastjson accepts
-/// that a peer is known to send, see wire-protocol.md §9.4).
+/// that a peer is known to send: unquoted integer map keys, numbers given as
+/// strings, `$ref` objects).
 ///
 /// # Errors
 /// [`BodyError::Json`] for malformed text or values of the wrong shape.

@@ -10,7 +10,7 @@ fn text<T: Serialize + ?Sized>(value: &T, dialect: Dialect) -> String {
 }
 
 #[test]
-fn escaping_example_of_wire_protocol_9_3() {
+fn escaping_example_in_both_dialects() {
     let s = "a/bé中\"\\\n\u{1}\u{7f}\u{2028}";
     assert_eq!(
         text(s, Dialect::Default),
@@ -23,7 +23,7 @@ fn escaping_example_of_wire_protocol_9_3() {
 }
 
 #[test]
-fn escaping_table_of_wire_protocol_9_3() {
+fn every_escaping_class_in_both_dialects() {
     let s = "\u{8}\t\n\u{c}\r\u{1b}\u{9f}\u{a0}\u{2029}\u{1F600}";
     assert_eq!(
         text(s, Dialect::Default),

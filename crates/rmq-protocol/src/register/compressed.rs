@@ -1,4 +1,5 @@
-//! The zlib-compressed REGISTER_BROKER body (nameserver.md §3.3).
+//! The zlib-compressed REGISTER_BROKER body (Java `RegisterBrokerBody.encode(true)`,
+//! sent by brokers with `compressedRegister=true`).
 //!
 //! Inflated layout, all integers i32 big-endian:
 //! `[L][DataVersion JSON]`, `[N]` × `[L][TopicConfig text]`,

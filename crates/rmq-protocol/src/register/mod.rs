@@ -1,4 +1,4 @@
-//! The REGISTER_BROKER body (nameserver.md §3) in its three forms.
+//! The REGISTER_BROKER body in its three forms.
 //!
 //! * JSON `RegisterBrokerBody` as 5.x brokers write it (with static-topic
 //!   mapping fields, topic `attributes` and `stateVersion`) or as 4.x brokers

@@ -6,11 +6,11 @@ use flate2::Compression;
 use super::*;
 use crate::version::V5_0_0;
 
-/// wire-protocol.md §12.6, 449 bytes.
-const BODY_12_6: &str = r#"{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":3,"stateVersion":0,"timestamp":1700000000000},"mappingDataVersion":{"counter":0,"stateVersion":0,"timestamp":1700000000000},"topicConfigTable":{"TopicTest":{"attributes":{},"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"TopicTest","topicSysFlag":0,"writeQueueNums":4}},"topicQueueMappingDetailMap":{},"topicQueueMappingInfoMap":{}}}"#;
+/// A one-topic body as a 5.x Java broker writes it, 449 bytes.
+const REGISTER_BODY_JSON: &str = r#"{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":3,"stateVersion":0,"timestamp":1700000000000},"mappingDataVersion":{"counter":0,"stateVersion":0,"timestamp":1700000000000},"topicConfigTable":{"TopicTest":{"attributes":{},"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"TopicTest","topicSysFlag":0,"writeQueueNums":4}},"topicQueueMappingDetailMap":{},"topicQueueMappingInfoMap":{}}}"#;
 
-/// wire-protocol.md §12.7, 98 bytes of Java zlib output.
-const COMPRESSED_12_7: [u8; 98] = [
+/// The same body compressed by Java (`Deflater(BEST_COMPRESSION)`), 98 bytes.
+const REGISTER_BODY_ZLIB: [u8; 98] = [
     0x78, 0xda, 0x63, 0x60, 0x60, 0xb0, 0xa8, 0x56, 0x4a, 0xce, 0x2f, 0xcd, 0x2b, 0x49, 0x2d,
     0x52, //
     0xb2, 0x32, 0xd6, 0x51, 0x2a, 0x2e, 0x49, 0x2c, 0x49, 0x0d, 0x4b, 0x2d, 0x2a, 0xce, 0xcc,
@@ -34,7 +34,7 @@ fn topic_test() -> TopicConfig {
     }
 }
 
-fn body_12_6() -> RegisterBrokerBody {
+fn register_body() -> RegisterBrokerBody {
     RegisterBrokerBody {
         filter_server_list: Some(vec![]),
         topic_config_serialize_wrapper: TopicConfigSerializeWrapper {
@@ -53,30 +53,30 @@ fn zlib(raw: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn json_body_of_wire_protocol_12_6_and_its_crc() {
-    assert_eq!(BODY_12_6.len(), 449);
-    let body = body_12_6();
+fn json_body_and_its_crc_as_a_5x_broker_sends_them() {
+    assert_eq!(REGISTER_BODY_JSON.len(), 449);
+    let body = register_body();
     assert_eq!(
         String::from_utf8(body.to_json(Dialect::Default)).unwrap(),
-        BODY_12_6
+        REGISTER_BODY_JSON
     );
     assert_eq!(
-        RegisterBrokerBody::from_json(BODY_12_6.as_bytes()).unwrap(),
+        RegisterBrokerBody::from_json(REGISTER_BODY_JSON.as_bytes()).unwrap(),
         body
     );
-    assert_eq!(body_crc32(BODY_12_6.as_bytes()), 1_779_474_218);
+    assert_eq!(body_crc32(REGISTER_BODY_JSON.as_bytes()), 1_779_474_218);
     assert_eq!(body_crc32(b""), 0);
 }
 
 #[test]
-fn compressed_body_of_wire_protocol_12_7() {
-    let body = RegisterBrokerBody::from_compressed(&COMPRESSED_12_7, 479).unwrap();
-    let mut expected = body_12_6();
+fn compressed_body_as_java_deflates_it() {
+    let body = RegisterBrokerBody::from_compressed(&REGISTER_BODY_ZLIB, 479).unwrap();
+    let mut expected = register_body();
     expected.topic_config_serialize_wrapper.mapping_data_version = DataVersion::default();
     assert_eq!(body, expected);
     // Before 5.0.0 the (empty) mapping section is not read; same result.
     assert_eq!(
-        RegisterBrokerBody::from_compressed(&COMPRESSED_12_7, 401).unwrap(),
+        RegisterBrokerBody::from_compressed(&REGISTER_BODY_ZLIB, 401).unwrap(),
         expected
     );
     // Our encoder's stream differs from Java's, its inflated bytes do not.
@@ -89,7 +89,7 @@ fn compressed_body_of_wire_protocol_12_7() {
     .unwrap();
     let mut java = Vec::new();
     std::io::Read::read_to_end(
-        &mut flate2::read::ZlibDecoder::new(&COMPRESSED_12_7[..]),
+        &mut flate2::read::ZlibDecoder::new(&REGISTER_BODY_ZLIB[..]),
         &mut java,
     )
     .unwrap();
@@ -100,7 +100,7 @@ fn compressed_body_of_wire_protocol_12_7() {
 
 #[test]
 fn compressed_round_trip_with_mapping_and_4x_flavor() {
-    let mut body = body_12_6();
+    let mut body = register_body();
     let wrapper = &mut body.topic_config_serialize_wrapper;
     wrapper.mapping_data_version = DataVersion::default();
     wrapper
@@ -144,7 +144,7 @@ fn compressed_round_trip_with_mapping_and_4x_flavor() {
 
 #[test]
 fn json_4x_flavor_omits_mapping_and_attributes() {
-    let body = body_12_6();
+    let body = register_body();
     let v4 = String::from_utf8(body.to_json_flavor(BodyFlavor::V4)).unwrap();
     assert_eq!(
         v4,
@@ -163,13 +163,13 @@ fn json_4x_flavor_omits_mapping_and_attributes() {
 
 #[test]
 fn decode_request_selects_the_format() {
-    let json = BODY_12_6.as_bytes();
+    let json = REGISTER_BODY_JSON.as_bytes();
     assert_eq!(
         RegisterBrokerBody::decode_request(Some(json), false, 479).unwrap(),
-        body_12_6()
+        register_body()
     );
     assert!(RegisterBrokerBody::decode_request(Some(json), true, 479).is_err());
-    assert!(RegisterBrokerBody::decode_request(Some(&COMPRESSED_12_7), true, 479).is_ok());
+    assert!(RegisterBrokerBody::decode_request(Some(&REGISTER_BODY_ZLIB), true, 479).is_ok());
 
     let none = RegisterBrokerBody::decode_request(None, false, 479).unwrap();
     assert_eq!(none.filter_server_list, Some(vec![]));
@@ -341,7 +341,7 @@ fn compressed_counts_over_the_bound_are_refused_before_any_entry_is_read() {
 #[test]
 fn json_bodies_over_the_bound_are_refused_in_both_layouts() {
     let topics: Vec<String> = (0..50).map(|i| format!("T{i}")).collect();
-    let mut body = body_12_6();
+    let mut body = register_body();
     body.topic_config_serialize_wrapper.topic_config_table = topics
         .iter()
         .map(|t| (t.clone(), TopicConfig::new(t.as_str())))

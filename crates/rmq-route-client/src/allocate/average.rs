@@ -1,6 +1,7 @@
 //! The index-arithmetic strategies: contiguous blocks (`AVG`), round-robin
-//! (`AVG_BY_CIRCLE`) and a fixed list (`CONFIG`), client-routing.md
-//! §10.1–10.3.
+//! (`AVG_BY_CIRCLE`) and a fixed list (`CONFIG`): Java
+//! `AllocateMessageQueueAveragely`, `AllocateMessageQueueAveragelyByCircle`,
+//! `AllocateMessageQueueByConfig`.
 //!
 //! Owns only the arithmetic; inputs arrive sorted and pre-checked through
 //! [`precheck`].

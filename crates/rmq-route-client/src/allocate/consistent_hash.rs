@@ -1,6 +1,5 @@
 //! `CONSISTENT_HASH`: queues placed on a hash ring of consumer virtual nodes
-//! (Java `AllocateMessageQueueConsistentHash` over `ConsistentHashRouter`,
-//! client-routing.md §10.6).
+//! (Java `AllocateMessageQueueConsistentHash` over `ConsistentHashRouter`).
 //!
 //! Owns the ring and Java's default MD5 hash (first four digest bytes,
 //! big-endian, as an unsigned value in a `long`). Java peers compute the
@@ -119,7 +118,7 @@ mod tests {
     use crate::allocate::tests::{all, eight, ids};
 
     #[test]
-    fn md5_vectors_of_the_spec() {
+    fn md5_hashes_of_queue_keys_and_virtual_nodes() {
         let table = [
             (0, 1_987_926_524_i64),
             (1, 4_291_349_817),
@@ -138,7 +137,7 @@ mod tests {
     }
 
     #[test]
-    fn allocations_of_the_spec() {
+    fn allocations_over_two_sets_of_consumer_ids() {
         let strategy = AllocateConsistentHash::default();
         let got = all(&strategy, &eight(), &ids(&["c1", "c2", "c3"]));
         assert_eq!(

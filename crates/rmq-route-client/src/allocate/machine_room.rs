@@ -1,7 +1,7 @@
 //! Room-aware strategies: `MACHINE_ROOM` (queues of configured rooms only,
 //! broker names `room@name`) and `MACHINE_ROOM_NEARBY-<inner>` (consume in
-//! your own room first, share rooms that have no consumer),
-//! client-routing.md §10.4–10.5.
+//! your own room first, share rooms that have no consumer): Java
+//! `AllocateMessageQueueByMachineRoom` and `AllocateMachineRoomNearby`.
 //!
 //! Owns the room grouping; where a broker or consumer is deployed is the
 //! caller's [`MachineRoomResolver`].
@@ -181,7 +181,7 @@ mod tests {
     }
 
     #[test]
-    fn machine_room_spec_examples() {
+    fn machine_room_serves_configured_rooms_only() {
         let q = room_queues(&[("room1@a", 4), ("room2@b", 4)]);
         let c = ids(&["c1", "c2", "c3"]);
         let got = all(&AllocateByMachineRoom::new(["room1"]), &q, &c);
@@ -235,7 +235,7 @@ mod tests {
     }
 
     #[test]
-    fn nearby_spec_example() {
+    fn nearby_consumes_its_own_room_and_shares_rooms_without_consumers() {
         let q = room_queues(&[("broker-a", 4), ("broker-b", 2), ("broker-x", 2)]);
         let strategy = AllocateMachineRoomNearby::new(Arc::new(AllocateAveragely), Arc::new(rooms));
         let got = all(&strategy, &q, &ids(&["c1", "c2", "c3"]));

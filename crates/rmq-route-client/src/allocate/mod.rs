@@ -1,6 +1,5 @@
 //! Splitting a topic's queues among the consumers of a group (Java
-//! `AllocateMessageQueueStrategy` and its implementations,
-//! client-routing.md §10).
+//! `AllocateMessageQueueStrategy` and its implementations).
 //!
 //! Owns the strategy contract, the shared pre-check and the six strategies:
 //! [`AllocateAveragely`], [`AllocateAveragelyByCircle`], [`AllocateByConfig`]
@@ -94,7 +93,7 @@ pub fn precheck(
 }
 
 /// One topic of a clustering consumer's rebalance (Java
-/// `RebalanceImpl.rebalanceByTopic`, client-routing.md §7): the topic's
+/// `RebalanceImpl.rebalanceByTopic`): the topic's
 /// subscribe set (e.g. [`TopicView::subscribe`](crate::TopicView::subscribe))
 /// and the group's consumer ids as a broker reported them, in any order,
 /// are sorted the way Java sorts them, then `strategy` allocates for
@@ -128,7 +127,8 @@ pub fn rebalance<'a>(
 pub(crate) mod tests {
     use super::*;
 
-    /// `a0..a3, b0..b3` of `TopicTest`, sorted: the spec's running example.
+    /// `a0..a3, b0..b3` of `TopicTest`, sorted: the queues most tests
+    /// allocate.
     pub fn eight() -> Vec<MessageQueue> {
         ["broker-a", "broker-b"]
             .iter()

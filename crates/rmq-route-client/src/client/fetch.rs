@@ -1,4 +1,5 @@
-//! The GET_ROUTEINFO_BY_TOPIC exchange as values (client-routing.md §3):
+//! The GET_ROUTEINFO_BY_TOPIC exchange as values (Java
+//! `MQClientAPIImpl.getTopicRouteInfoFromNameServer`):
 //! building the request and reading the response.
 //!
 //! Owns the header choices (topic, optional `acceptStandardJsonOnly`, zone

@@ -2,7 +2,8 @@
 //!
 //! Owns the instance's NameServer channel, its route cache and the watchers
 //! of it (behind one lock), the update lock that serialises route updates
-//! (§4.1), the producer lookup with the `TBW102` fallback (§4.4), the send
+//! (Java's `lockNamesrv`), the producer lookup with the `TBW102` fallback
+//! (`tryToFindTopicPublishInfo`), the send
 //! fault strategy, and the background refresh ([`refresh`]). Request and
 //! response shapes are [`fetch`]'s; every decision about what a route means
 //! is in `route` and `view`.
@@ -143,7 +144,8 @@ impl RouteClient {
         &self.inner.config
     }
 
-    /// Installs a new NameServer list (client-routing.md §1.2).
+    /// Installs a new NameServer list (ignored if empty or the same set, else
+    /// shuffled, as Java's `updateNameServerAddressList`).
     pub fn update_name_server_list(&self, addrs: Vec<String>) -> ListUpdate {
         self.inner.channel.update_list(addrs)
     }
@@ -251,7 +253,7 @@ impl RouteClient {
         self.inner.state.lock().cache.view(topic)
     }
 
-    /// Java `tryToFindTopicPublishInfo` (§4.4): the cached view if it has
+    /// Java `tryToFindTopicPublishInfo`: the cached view if it has
     /// queues; else the topic joins the refresh set and is fetched; if the
     /// NameServer does not know it, the `TBW102` route is borrowed (queue
     /// counts capped) and stored under `topic`.
@@ -322,7 +324,8 @@ impl RouteClient {
         self.topics_changed();
     }
 
-    /// Picks the queue of one send attempt (§9.3) with the client's fault
+    /// Picks the queue of one send attempt (Java
+    /// `MQFaultStrategy.selectOneMessageQueue`) with the client's fault
     /// strategy. `None` only for a view without queues.
     pub fn select_queue(
         &self,
@@ -349,7 +352,8 @@ impl RouteClient {
             .broker_addr_in_publish(broker_name)
     }
 
-    /// Java `findBrokerAddressInSubscribe` (§8).
+    /// Java `findBrokerAddressInSubscribe`: `broker_id`, else for a slave id
+    /// the next id, else (unless `only_this`) the lowest id.
     pub fn broker_addr_in_subscribe(
         &self,
         broker_name: &str,

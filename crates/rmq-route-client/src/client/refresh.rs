@@ -1,4 +1,6 @@
-//! The background tasks of a started client (client-routing.md §4.2):
+//! The background tasks of a started client (Java `MQClientInstance`'s
+//! scheduled tasks, every `pollNameServerInterval` and
+//! `heartbeatBrokerInterval`):
 //! the periodic route refresh and the offline-broker cleaning.
 //!
 //! Owns only scheduling. The task holds a weak reference, so it never keeps

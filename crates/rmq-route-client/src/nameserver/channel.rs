@@ -1,6 +1,6 @@
 //! The NameServer channel: one sticky connection, replaced by the next
 //! address in the ring when it breaks (Java `NettyRemotingClient` with a
-//! null address, client-routing.md §2).
+//! null address: `getAndCreateNameserverChannel`).
 //!
 //! Owns connecting, the double-checked channel lock, closing the channel on
 //! send failures and (when enough time was left) timeouts, GO_AWAY
@@ -40,7 +40,8 @@ pub struct ChannelConfig {
     /// `enableReconnectForGoAway`, default true).
     pub reconnect_for_go_away: bool,
     /// After a connect error, try the next address once within the same
-    /// call. Java does not; the spec allows it. Default true.
+    /// call. Java does not, but no NameServer can tell the difference.
+    /// Default true.
     pub retry_next_on_connect_error: bool,
 }
 
@@ -91,7 +92,8 @@ impl NameServerChannel {
         self
     }
 
-    /// Installs a new address list (§1.2); closes the channel if its
+    /// Installs a new address list (Java `updateNameServerAddressList`:
+    /// ignored if empty or the same set, else shuffled); closes the channel if its
     /// address was dropped.
     pub fn update_list(&self, addrs: Vec<String>) -> ListUpdate {
         let update = self.list.lock().update(addrs);

@@ -1,5 +1,6 @@
 //! The NameServer address list and the sticky choice among it
-//! (client-routing.md §1.2, §2), as plain data.
+//! (Java `NettyRemotingClient.updateNameServerAddressList` and its
+//! `namesrvIndex` rotation), as plain data.
 //!
 //! Owns parsing `namesrvAddr`, installing a new list (shuffled, only when
 //! the set of addresses changed), and rotating the choice round-robin from a

@@ -1,4 +1,4 @@
-//! Finding and talking to a NameServer (client-routing.md §1–2).
+//! Finding and talking to a NameServer.
 //!
 //! [`list`] is the address list and the sticky round-robin choice as plain
 //! data; [`channel`] is the one live connection built on it, with failover

@@ -2,11 +2,14 @@
 //! `MQClientInstance.topicRouteTable`, `brokerAddrTable`, and the publish
 //! and subscribe tables of its producers and consumers).
 //!
-//! Owns what a fetched route does to the cache (client-routing.md §4.1):
-//! replace the view only if the route changed or a producer/consumer still
-//! lacks it, replace (never merge) the broker address maps it names, and
-//! the `TBW102` capping of §4.4; plus the refresh set, offline-broker
-//! cleaning and broker address lookups (§8). No I/O, no locks, no channels:
+//! Owns what a fetched route does to the cache (Java
+//! `MQClientInstance.updateTopicRouteInfoFromNameServer`): replace the view
+//! only if the route changed or a producer/consumer still lacks it, replace
+//! (never merge) the broker address maps it names, and the `TBW102` capping
+//! of the producer's fallback; plus the refresh set, offline-broker cleaning
+//! (`cleanOfflineBroker`) and broker address lookups
+//! (`findBrokerAddressInPublish`, `findBrokerAddressInSubscribe`). No I/O,
+//! no locks, no channels:
 //! the client wraps it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -54,7 +57,8 @@ pub struct RouteCache {
     subscribed: BTreeSet<String>,
 }
 
-/// §4.4: the `TBW102` route, each queue data's counts set to
+/// The `TBW102` route a producer borrows for a topic the NameServer does not
+/// know (Java `tryToFindTopicPublishInfo`), each queue data's counts set to
 /// `min(default_queue_nums, readQueueNums)`.
 pub fn cap_default_route(mut route: TopicRouteData, default_queue_nums: i32) -> TopicRouteData {
     for qd in &mut route.queue_datas {
@@ -80,7 +84,8 @@ impl RouteCache {
             || (self.subscribed.contains(topic) && view.is_none())
     }
 
-    /// Stores `route` under `topic` if it changed or is needed (§4.1).
+    /// Stores `route` under `topic` if it changed or is needed (a producer or
+    /// consumer of the topic still has no view of it).
     ///
     /// # Errors
     /// [`ViewError`] for a malformed order conf; nothing is changed then.
@@ -152,7 +157,7 @@ impl RouteCache {
         self.broker_addrs.get(broker_name)?.get(&0).cloned()
     }
 
-    /// Java `findBrokerAddressInSubscribe` (§8): `broker_id`, else for a
+    /// Java `findBrokerAddressInSubscribe`: `broker_id`, else for a
     /// slave id the next id, else (unless `only_this`) the lowest id.
     pub fn broker_addr_in_subscribe(
         &self,

@@ -121,7 +121,7 @@ fn broker_addresses_are_replaced_and_cleaned() {
 }
 
 #[test]
-fn subscribe_address_lookup_of_section_8() {
+fn subscribe_address_lookup_falls_back_as_java_does() {
     let mut cache = RouteCache::default();
     cache
         .apply(

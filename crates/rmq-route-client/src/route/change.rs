@@ -1,5 +1,5 @@
 //! Whether a fetched route differs from the cached one (Java
-//! `TopicRouteData.topicRouteDataChanged`, client-routing.md §4.3).
+//! `TopicRouteData.topicRouteDataChanged` and `MQClientInstance.isNeedUpdateTopicRouteInfo`).
 //!
 //! Owns the comparison only: queue and broker lists sorted by broker name
 //! (stably), then order conf, queue datas (all five fields), broker datas

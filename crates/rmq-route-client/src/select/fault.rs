@@ -1,6 +1,6 @@
 //! Latency fault tolerance: which broker groups a producer should avoid for
 //! a while after a slow or failed send (Java `LatencyFaultToleranceImpl`
-//! and `MQFaultStrategy`'s duration tables, client-routing.md §9.5).
+//! and `MQFaultStrategy`'s duration tables).
 //!
 //! Owns the fault table keyed by broker name and the exact latency →
 //! not-available-duration bands. Plain data with synchronous methods; time

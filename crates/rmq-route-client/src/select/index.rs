@@ -1,5 +1,5 @@
 //! `SendIndex`: the round-robin counter of a publish view (Java
-//! `ThreadLocalIndex`, client-routing.md §9.1).
+//! `ThreadLocalIndex`).
 //!
 //! Owns the per-thread counter semantics: each OS thread that uses a given
 //! index gets its own value, seeded at first use with a random 32-bit int;

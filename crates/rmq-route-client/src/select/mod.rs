@@ -1,4 +1,4 @@
-//! Choosing the queue of a send (client-routing.md §9).
+//! Choosing the queue of a send (Java `MQFaultStrategy`, `TopicPublishInfo`).
 //!
 //! [`index`] is the per-thread round-robin counter, [`fault`] the latency
 //! fault table with Java's duration bands, [`strategy`] the per-attempt

@@ -1,5 +1,6 @@
 //! Queue choice for one send attempt (Java `MQFaultStrategy.selectOneMessageQueue`,
-//! client-routing.md §9.3) and the recording of its outcome (§9.4).
+//! and the recording of its outcome (`DefaultMQProducerImpl.sendDefaultImpl`
+//! calling `updateFaultItem`).
 //!
 //! Owns the `sendLatencyFaultEnable` switch and the fault table behind one
 //! lock. The send loop itself (retries, timeouts) belongs to a producer,
@@ -15,7 +16,8 @@ use super::fault::LatencyFaultTolerance;
 use crate::view::PublishInfo;
 use crate::MessageQueue;
 
-/// How a send attempt ended, as the send loop classifies it (§9.4).
+/// How a send attempt ended, as Java's send loop (`sendDefaultImpl`)
+/// classifies it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendOutcome {
     /// The broker answered (any send status), or the client failed before
@@ -152,7 +154,7 @@ mod tests {
     }
 
     #[test]
-    fn worked_example_of_section_9_6() {
+    fn a_timed_out_broker_is_avoided_for_ten_seconds() {
         let t0 = Instant::now();
         let view = info(&[("a", 0), ("a", 1), ("b", 0), ("b", 1)]);
         let strategy = FaultStrategy::new(true);

@@ -1,8 +1,8 @@
 //! What a cached route means to a producer and a consumer.
 //!
 //! Owns [`TopicView`]: one route as fetched plus the two queue sets derived
-//! from it, the publish view ([`publish`], client-routing.md §5) and the
-//! subscribe view ([`subscribe_view`], §6), and the static-topic endpoint map
+//! from it, the publish view ([`publish`]) and the subscribe view
+//! ([`subscribe_view`]), and the static-topic endpoint map
 //! ([`static_topic`]). Everything here is a pure function of a
 //! `TopicRouteData`; fetching and caching are `route`'s and `client`'s.
 
@@ -84,7 +84,7 @@ impl TopicView {
 }
 
 /// Java `topicRouteData2TopicSubscribeInfo`: the read queues of every
-/// readable queue data (client-routing.md §6). No master check (slaves
+/// readable queue data. No master check (slaves
 /// serve reads), no check that the broker is in `brokerDatas`, order conf
 /// ignored; a static topic gives its logical queues instead.
 pub fn subscribe_view(topic: &str, route: &TopicRouteData) -> BTreeSet<MessageQueue> {

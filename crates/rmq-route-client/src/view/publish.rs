@@ -1,6 +1,6 @@
 //! The producer's view of a route: `PublishInfo` and how a route becomes one
-//! (Java `topicRouteData2TopicPublishInfo`, client-routing.md §5), plus the
-//! primitive queue choices on it (§9.2).
+//! (Java `topicRouteData2TopicPublishInfo`), plus the primitive queue
+//! choices on it (`TopicPublishInfo.selectOneMessageQueue`).
 //!
 //! Owns the queue list and its order, the order-topic configuration parser
 //! and the round-robin counter of one view. Fault-aware selection across
@@ -98,7 +98,7 @@ pub(crate) fn java_split(s: &str, sep: char) -> Vec<&str> {
     parts
 }
 
-/// Java `topicRouteData2TopicPublishInfo` (client-routing.md §5). The first
+/// Java `topicRouteData2TopicPublishInfo`. The first
 /// matching case wins:
 ///
 /// 1. non-empty `orderTopicConf` (`brokerA:4;brokerB:8`): those queues in
@@ -181,8 +181,8 @@ mod tests {
     }
 
     #[test]
-    fn spec_example_sorted_writable_with_master() {
-        // client-routing.md §5 example.
+    fn sorted_by_broker_writable_and_with_a_master() {
+        // b and a writable with a master, c read-only: a's queues, then b's.
         let r = route(
             vec![
                 queue("b", 2, 2, 6),

@@ -1,4 +1,5 @@
-//! Java's `tls.*` keys (`TlsSystemConfig`, spec/security.md §3.1) read into
+//! Java's `tls.*` keys (`TlsSystemConfig`; what each means here is in the TLS
+//! section of docs/security.md) read into
 //! [`TlsSettings`]: from a map of properties, then from the properties file
 //! `tls.config.file` names, whose values win, as in Java's `TlsHelper`.
 //!

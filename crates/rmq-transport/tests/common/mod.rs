@@ -206,6 +206,19 @@ pub async fn disconnect_of(
     }
 }
 
+/// Polls `check` every 5 ms until it holds, failing the test naming `what`
+/// if it does not within 2 s.
+pub async fn wait_until(what: &str, check: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    while !check() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not within 2 s: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// Waits for the next connect event.
 pub async fn connected(events: &mut mpsc::UnboundedReceiver<Event>) -> ConnId {
     loop {

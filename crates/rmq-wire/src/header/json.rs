@@ -5,8 +5,11 @@
 //!
 //! Encoding is hand-written: it runs for every response, so it writes straight
 //! into the output buffer with no intermediate value or allocation, in
-//! fastjson's exact output (keys alphabetical, compact, default-dialect
-//! string escaping of spec §9.3).
+//! fastjson's exact output: keys alphabetical, compact, and fastjson's
+//! default-dialect string escaping (`"` and `\` escaped, the controls
+//! `\b \t \n \f \r` by name, every other C0 control, U+007F–U+009F and
+//! U+2028/U+2029 as uppercase `\uXXXX`, everything else, `/` included, as raw
+//! UTF-8).
 //!
 //! Decoding first tries [`super::json_plain`], a scanner for the plain
 //! shape peers write, which reads it at a fraction of the cost and gives the
@@ -324,7 +327,8 @@ mod tests {
 
     #[test]
     fn strings_are_escaped_in_the_default_dialect() {
-        // The example of spec §9.3.
+        // What fastjson 1.2.83 writes for this text (the remark of the
+        // `1_system_error_response_escaping_example` Java vectors).
         let text = "a/bé中\"\\\n\u{1}\u{7f}\u{2028}";
         assert_eq!(escaped(text), r#""a/bé中\"\\\n\u0001\u007F\u2028""#);
         assert_eq!(

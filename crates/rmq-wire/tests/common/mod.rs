@@ -1,6 +1,6 @@
-//! Shared by the integration tests: hex parsing and the byte dumps of
-//! `shared/spec/wire-protocol.md` §12, which were produced by the Java classes
-//! of RocketMQ 5.3.3 (version 479) with fastjson 1.2.83.
+//! Shared by the integration tests: hex parsing and byte dumps of whole
+//! frames, produced by the Java classes of RocketMQ 5.3.3 (version 479) with
+//! fastjson 1.2.83.
 
 // Each test crate uses a different subset of this module.
 #![allow(dead_code)]
@@ -25,7 +25,7 @@ pub fn hex(text: &str) -> Bytes {
         .into()
 }
 
-/// §12.1 GET_ROUTEINFO_BY_TOPIC request, JSON header (139 bytes).
+/// GET_ROUTEINFO_BY_TOPIC request, JSON header (139 bytes).
 pub const ROUTE_REQUEST_JSON: &str = "
     00 00 00 87 00 00 00 83 7b 22 63 6f 64 65 22 3a
     31 30 35 2c 22 65 78 74 46 69 65 6c 64 73 22 3a
@@ -38,7 +38,7 @@ pub const ROUTE_REQUEST_JSON: &str = "
     72 73 69 6f 6e 22 3a 34 37 39 7d
 ";
 
-/// §12.2 the same request, ROCKETMQ binary header (49 bytes).
+/// The same request, ROCKETMQ binary header (49 bytes).
 pub const ROUTE_REQUEST_ROCKETMQ: &str = "
     00 00 00 2d 01 00 00 29 00 69 00 01 df 00 00 00
     01 00 00 00 00 00 00 00 00 00 00 00 14 00 05 74
@@ -46,7 +46,7 @@ pub const ROUTE_REQUEST_ROCKETMQ: &str = "
     74
 ";
 
-/// §12.3 route response, JSON header + standard-dialect body (365 bytes).
+/// route response, JSON header + standard-dialect body (365 bytes).
 pub const ROUTE_RESPONSE_STANDARD: &str = "
     00 00 01 69 00 00 00 5f 7b 22 63 6f 64 65 22 3a
     30 2c 22 66 6c 61 67 22 3a 31 2c 22 6c 61 6e 67
@@ -73,7 +73,7 @@ pub const ROUTE_RESPONSE_STANDARD: &str = "
     65 75 65 4e 75 6d 73 22 3a 34 7d 5d 7d
 ";
 
-/// §12.4 TOPIC_NOT_EXIST response with the FAQ remark, JSON header (253 bytes).
+/// TOPIC_NOT_EXIST response with the FAQ remark, JSON header (253 bytes).
 pub const TOPIC_NOT_EXIST_JSON: &str = "
     00 00 00 f9 00 00 00 f5 7b 22 63 6f 64 65 22 3a
     31 37 2c 22 66 6c 61 67 22 3a 31 2c 22 6c 61 6e
@@ -93,7 +93,7 @@ pub const TOPIC_NOT_EXIST_JSON: &str = "
     76 65 72 73 69 6f 6e 22 3a 34 37 39 7d
 ";
 
-/// §12.4 the same response, ROCKETMQ binary header (165 bytes).
+/// The same response, ROCKETMQ binary header (165 bytes).
 pub const TOPIC_NOT_EXIST_ROCKETMQ: &str = "
     00 00 00 a1 01 00 00 9d 00 11 00 01 df 00 00 00
     01 00 00 00 01 00 00 00 88 4e 6f 20 74 6f 70 69
@@ -108,7 +108,7 @@ pub const TOPIC_NOT_EXIST_ROCKETMQ: &str = "
     2e 00 00 00 00
 ";
 
-/// §12.5 REQUEST_CODE_NOT_SUPPORTED for code 99999 (148 bytes).
+/// REQUEST_CODE_NOT_SUPPORTED for code 99999 (148 bytes).
 pub const NOT_SUPPORTED: &str = "
     00 00 00 90 00 00 00 8c 7b 22 63 6f 64 65 22 3a
     33 2c 22 66 6c 61 67 22 3a 31 2c 22 6c 61 6e 67
@@ -122,7 +122,7 @@ pub const NOT_SUPPORTED: &str = "
     34 37 39 7d
 ";
 
-/// §12.6 REGISTER_BROKER response for a master, `"extFields":{}` (118 bytes).
+/// REGISTER_BROKER response for a master, `"extFields":{}` (118 bytes).
 pub const REGISTER_MASTER_RESPONSE: &str = "
     00 00 00 72 00 00 00 6e 7b 22 63 6f 64 65 22 3a
     30 2c 22 65 78 74 46 69 65 6c 64 73 22 3a 7b 7d
@@ -134,7 +134,7 @@ pub const REGISTER_MASTER_RESPONSE: &str = "
     22 3a 34 37 39 7d
 ";
 
-/// §12.6 REGISTER_BROKER response for a slave, two ext fields and a body (229 bytes).
+/// REGISTER_BROKER response for a slave, two ext fields and a body (229 bytes).
 pub const REGISTER_SLAVE_RESPONSE: &str = "
     00 00 00 e1 00 00 00 ad 7b 22 63 6f 64 65 22 3a
     30 2c 22 65 78 74 46 69 65 6c 64 73 22 3a 7b 22
@@ -153,7 +153,7 @@ pub const REGISTER_SLAVE_RESPONSE: &str = "
     3a 34 22 7d 7d
 ";
 
-/// §12.8 QUERY_DATA_VERSION response, `changed=false` (191 bytes).
+/// QUERY_DATA_VERSION response, `changed=false` (191 bytes).
 pub const QUERY_DATA_VERSION_RESPONSE: &str = "
     00 00 00 bb 00 00 00 7f 7b 22 63 6f 64 65 22 3a
     30 2c 22 65 78 74 46 69 65 6c 64 73 22 3a 7b 22
@@ -169,11 +169,12 @@ pub const QUERY_DATA_VERSION_RESPONSE: &str = "
     3a 31 37 30 30 30 30 30 30 30 30 30 30 30 7d
 ";
 
-/// §12.6 REGISTER_BROKER request header as a 5.3.3 broker sends it
+/// REGISTER_BROKER request header as a 5.3.3 broker sends it
 /// (ext fields in Java `HashMap` order).
 pub const REGISTER_BROKER_HEADER: &str = r#"{"code":103,"extFields":{"brokerId":"0","bodyCrc32":"1779474218","clusterName":"DefaultCluster","brokerAddr":"127.0.0.1:10911","enableActingMaster":"false","haServerAddr":"127.0.0.1:10912","compressed":"false","brokerName":"broker-a"},"flag":0,"language":"JAVA","opaque":2,"serializeTypeCurrentRPC":"JSON","version":479}"#;
 
-/// §12.9 header texts: (name, JSON text).
+/// Headers of other requests and responses as Java writes them: (name, JSON
+/// text).
 pub const HEADER_TEXTS: [(&str, &str); 7] = [
     (
         "BROKER_HEARTBEAT",

@@ -1,19 +1,5 @@
-//! `hostile`: peers that try to exhaust the server, as the integration tests
-//! of crates/rmq-namesrv (tests/server/hostile_peers.rs) attack Waymark, run
-//! against every NameServer side by side.
-//!
-//! For each attack a fresh server starts and one broker registers a few
-//! topics on a connection that stays open; then, for a bounded window, the
-//! attack runs while a separate connection sends GET_ROUTEINFO_BY_TOPIC at a
-//! fixed modest rate (2 s timeout: a timeout is a failure) and the server's
-//! RSS is sampled. Afterwards: is the process still there and does it answer
-//! a route query on a fresh connection, and how was the attacker refused.
-//! A server that dies is a result, not an error: the next attack gets a
-//! fresh one.
-//!
-//! What each attack does is in [`attacks`]; the report is
-//! `crate::report`'s. This module owns the parameters, the per-attack
-//! measurement around an attack, and the result values.
+//! `hostile`: rmq-testkit's hostile peers set on every NameServer: memory,
+//! route queries during each attack, alive after.
 
 pub mod attacks;
 
@@ -22,40 +8,43 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use clap::ValueEnum;
+use anyhow::Context;
+use clap::{Args, ValueEnum};
 use rmq_transport::{ClientConfig, RpcClient};
 use rmq_wire::ResponseCode;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-use super::{registrations, route, start_peer, Fleet};
-use crate::load::{self, Progress, Window};
-use crate::peer::{PeerKind, PeerSetup, RunningPeer};
+use super::fleet::{route, start_peer, Fleet};
+use super::{Ctx, Record, Scenario};
+use crate::cli::{millis as ms_arg, secs};
+use crate::load::{self, Window};
+use crate::peer::{PeerKind, PeerOptions, PeerSetup, RunningPeer};
 use crate::pin;
+use crate::report::format::{answered_ms, mib, num};
+use crate::report::{Col, Row, Section};
 use crate::stats::Latency;
 use crate::workload::{self, Layout};
 
-pub use attacks::{topic_flood_request, TopicFlood};
+use attacks::{topic_flood_request, TopicFlood};
+use rmq_testkit::hostile::Fate;
+
+pub struct Hostile;
 
 /// One attack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Attack {
-    /// REGISTER_BROKER whose brokerName is 1 MiB, a few in a row, each on a
-    /// new connection.
+    /// REGISTER_BROKER whose brokerName is 1 MiB, a few in a row, each on a new connection.
+    #[default]
     BigHeader,
-    /// Connections that each announce a 16 MiB frame, send all but its last
-    /// byte and hold on.
+    /// Connections that each announce a 16 MiB frame, send all but its last byte and hold on.
     SlowFrames,
-    /// Connections that pipeline GET_ALL_TOPIC_LIST_FROM_NAMESERVER (each
-    /// answer lists a broker's 20,000 topics) and never read.
+    /// Connections that pipeline GET_ALL_TOPIC_LIST_FROM_NAMESERVER and never read.
     UnreadAnswers,
-    /// Thousands of connections, each with one route query answered, held,
-    /// then closed at once.
+    /// Thousands of connections, each with one route query answered, held, then closed at once.
     ConnectionFlood,
-    /// One REGISTER_BROKER with millions of topics in a zlib-compressed
-    /// 4.x-style body.
+    /// One REGISTER_BROKER with millions of topics in a zlib-compressed 4.x-style body.
     TopicFlood,
 }
 
@@ -81,260 +70,296 @@ impl Attack {
     }
 }
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct Params {
     /// The attacks, in order.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Attack::ALL)]
     pub attacks: Vec<Attack>,
-    /// How long each attack runs (route queries and RSS sampling alike), s.
+    /// How long each attack runs (route queries and RSS sampling alike).
+    #[arg(long = "duration", default_value_t = 15.0, value_parser = secs)]
     pub attack_s: f64,
     /// Route queries per second during an attack.
+    #[arg(long, default_value_t = 20.0)]
     pub query_rate: f64,
-    /// Timeout of a route query (and of the check afterwards), ms.
+    /// Timeout of a route query (and of the check afterwards).
+    #[arg(long = "query-timeout", default_value = "2s", value_parser = ms_arg)]
     pub query_timeout_ms: u64,
-    /// RSS sampling period, ms.
+    /// RSS sampling period.
+    #[arg(long = "rss-sample", default_value = "200ms", value_parser = ms_arg)]
     pub rss_sample_ms: u64,
-    /// Topics of the one broker registered before every attack but
-    /// `unread-answers`.
+    /// Topics of the broker registered before every attack but unread-answers.
+    #[arg(long, default_value_t = 4)]
     pub fleet_topics: usize,
-    /// `big-header`: size of the brokerName, bytes.
+    /// big-header: bytes of the brokerName.
+    #[arg(long, default_value_t = 1 << 20)]
     pub big_header_bytes: usize,
-    /// `big-header`: requests, each on a new connection.
+    /// big-header: requests, each on a new connection.
+    #[arg(long, default_value_t = 4)]
     pub big_header_sends: usize,
-    /// `slow-frames`: connections.
+    /// slow-frames: connections.
+    #[arg(long, default_value_t = 48)]
     pub slow_connections: usize,
-    /// `slow-frames`: announced frame size, length prefix included, bytes.
+    /// slow-frames: announced frame size, length prefix included, bytes.
+    #[arg(long, default_value_t = 16 << 20)]
     pub slow_frame_bytes: usize,
-    /// `unread-answers`: topics of the registered broker.
+    /// unread-answers: topics of the registered broker.
+    #[arg(long, default_value_t = 20_000)]
     pub unread_topics: usize,
-    /// `unread-answers`: connections.
+    /// unread-answers: connections.
+    #[arg(long, default_value_t = 8)]
     pub unread_connections: usize,
-    /// `unread-answers`: requests pipelined on each.
+    /// unread-answers: requests pipelined on each.
+    #[arg(long, default_value_t = 400)]
     pub unread_requests: usize,
-    /// `connection-flood`: connections.
+    /// connection-flood: connections.
+    #[arg(long, default_value_t = 5_000)]
     pub flood_connections: usize,
-    /// `connection-flood`: connections per source address (127.0.0.2, .3, …),
+    /// connection-flood: connections per source address (127.0.0.2, .3, …),
     /// below Waymark's default `maxConnectionsPerIp` (4096).
+    #[arg(long, default_value_t = 1_000)]
     pub flood_per_address: usize,
-    /// `connection-flood`: connections opened at the same time.
+    /// connection-flood: connections opened at the same time.
+    #[arg(long, default_value_t = 64)]
     pub flood_concurrency: usize,
-    /// `connection-flood`: wait after closing them before reading RSS, s.
+    /// connection-flood: wait after closing them before reading RSS.
+    #[arg(long = "flood-settle", default_value_t = 5.0, value_parser = secs)]
     pub flood_settle_s: f64,
-    /// `topic-flood`: topics in the body.
+    /// topic-flood: topics in the body.
+    #[arg(long, default_value_t = 2_000_000)]
     pub flood_topics: usize,
 }
 
 impl Params {
-    /// The defaults (everything scaled down with `quick`).
-    pub fn defaults(quick: bool) -> Params {
-        let pick = |full, small| if quick { small } else { full };
-        Params {
-            attacks: Attack::ALL.to_vec(),
-            attack_s: if quick { 3.0 } else { 15.0 },
-            query_rate: 20.0,
-            query_timeout_ms: 2_000,
-            rss_sample_ms: 200,
-            fleet_topics: 4,
-            big_header_bytes: 1 << 20,
-            big_header_sends: pick(4, 2),
-            slow_connections: pick(48, 8),
-            slow_frame_bytes: 16 << 20,
-            unread_topics: pick(20_000, 5_000),
-            unread_connections: pick(8, 4),
-            unread_requests: pick(400, 100),
-            flood_connections: pick(5_000, 500),
-            flood_per_address: 1_000,
-            flood_concurrency: 64,
-            flood_settle_s: if quick { 2.0 } else { 5.0 },
-            flood_topics: pick(2_000_000, 100_000),
-        }
-    }
-
     fn query_timeout(&self) -> Duration {
         Duration::from_millis(self.query_timeout_ms)
     }
 }
 
-/// How the attacker's connections (or requests) ended, counted.
+/// What one attack did to one peer (`error`: the harness could not run it, no figures then).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Fate {
-    /// Connections (or requests) the attack made.
-    pub attempts: u64,
-    /// Answered with SUCCESS.
-    pub accepted: u64,
-    /// Answered with another code.
-    pub error_responses: u64,
-    /// The first such answer: code and remark.
-    pub first_error_response: Option<String>,
-    /// Closed by the server (end of stream or reset).
-    pub closed: u64,
-    /// Neither answered nor closed by the end: kept open.
-    pub kept: u64,
-    /// The generator could not connect at all.
-    pub connect_failed: u64,
-    /// The first connect failure.
-    pub first_connect_error: Option<String>,
-}
-
-impl Fate {
-    /// Counts one reaction.
-    pub fn count(&mut self, reaction: &attacks::Reaction) {
-        use attacks::Reaction;
-        match reaction {
-            Reaction::Answer { code, .. } if ResponseCode::from(*code) == ResponseCode::Success => {
-                self.accepted += 1;
-            }
-            Reaction::Answer { code, remark } => {
-                self.error_responses += 1;
-                self.first_error_response.get_or_insert_with(|| {
-                    let remark: String = remark.chars().take(200).collect();
-                    format!("code {code}: {remark}")
-                });
-            }
-            Reaction::Closed => self.closed += 1,
-            Reaction::Nothing => self.kept += 1,
-        }
-    }
-
-    /// A failed connect.
-    pub fn connect_failed(&mut self, error: &std::io::Error) {
-        self.connect_failed += 1;
-        self.first_connect_error
-            .get_or_insert_with(|| error.to_string());
-    }
-
-    /// One line for the report: "closed 4/4", "answered code 13 ×4 (…)", ….
-    pub fn summary(&self) -> String {
-        let n = self.attempts;
-        let mut parts = Vec::new();
-        if self.closed > 0 {
-            parts.push(format!("closed {}/{n}", self.closed));
-        }
-        if self.error_responses > 0 {
-            let first = self.first_error_response.as_deref().unwrap_or("");
-            parts.push(format!(
-                "error answer {}/{n} ({})",
-                self.error_responses,
-                first.replace('|', "/")
-            ));
-        }
-        if self.accepted > 0 {
-            parts.push(format!("accepted {}/{n}", self.accepted));
-        }
-        if self.kept > 0 {
-            parts.push(format!("kept open {}/{n}", self.kept));
-        }
-        if self.connect_failed > 0 {
-            let first = self.first_connect_error.as_deref().unwrap_or("");
-            parts.push(format!(
-                "connect failed {}/{n} ({first})",
-                self.connect_failed
-            ));
-        }
-        if parts.is_empty() {
-            "n/a".into()
-        } else {
-            parts.join(", ")
-        }
-    }
-}
-
-/// What one attack did to one peer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttackRun {
-    /// Which attack.
     pub attack: Attack,
-    /// Why the harness could not run it (the peer did not start, the broker
-    /// could not register): no figures then.
     pub error: Option<String>,
-    /// RSS with the broker registered, before the attack, KiB.
     pub rss_before_kib: Option<u64>,
-    /// Highest RSS sampled during the attack, KiB.
     pub rss_peak_kib: Option<u64>,
-    /// RSS once the attacker's connections closed (`connection-flood`:
-    /// `flood_settle_s` later), KiB.
     pub rss_after_kib: Option<u64>,
-    /// Latency of the route queries answered with SUCCESS during the attack.
     pub queries: Latency,
-    /// Route queries sent during the attack.
     pub queries_sent: u64,
-    /// Route queries that failed (timeout, error code, closed connection).
     pub query_failures: u64,
-    /// The first failure.
     pub query_first_error: Option<String>,
-    /// Whether the process was still running and answered a route query on
-    /// a fresh connection within the timeout afterwards.
     pub alive_after: bool,
-    /// What the check afterwards saw ("answered SUCCESS", "exited: …", …).
     pub after: String,
-    /// Whether the peer's logs mention `OutOfMemoryError`.
     pub out_of_memory: bool,
-    /// How the attacker's connections ended.
     pub refusal: Fate,
-    /// Bytes the attacker wrote (all of them, or as far as the server read).
     pub attacker_sent_bytes: u64,
-    /// Bytes the attacker meant to write.
     pub attacker_planned_bytes: u64,
-    /// Anything else worth a line (e.g. how long the flood took to open).
     pub note: Option<String>,
 }
 
-impl AttackRun {
-    fn failed(attack: Attack, error: String) -> AttackRun {
-        AttackRun {
-            attack,
-            error: Some(error),
-            rss_before_kib: None,
-            rss_peak_kib: None,
-            rss_after_kib: None,
-            queries: Latency::default(),
-            queries_sent: 0,
-            query_failures: 0,
-            query_first_error: None,
-            alive_after: false,
-            after: String::new(),
-            out_of_memory: false,
-            refusal: Fate::default(),
-            attacker_sent_bytes: 0,
-            attacker_planned_bytes: 0,
-            note: None,
+/// What one peer went through: one run per attack, in order, the size of
+/// the topic flood's compressed body, and the wall time of all attacks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub params: Params,
+    pub flood_body_bytes: Option<usize>,
+    pub attacks: Vec<AttackRun>,
+    pub duration_s: f64,
+}
+
+impl Scenario for Hostile {
+    const ID: &'static str = "hostile";
+    const ABOUT: &'static str =
+        "Hostile peers (huge headers, slow frames, unread answers, connection and \
+                                  topic floods): memory, route queries during, alive after";
+    type Params = Params;
+
+    fn quick(p: &mut Params) {
+        (p.attack_s, p.flood_settle_s, p.big_header_sends) = (3.0, 2.0, 2);
+        (
+            p.slow_connections,
+            p.unread_topics,
+            p.unread_connections,
+            p.unread_requests,
+        ) = (8, 5_000, 4, 100);
+        (p.flood_connections, p.flood_topics) = (500, 100_000);
+    }
+
+    fn runs(kind: PeerKind) -> bool {
+        kind.is_real()
+    }
+
+    async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
+        let flood = match p.attacks.contains(&Attack::TopicFlood) {
+            true => {
+                let (built, topics) = (Instant::now(), p.flood_topics.max(2));
+                let flood = tokio::task::spawn_blocking(move || topic_flood_request(topics))
+                    .await
+                    .context("building the topic-flood registration panicked")??;
+                eprintln!(
+                    "[hostile] built the topic-flood registration: {} topics, {:.1} MB compressed, in {:.1} s",
+                    flood.topics,
+                    flood.body_bytes as f64 / 1e6,
+                    built.elapsed().as_secs_f64()
+                );
+                Some(flood)
+            }
+            false => None,
+        };
+        for kind in ctx.peers::<Self>() {
+            record.add(kind, "", hostile(ctx.setup, kind, p, flood.as_ref()).await);
+        }
+        Ok(())
+    }
+
+    fn report(s: &mut Section<'_>) {
+        let rows = s.rows::<Outcome>("");
+        let ran: Vec<(PeerKind, &Outcome)> = rows
+            .iter()
+            .filter_map(|r| Some((r.peer, r.ok()?)))
+            .collect();
+        let took: Vec<String> = ran
+            .iter()
+            .map(|(p, h)| format!("{} {:.0} s", p.title(), h.duration_s))
+            .collect();
+        if !took.is_empty() {
+            s.text(format!(
+                "Every attack on a peer, its server starts included, took {}.",
+                took.join(", ")
+            ));
+        }
+        for row in rows.iter().filter(|r| r.ok().is_none()) {
+            s.text(format!(
+                "{}: {}",
+                row.label,
+                row.result.as_ref().err().map_or("", |e| e.as_str())
+            ));
+        }
+        let (Some(p), flood_body) = (
+            s.params::<Params>(),
+            ran.iter().find_map(|(_, h)| h.flood_body_bytes),
+        ) else {
+            return;
+        };
+        for attack in Attack::ALL {
+            let runs: Vec<Row<AttackRun>> = ran
+                .iter()
+                .filter_map(|(peer, h)| {
+                    let run = h.attacks.iter().find(|a| a.attack == attack)?.clone();
+                    let result = match &run.error {
+                        Some(error) => Err(format!(
+                            "not run: {}",
+                            error.chars().take(160).collect::<String>()
+                        )),
+                        None => Ok(run),
+                    };
+                    Some(Row {
+                        peer: *peer,
+                        label: peer.title().to_owned(),
+                        result,
+                    })
+                })
+                .collect();
+            if runs.is_empty() {
+                continue;
+            }
+            s.heading(attack.id());
+            s.text(describe(attack, &p, flood_body));
+            s.table(&runs, COLUMNS);
+            for (row, run) in runs.iter().filter_map(|r| Some((r, r.ok()?))) {
+                if let Some(note) = &run.note {
+                    s.item(format!("{}: {note}.", row.label));
+                }
+                if let (true, Some(first)) = (run.query_failures > 0, &run.query_first_error) {
+                    s.item(format!(
+                        "{}: first failed route query: {}.",
+                        row.label,
+                        first.replace('|', "/")
+                    ));
+                }
+            }
         }
     }
 }
 
-/// What one peer went through.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Hostile {
-    /// What ran.
-    pub params: Params,
-    /// `topic-flood`: size of the compressed body, bytes.
-    pub flood_body_bytes: Option<usize>,
-    /// One entry per attack, in order.
-    pub attacks: Vec<AttackRun>,
-    /// Wall time of all attacks on this peer, s.
-    pub duration_s: f64,
+const COLUMNS: &[Col<AttackRun>] = &[
+    ("RSS before → peak", |r| {
+        format!("{} → {}", mib(r.rss_before_kib), mib(r.rss_peak_kib))
+    }),
+    ("RSS after", |r| mib(r.rss_after_kib)),
+    ("route p50", |r| answered_ms(&r.queries, r.queries.p50_us)),
+    ("p99", |r| answered_ms(&r.queries, r.queries.p99_us)),
+    ("max", |r| answered_ms(&r.queries, r.queries.max_us)),
+    ("route failures", |r| {
+        format!("{}/{}", r.query_failures, r.queries_sent)
+    }),
+    ("alive after", |r| {
+        let oom = if r.out_of_memory {
+            ", OutOfMemoryError in its log"
+        } else {
+            ""
+        };
+        match r.alive_after {
+            true => format!("yes{oom}"),
+            false => format!("**no**: {}{oom}", r.after),
+        }
+    }),
+    ("attacker", |r| r.refusal.summary().replace('|', "/")),
+];
+
+fn bytes_text(bytes: usize) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / f64::from(1 << 20)),
+        b => format!("{} B", num(b as f64)),
+    }
 }
 
-/// Runs every attack of `params` against fresh `kind`s. `flood` is the
-/// prepared topic-flood request (building it takes seconds, so callers
-/// build it once for every peer).
-///
-/// # Errors
-/// None so far: an attack the harness could not run is recorded in its
-/// [`AttackRun::error`].
-pub async fn run(
+/// What `attack` did, in a sentence.
+fn describe(attack: Attack, p: &Params, flood_body: Option<usize>) -> String {
+    match attack {
+        Attack::BigHeader => format!(
+            "{} REGISTER_BROKER whose brokerName is {} long, each on a new connection given {} ms.",
+            p.big_header_sends, bytes_text(p.big_header_bytes), p.query_timeout_ms
+        ),
+        Attack::SlowFrames => format!(
+            "{} connections each announce a {} frame and send all of it but its last byte: {} if the server kept every byte.",
+            p.slow_connections,
+            bytes_text(p.slow_frame_bytes),
+            bytes_text(p.slow_connections * p.slow_frame_bytes)
+        ),
+        Attack::UnreadAnswers => format!(
+            "The broker registers {} topics; {} connections each pipeline {} GET_ALL_TOPIC_LIST_FROM_NAMESERVER and read nothing.",
+            num(p.unread_topics as f64), p.unread_connections, p.unread_requests
+        ),
+        Attack::ConnectionFlood => format!(
+            "{} connections, {} at a time, {} per source address; \"RSS after\" is read {:.0} s after closing them.",
+            num(p.flood_connections as f64), p.flood_concurrency, num(p.flood_per_address as f64), p.flood_settle_s
+        ),
+        Attack::TopicFlood => format!(
+            "One REGISTER_BROKER as a 4.9.7 broker sends it, carrying {} topics in a zlib body{}.",
+            num(p.flood_topics as f64),
+            flood_body.map_or(String::new(), |b| format!(" of {:.1} MB", b as f64 / 1e6))
+        ),
+    }
+}
+
+/// Every attack of `p` against fresh `kind`s. An attack the harness could
+/// not run is recorded in its [`AttackRun::error`].
+async fn hostile(
     setup: &PeerSetup,
     kind: PeerKind,
-    params: &Params,
+    p: &Params,
     flood: Option<&TopicFlood>,
-) -> anyhow::Result<Hostile> {
+) -> anyhow::Result<Outcome> {
     let started = Instant::now();
     let mut runs = Vec::new();
-    for &attack in &params.attacks {
-        let run = match run_one(setup, kind, params, attack, flood).await {
-            Ok(run) => run,
-            Err(error) => AttackRun::failed(attack, format!("{error:#}")),
-        };
+    for &attack in &p.attacks {
+        let run = attack_once(setup, kind, p, attack, flood).await;
+        let run = run.unwrap_or_else(|error| AttackRun {
+            attack,
+            error: Some(format!("{error:#}")),
+            ..AttackRun::default()
+        });
         eprintln!(
             "[hostile {} {}] RSS {:?} → peak {:?} KiB, queries p99 {:.1} ms, {} of {} failed, \
              alive after: {} ({}), attacker: {}{}",
@@ -354,48 +379,29 @@ pub async fn run(
         );
         runs.push(run);
     }
-    Ok(Hostile {
-        params: params.clone(),
-        flood_body_bytes: flood.map(TopicFlood::body_len),
+    Ok(Outcome {
+        params: p.clone(),
+        flood_body_bytes: flood.map(|f| f.body_bytes),
         attacks: runs,
         duration_s: started.elapsed().as_secs_f64(),
     })
 }
 
-/// What an attack reports back to the measurement around it.
-#[derive(Debug, Default)]
-pub struct Struck {
-    /// How the attacker's connections ended.
-    pub fate: Fate,
-    /// Bytes written.
-    pub sent_bytes: u64,
-    /// Bytes meant to be written.
-    pub planned_bytes: u64,
-    /// A line for the report.
-    pub note: Option<String>,
-}
-
-async fn run_one(
+async fn attack_once(
     setup: &PeerSetup,
     kind: PeerKind,
-    params: &Params,
+    p: &Params,
     attack: Attack,
     flood: Option<&TopicFlood>,
 ) -> anyhow::Result<AttackRun> {
     let topics = if attack == Attack::UnreadAnswers {
-        params.unread_topics
+        p.unread_topics
     } else {
-        params.fleet_topics
+        p.fleet_topics
     };
-    let layout = Layout {
-        brokers: 1,
-        topics_per_broker: topics.max(2),
-        spread: 1,
-        queues: 8,
-    };
-    let mut peer = start_peer(setup, kind, &layout).await?;
-    let mut fleet = Fleet::connect(peer.addr, registrations(&layout)?).await?;
-    fleet.register_all().await?;
+    let layout = Layout::new(1, topics.max(2), 1);
+    let mut peer = start_peer(setup, kind, &layout, &PeerOptions::default()).await?;
+    let fleet = Fleet::registered(peer.addr, &layout).await?;
     let topic = workload::topic_name(0, 0);
     let queries = load::connect(peer.addr, 1).await?;
     if route(&queries[0], &topic).await?.is_none() {
@@ -404,50 +410,39 @@ async fn run_one(
     tokio::time::sleep(Duration::from_millis(300)).await;
     let rss_before_kib = peer.rss_kib();
 
-    let window = Duration::from_secs_f64(params.attack_s);
-    let deadline = Instant::now() + window;
-    let sampler = RssSampler::spawn(peer.pid(), Duration::from_millis(params.rss_sample_ms));
-    let addr = peer.addr;
-    let attack_params = params.clone();
-    let flood_request = flood.map(|f| f.frame.clone());
-    let attacker = tokio::spawn(async move {
-        attacks::run(attack, addr, &attack_params, deadline, flood_request).await
-    });
-    let progress = Progress::new(format!("hostile {} {}", kind.id(), attack.id()), window);
-    let printer = progress.spawn_printer();
+    let during = Window::secs(0.0, p.attack_s.max(0.5), p.query_timeout());
+    let deadline = Instant::now() + during.duration;
+    let sampler = RssSampler::spawn(peer.pid(), Duration::from_millis(p.rss_sample_ms));
+    let (addr, attack_params, frame) = (peer.addr, p.clone(), flood.map(|f| f.frame.clone()));
+    let attacker =
+        tokio::spawn(
+            async move { attacks::run(attack, addr, &attack_params, deadline, frame).await },
+        );
     let request = workload::route_request(&topic);
-    let outcome = load::fixed_rate(
-        &queries,
-        params.query_rate,
-        Window {
-            warmup: Duration::ZERO,
-            duration: window,
-            timeout: params.query_timeout(),
-        },
-        Arc::new(move |_| request.clone()),
-        &progress,
-        None,
-    )
+    let query: load::Numbered = Arc::new(move |_| request.clone());
+    let label = format!("hostile {} {}", kind.id(), attack.id());
+    let rate = p.query_rate.max(1.0);
+    let outcome = load::shown(label, during.duration, async |progress| {
+        load::fixed_rate(&queries, rate, during, query, progress, None).await
+    })
     .await;
-    printer.finish();
-    let struck = attacker.await.unwrap_or_else(|error| Struck {
-        note: Some(format!("the attack task failed: {error}")),
-        ..Struck::default()
+    let (struck, note) = attacker.await.unwrap_or_else(|error| {
+        (
+            Default::default(),
+            Some(format!("the attack task failed: {error}")),
+        )
     });
     let closed_at = Instant::now();
     let rss_peak_kib = sampler.stop().await;
-
-    let (alive_after, after) = check_after(&mut peer, &topic, params.query_timeout()).await;
-    let settle = if attack == Attack::ConnectionFlood {
-        Duration::from_secs_f64(params.flood_settle_s)
-    } else {
-        Duration::from_millis(500)
+    let (alive_after, after) = check_after(&mut peer, &topic, p.query_timeout()).await;
+    let settle = match attack {
+        Attack::ConnectionFlood => Duration::from_secs_f64(p.flood_settle_s),
+        _ => Duration::from_millis(500),
     };
     tokio::time::sleep_until(closed_at + settle).await;
     let rss_after_kib = peer.rss_kib();
-    let out_of_memory = logs_mention(peer.dir(), "OutOfMemoryError");
-    drop(queries);
-    drop(fleet);
+    let out_of_memory = logs_mention(peer.process.dir(), "OutOfMemoryError");
+    drop((queries, fleet));
     peer.stop();
     Ok(AttackRun {
         attack,
@@ -465,27 +460,25 @@ async fn run_one(
         refusal: struck.fate,
         attacker_sent_bytes: struck.sent_bytes,
         attacker_planned_bytes: struck.planned_bytes,
-        note: struck.note,
+        note,
     })
 }
 
 /// Whether `peer` still runs and answers a route query for `topic` on a
 /// fresh connection within `timeout`, and what was seen.
 async fn check_after(peer: &mut RunningPeer, topic: &str, timeout: Duration) -> (bool, String) {
-    if let Some(status) = peer.exit_status() {
+    if let Some(status) = peer.process.exit_status() {
         return (false, format!("exited ({status})"));
     }
     let config = ClientConfig {
         connect_timeout: timeout,
-        inbound_capacity: 0,
-        ..ClientConfig::default()
+        ..load::client_config()
     };
     let client = match RpcClient::connect(peer.addr, config).await {
         Ok(client) => client,
         Err(error) => return (false, format!("cannot connect: {error}")),
     };
-    let answer = client.invoke(workload::route_request(topic), timeout).await;
-    match answer {
+    match client.invoke(workload::route_request(topic), timeout).await {
         Ok(response) if response.response_code() == ResponseCode::Success => {
             (true, "answered SUCCESS".into())
         }
@@ -531,18 +524,18 @@ fn logs_mention(dir: &Path, needle: &str) -> bool {
             return false;
         };
         for entry in entries.flatten() {
-            let path = entry.path();
-            let Ok(meta) = entry.metadata() else { continue };
+            let (path, Ok(meta)) = (entry.path(), entry.metadata()) else {
+                continue;
+            };
             if meta.is_dir() {
                 if walk(&path, needle, budget) {
                     return true;
                 }
             } else if meta.len() <= *budget {
                 *budget -= meta.len();
-                if let Ok(bytes) = std::fs::read(&path) {
-                    if bytes.windows(needle.len()).any(|w| w == needle) {
-                        return true;
-                    }
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                if bytes.windows(needle.len()).any(|w| w == needle) {
+                    return true;
                 }
             }
         }
@@ -551,43 +544,14 @@ fn logs_mention(dir: &Path, needle: &str) -> bool {
     walk(dir, needle.as_bytes(), &mut (64 << 20))
 }
 
-/// The bytes of `command` on the wire, length prefix included.
-pub(crate) fn frame_of(command: &rmq_wire::RemotingCommand) -> Bytes {
-    rmq_wire::frame::encode_to_bytes(command)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn fates_summarise_what_happened() {
-        let mut fate = Fate {
-            attempts: 4,
-            ..Fate::default()
-        };
-        fate.count(&attacks::Reaction::Closed);
-        fate.count(&attacks::Reaction::Answer {
-            code: 13,
-            remark: "brokerName exceeds maxHeaderFieldBytes".into(),
-        });
-        fate.count(&attacks::Reaction::Answer {
-            code: 0,
-            remark: String::new(),
-        });
-        fate.count(&attacks::Reaction::Nothing);
-        assert_eq!(
-            fate.summary(),
-            "closed 1/4, error answer 1/4 (code 13: brokerName exceeds maxHeaderFieldBytes), \
-             accepted 1/4, kept open 1/4"
-        );
-        assert_eq!(Fate::default().summary(), "n/a");
-    }
-
-    #[test]
     fn quick_scales_everything_down() {
-        let full = Params::defaults(false);
-        let quick = Params::defaults(true);
+        let full = super::super::params::<Hostile>(None, false).unwrap();
+        let quick = super::super::params::<Hostile>(None, true).unwrap();
         assert_eq!(full.attacks, Attack::ALL.to_vec());
         assert!(quick.attack_s < full.attack_s);
         assert!(quick.flood_connections < full.flood_connections);
@@ -595,5 +559,9 @@ mod tests {
         assert_eq!(full.flood_topics, 2_000_000);
         // Every source address stays under Waymark's default per-IP limit.
         assert!(full.flood_per_address < 4_096);
+        assert_eq!(
+            describe(Attack::SlowFrames, &full, None).split(": ").last(),
+            Some("768 MiB if the server kept every byte.")
+        );
     }
 }

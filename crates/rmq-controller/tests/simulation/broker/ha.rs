@@ -1,5 +1,6 @@
-//! Replication inside a broker set and the master's SSS (controller.md
-//! §7.3): every half second a master takes writes and a slave pulls from
+//! Replication inside a broker set and the master's SSS (the Java broker's
+//! `AutoSwitchHAService` and `ReplicasManager`'s SSS checks): every half
+//! second a master takes writes and a slave pulls from
 //! the master it believes in, truncating to what the two logs share and
 //! copying a random stretch more (so slaves lag at times). A slave that has
 //! everything the master has is caught up; the master adds it to the SSS at

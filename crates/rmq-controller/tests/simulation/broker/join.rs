@@ -1,4 +1,5 @@
-//! The broker's start-up sequence (controller.md §6.1–§6.3): find the
+//! The broker's start-up sequence (`ReplicasManager.startBasicService`,
+//! `register` and `brokerElect` of the Java broker): find the
 //! leader, obtain a controller id through the temp file and the identity
 //! file (GET_NEXT_BROKER_ID → temp file → APPLY_BROKER_ID → identity file),
 //! REGISTER, one heartbeat, and ELECT when the set has no master; then run.
@@ -56,7 +57,7 @@ impl Broker {
         }
     }
 
-    /// `register()` of §6.2, from whichever file exists.
+    /// `ReplicasManager.register`, from whichever file exists.
     fn register(&mut self, ctx: &mut Ctx) {
         let name = self.set.clone();
         if let Some(id) = self.disk.identity {

@@ -1,6 +1,6 @@
 //! One broker replica of a broker set, modelled on the real broker's
-//! `ReplicasManager` (controller.md §6–§7): what it keeps on disk (the
-//! identity and temp files of §6.2, its commit log), what a crash loses,
+//! `ReplicasManager`: what it keeps on disk (the identity file and the temp
+//! file its id is applied from, its commit log), what a crash loses,
 //! and how it calls the controller — requests to the node it believes
 //! leads, answered within the 3 s invoke timeout or taken as failed.
 //!

@@ -1,4 +1,6 @@
-//! Roles (controller.md §6.4, §7.1, §7.2, §8.4): a role decision from the
+//! Roles (`ReplicasManager.changeBrokerRole`, `changeToMaster`,
+//! `changeToSlave`, its heartbeats and its replica-info sync): a role
+//! decision from the
 //! controller — a REGISTER or ELECT answer, NOTIFY_BROKER_ROLE_CHANGED, the
 //! periodic GET_REPLICA_INFO — is adopted only with a master epoch newer
 //! than the one the broker holds. Heartbeats go to every node each second
@@ -116,7 +118,7 @@ impl Broker {
         ctx.broker_timer(self.index, self.inc, 5_000, BrokerTimer::SyncReplica);
     }
 
-    /// GET_REPLICA_INFO answered (§7.2).
+    /// GET_REPLICA_INFO answered (the periodic replica-info sync).
     pub(super) fn replica_info_answered(&mut self, ctx: &mut Ctx, answer: Answer) {
         if answer.code == ResponseCode::ControllerBrokerMetadataNotExist {
             self.register_again(ctx);

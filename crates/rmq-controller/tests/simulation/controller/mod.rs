@@ -1,18 +1,22 @@
-//! One controller node as `node.rs` runs it, over the model Raft: its
-//! durable Raft state survives a crash; its applied `Replicas`, its
-//! `LiveTable`, its commit index and its leadership do not, and after a
-//! restart it re-applies its log as it learns the commit index.
+//! One controller node as `ControllerNode` runs it, over the model Raft:
+//! its durable Raft state survives a crash; its applied `Replicas`, its
+//! `LiveTable`, its request driver, its commit index and its leadership do
+//! not, and after a restart it re-applies its log as it learns the commit
+//! index.
 //!
 //! The node's clock is its own: milliseconds since it started, plus any
 //! jump the fault schedule gave it. Every `Millis` the core sees (heartbeat
 //! arrival, expiry, a decision's `now`, the serving time) comes from it.
 //!
-//! Decisions and duties are in [`desk`].
+//! Requests, commits, timers and scans go to the product's driver
+//! (`rmq_controller::core::driver`), stepped as `node/drive.rs` steps it:
+//! [`driving`].
 
-mod desk;
+mod driving;
 
-use std::collections::VecDeque;
+use std::collections::BTreeMap;
 
+use rmq_controller::core::driver::{Driver, Ticket};
 use rmq_controller::{LiveTable, Millis, Replicas};
 
 use crate::ctx::Ctx;
@@ -23,7 +27,7 @@ use crate::params::Flaw;
 use crate::queue::Time;
 use crate::raft::{Durable, Output, Payload, Raft};
 
-pub use desk::{InFlight, Work};
+use driving::Proposal;
 
 /// One controller node.
 pub struct Controller {
@@ -45,13 +49,21 @@ pub struct Controller {
     started_at: Time,
     /// How far the local clock has jumped, ms (either way).
     pub clock_jump: i64,
-    /// When this node became a serving leader (local clock).
-    pub serving_since: Option<Millis>,
-    /// Requests and elections waiting for their turn.
-    pub queue: VecDeque<Work>,
-    /// The decision whose entry is being committed (more than one only
-    /// with [`Flaw::DecideWhileCommitting`]).
-    pub in_flight: Vec<InFlight>,
+    /// The product's request driver: turns, commit timeouts, serving
+    /// leadership, the node's own elections.
+    pub driver: Driver,
+    /// The brokers' requests inside the driver: who asked, under which id.
+    requests: BTreeMap<Ticket, (usize, u64)>,
+    /// Entries proposed for the driver whose end it has not been told.
+    proposals: Vec<Proposal>,
+    /// Decisions reported applied, by ticket: where their entry is (an
+    /// answer of success to one is an acknowledgement).
+    applied_entries: BTreeMap<Ticket, (u64, u64)>,
+    /// Answers held back until their entry is applied
+    /// ([`Flaw::DecideWhileCommitting`]).
+    held: Vec<(Ticket, rmq_controller::Answer)>,
+    /// Read barriers waiting for a round answered by a majority.
+    barriers: Vec<(Ticket, u64)>,
     election_gen: u64,
 }
 
@@ -68,9 +80,12 @@ impl Controller {
             live: LiveTable::new(),
             started_at: 0,
             clock_jump: 0,
-            serving_since: None,
-            queue: VecDeque::new(),
-            in_flight: Vec::new(),
+            driver: Driver::new(Millis(0)),
+            requests: BTreeMap::new(),
+            proposals: Vec::new(),
+            applied_entries: BTreeMap::new(),
+            held: Vec::new(),
+            barriers: Vec::new(),
             election_gen: 0,
         }
     }
@@ -79,6 +94,11 @@ impl Controller {
     pub fn now(&self, ctx: &Ctx) -> Millis {
         let uptime = (ctx.now() - self.started_at) as i64;
         Millis(u64::try_from(uptime + self.clock_jump).unwrap_or(0))
+    }
+
+    /// Whether this node serves as leader.
+    pub fn is_serving(&self) -> bool {
+        self.up && self.driver.serving_since().is_some()
     }
 
     /// Starts a (new) life from the durable state alone.
@@ -93,9 +113,12 @@ impl Controller {
         self.live = LiveTable::new();
         self.started_at = ctx.now();
         self.clock_jump = 0;
-        self.serving_since = None;
-        self.queue.clear();
-        self.in_flight.clear();
+        self.driver = Driver::new(self.now(ctx));
+        self.requests.clear();
+        self.proposals.clear();
+        self.applied_entries.clear();
+        self.held.clear();
+        self.barriers.clear();
         ctx.obs.push(Obs::Restarted { node: self.id });
         self.reset_election_timer(ctx);
         let (id, inc, p) = (self.id, self.inc, ctx.params.clone());
@@ -142,15 +165,16 @@ impl Controller {
                 ctx.node_timer(id, inc, ctx.params.raft_tick, NodeTimer::Tick);
             }
             NodeTimer::Expiry => {
-                self.expiry_scan(ctx);
-                ctx.node_timer(id, inc, ctx.params.scan_not_active, NodeTimer::Expiry);
+                let every = ctx.params.scan_not_active;
+                self.step(ctx, |driver, env| driver.expiry_scan(every, env));
+                ctx.node_timer(id, inc, every, NodeTimer::Expiry);
             }
             NodeTimer::MasterScan => {
-                self.inactive_master_scan(ctx);
                 let every = ctx.params.scan_inactive_master;
+                self.step(ctx, |driver, env| driver.master_scan(every, env));
                 ctx.node_timer(id, inc, every, NodeTimer::MasterScan);
             }
-            NodeTimer::CommitTimeout(term, index) => self.commit_timed_out(ctx, term, index),
+            NodeTimer::Driver(timer) => self.driver_timer(ctx, timer),
         }
     }
 
@@ -176,24 +200,27 @@ impl Controller {
             }
             (Endpoint::Broker(_), Msg::Heartbeat { mut cmd, conn }) => {
                 let now = self.now(ctx);
-                let recorded =
-                    rmq_controller::request::heartbeat(&mut self.live, &mut cmd, Some(conn), now);
+                let recorded = rmq_controller::core::request::heartbeat(
+                    &mut self.live,
+                    &mut cmd,
+                    Some(conn),
+                    now,
+                );
                 assert!(
                     recorded.is_ok(),
                     "the model's heartbeat is well formed: {recorded:?}"
                 );
             }
             (Endpoint::Broker(_), Msg::Closed { conn }) => {
-                for key in self.live.disconnected(conn) {
-                    self.replica_gone(&key);
-                }
+                self.step(ctx, |driver, env| driver.connection_closed(conn, env));
             }
             (from, msg) => panic!("n{} cannot handle {} from {from}", self.id, msg.describe()),
         }
     }
 
-    /// Sends what Raft asked for, follows its role changes, and applies
-    /// whatever became committed.
+    /// Sends what Raft asked for, follows its role changes, applies
+    /// whatever became committed, and tells the driver how its entries and
+    /// read barriers ended.
     fn raft_output(&mut self, ctx: &mut Ctx, out: Output) {
         for (to, message) in out.send {
             ctx.send(
@@ -206,7 +233,8 @@ impl Controller {
             self.reset_election_timer(ctx);
         }
         if out.stepped_down {
-            self.stop_serving(ctx);
+            self.barriers.clear();
+            self.step(ctx, |driver, _| driver.stop_serving());
         }
         if out.became_leader {
             ctx.obs.push(Obs::Leader {
@@ -216,12 +244,14 @@ impl Controller {
             });
         }
         self.apply_committed(ctx);
+        self.dropped_proposals(ctx);
+        self.confirmed_barriers(ctx);
     }
 
-    /// Applies every committed entry not yet applied, in order; a leader
+    /// Applies every committed entry not yet applied, in order. A leader
     /// serves once the first entry of its own term is applied (it then has
-    /// everything its predecessors committed), and answers a decision once
-    /// its entry is applied.
+    /// everything its predecessors committed); a proposal of this node is
+    /// reported applied once its entry is.
     pub fn apply_committed(&mut self, ctx: &mut Ctx) {
         while self.applied < self.raft.commit {
             self.applied += 1;
@@ -243,18 +273,10 @@ impl Controller {
                 replicas: self.replicas.clone(),
             });
             let current = self.raft.is_leader() && entry.term == self.raft.durable.term;
-            if current && self.serving_since.is_none() {
-                self.serving_since = Some(self.now(ctx));
+            if current && self.driver.serving_since().is_none() {
+                self.step(ctx, |driver, env| driver.start_serving(env));
             }
-            let ours = self
-                .in_flight
-                .iter()
-                .position(|f| f.index == self.applied && f.term == entry.term);
-            if let (true, Some(i)) = (current, ours) {
-                let done = self.in_flight.remove(i);
-                self.committed(ctx, done);
-            }
+            self.entry_applied(ctx, self.applied, entry.term);
         }
-        self.pump(ctx);
     }
 }

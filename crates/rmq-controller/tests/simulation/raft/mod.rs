@@ -6,7 +6,10 @@
 //!
 //! It is sans-IO like the controller core: every handler returns the
 //! messages to send and what the caller must do (reset the election timer,
-//! start or stop leading). [`Durable`] is what survives a crash (term, vote,
+//! start or stop leading). A leader numbers its rounds of AppendEntries, and
+//! a round answered by a majority confirms that it still led when the round
+//! was sent: the read barrier of `processReadEvent` (openraft's
+//! `ensure_linearizable`). [`Durable`] is what survives a crash (term, vote,
 //! log — written before any reply leaves, as a real store fsyncs); the rest,
 //! including the commit index, is rebuilt after a restart.
 
@@ -61,20 +64,23 @@ pub enum Message {
     },
     /// RequestVote's answer.
     VoteReply { term: Term, granted: bool },
-    /// AppendEntries (empty: a heartbeat).
+    /// AppendEntries (empty: a heartbeat), of the leader's round `round`.
     Append {
         term: Term,
         prev_index: Index,
         prev_term: Term,
         entries: Vec<Entry>,
         commit: Index,
+        round: u64,
     },
     /// AppendEntries' answer: on success the index the follower now matches
-    /// up to; on failure a hint where to look for the match.
+    /// up to; on failure a hint where to look for the match. `round` is the
+    /// request's.
     AppendReply {
         term: Term,
         success: bool,
         index: Index,
+        round: u64,
     },
 }
 
@@ -85,10 +91,13 @@ pub enum Role {
     Follower,
     /// Asks for votes; holds the ones granted.
     Candidate { votes: BTreeSet<usize> },
-    /// Leads: what to send each follower next, and how far each matches.
+    /// Leads: what to send each follower next, how far each matches, the
+    /// last round sent, and the last round each follower answered.
     Leader {
         next: Vec<Index>,
         matched: Vec<Index>,
+        round: u64,
+        answered: Vec<u64>,
     },
 }
 
@@ -226,12 +235,14 @@ impl Raft {
         last
     }
 
-    /// The leader's heartbeat: AppendEntries to every follower.
+    /// The leader's heartbeat: a new round of AppendEntries to every
+    /// follower.
     pub fn tick(&mut self, out: &mut Output) {
-        let Role::Leader { next, .. } = &self.role else {
+        let Role::Leader { next, round, .. } = &mut self.role else {
             return;
         };
-        let next = next.clone();
+        *round += 1;
+        let (next, round) = (next.clone(), *round);
         for peer in self.peers().collect::<Vec<_>>() {
             let prev_index = next[peer] - 1;
             let from = usize::try_from(prev_index).expect("small log");
@@ -244,6 +255,7 @@ impl Raft {
                     prev_term: self.term_at(prev_index),
                     entries: self.durable.log[from..to].to_vec(),
                     commit: self.commit,
+                    round,
                 },
             ));
         }
@@ -256,11 +268,36 @@ impl Raft {
         self.role = Role::Leader {
             next: vec![last + 1; self.size],
             matched: vec![0; self.size],
+            round: 0,
+            answered: vec![0; self.size],
         };
         self.leader = Some(self.id);
         out.became_leader = true;
         self.propose(Payload::Noop);
         self.tick(out);
+    }
+
+    /// As leader: the round a read barrier asked for now waits for (the
+    /// next one sent).
+    pub fn next_round(&self) -> Option<u64> {
+        match &self.role {
+            Role::Leader { round, .. } => Some(round + 1),
+            _ => None,
+        }
+    }
+
+    /// As leader: the latest round a majority (this node included) has
+    /// answered in the current term.
+    pub fn confirmed_round(&self) -> Option<u64> {
+        let Role::Leader {
+            round, answered, ..
+        } = &self.role
+        else {
+            return None;
+        };
+        let mut rounds: Vec<u64> = self.peers().map(|p| answered[p]).chain([*round]).collect();
+        rounds.sort_unstable_by(|a, b| b.cmp(a));
+        Some(rounds[self.majority() - 1])
     }
 
     /// Commits the highest entry of the current term a majority holds.

@@ -5,6 +5,15 @@
 
 use super::{Entry, Index, Message, Output, Raft, Role, Term};
 
+/// The fields of an AppendEntries request.
+struct Append {
+    term: Term,
+    prev_index: Index,
+    prev_term: Term,
+    entries: Vec<Entry>,
+    commit: Index,
+}
+
 impl Raft {
     /// Handles a message from `from`.
     pub fn receive(&mut self, from: usize, message: Message, out: &mut Output) {
@@ -53,22 +62,42 @@ impl Raft {
                 prev_term,
                 entries,
                 commit,
-            } => self.append(from, term, prev_index, prev_term, entries, commit, out),
+                round,
+            } => {
+                let append = Append {
+                    term,
+                    prev_index,
+                    prev_term,
+                    entries,
+                    commit,
+                };
+                self.append(from, append, round, out)
+            }
             Message::AppendReply {
                 term,
                 success,
                 index,
+                round,
             } => {
                 if term > self.durable.term {
                     self.follow(term, out);
                     return;
                 }
-                let Role::Leader { next, matched } = &mut self.role else {
+                let Role::Leader {
+                    next,
+                    matched,
+                    answered,
+                    ..
+                } = &mut self.role
+                else {
                     return;
                 };
                 if term != self.durable.term {
                     return;
                 }
+                // Any answer of this term, even a refusal, shows the
+                // follower still takes this node for its leader.
+                answered[from] = answered[from].max(round);
                 if success {
                     matched[from] = matched[from].max(index);
                     next[from] = next[from].max(index + 1);
@@ -82,17 +111,15 @@ impl Raft {
         }
     }
 
-    /// AppendEntries from the leader of `term`.
-    fn append(
-        &mut self,
-        from: usize,
-        term: Term,
-        prev_index: Index,
-        prev_term: Term,
-        entries: Vec<Entry>,
-        commit: Index,
-        out: &mut Output,
-    ) {
+    /// AppendEntries from the leader of `term`, of its round `round`.
+    fn append(&mut self, from: usize, append: Append, round: u64, out: &mut Output) {
+        let Append {
+            term,
+            prev_index,
+            prev_term,
+            entries,
+            commit,
+        } = append;
         if term < self.durable.term {
             let term = self.durable.term;
             out.send.push((
@@ -101,6 +128,7 @@ impl Raft {
                     term,
                     success: false,
                     index: 0,
+                    round,
                 },
             ));
             return;
@@ -120,6 +148,7 @@ impl Raft {
                     term,
                     success: false,
                     index: hint,
+                    round,
                 },
             ));
             return;
@@ -152,6 +181,7 @@ impl Raft {
                 term,
                 success: true,
                 index: matched,
+                round,
             },
         ));
     }

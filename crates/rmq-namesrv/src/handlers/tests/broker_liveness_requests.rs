@@ -1,6 +1,6 @@
 //! UNREGISTER_BROKER, BROKER_HEARTBEAT and QUERY_DATA_VERSION at the request
-//! level (nameserver.md §2.3–§2.5): the queue-full answer, `changed` and the
-//! stored version, refused bodies, heartbeats of unknown brokers.
+//! level: the queue-full answer, `changed` and the stored version, refused
+//! bodies, heartbeats of unknown brokers.
 
 use rmq_wire::{RequestCode as C, ResponseCode as R};
 

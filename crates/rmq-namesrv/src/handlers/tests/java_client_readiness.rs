@@ -1,6 +1,7 @@
-//! Java `ClusterTestRequestProcessorTest`'s readiness cases (nameserver.md
-//! §13, §2.1 step 1): `needWaitForService` refuses route queries for the first
-//! `waitSecondsForService` seconds after start. Time is tokio's, paused.
+//! Java `ClusterTestRequestProcessorTest`'s readiness cases (the first check of
+//! `ClientRequestProcessor.getRouteInfoByTopic`): `needWaitForService` refuses
+//! route queries for the first `waitSecondsForService` seconds after start.
+//! Time is tokio's, paused.
 
 use std::time::Duration;
 

@@ -1,21 +1,20 @@
-//! Java `RequestProcessorTest` (nameserver.md §13): the default and client
-//! processors over a route table pre-loaded with broker `default-broker` at
-//! `127.0.0.1:10911`, cluster `default-cluster`, id 1234, topics
-//! `unit-test0/1`.
+//! Java `RequestProcessorTest`: the default and client processors over a route
+//! table pre-loaded with broker `default-broker` at `127.0.0.1:10911`, cluster
+//! `default-cluster`, id 1234, topics `unit-test0/1`.
 
 use rmq_protocol::{QueueData, TopicList};
 use rmq_wire::{ExtFields, RequestCode as C, ResponseCode as R};
 
 use super::*;
-use crate::route::{BrokerRegistration, RouteTable};
+use crate::route::{BrokerRegistration, SharedRoutes};
 
 fn preloaded() -> Fixture {
     let fixture = Fixture::new();
-    preload(&mut fixture.state.routes.write());
+    preload(&fixture.state.routes);
     fixture
 }
 
-fn preload(table: &mut RouteTable) {
+fn preload(routes: &SharedRoutes) {
     let reg = BrokerRegistration {
         cluster: "default-cluster".into(),
         broker_addr: "127.0.0.1:10911".into(),
@@ -32,7 +31,7 @@ fn preload(table: &mut RouteTable) {
         conn: 0,
         client_version: 0,
     };
-    table.register_broker(reg, 0, false, false).unwrap();
+    routes.register_broker(reg, 0, false, false).unwrap();
     for topic in ["unit-test0", "unit-test1"] {
         let queue = QueueData {
             broker_name: "default-broker".into(),
@@ -41,7 +40,7 @@ fn preload(table: &mut RouteTable) {
             topic_sys_flag: 0,
             write_queue_nums: 8,
         };
-        assert!(table.register_topic(topic, vec![queue]));
+        assert!(routes.write().register_topic(topic, vec![queue]));
     }
 }
 
@@ -162,6 +161,35 @@ fn update_namesrv_config_and_its_black_list() {
     assert_eq!(
         code(&f.call(&request(C::UpdateNamesrvConfig, &[]))),
         R::Success
+    );
+}
+
+#[test]
+fn cluster_keys_are_start_up_only_and_their_secret_is_never_shown() {
+    let f = Fixture::with(|config| {
+        config
+            .extra
+            .insert("clusterSecretKey".into(), "s3cret".into());
+        config
+            .extra
+            .insert("clusterAccessKey".into(), "member".into());
+    });
+    for key in [
+        "clusterSecretKey",
+        "clusterGossipAddr",
+        "clusterSeeds",
+        "clusterId",
+    ] {
+        let response = f.call(&request(C::UpdateNamesrvConfig, &[]).with_body(format!("{key}=x")));
+        assert_eq!(code(&response), R::NoPermission, "{key}");
+    }
+    let shown = f.call(&request(C::GetNamesrvConfig, &[]));
+    let text = body_text(&shown);
+    assert!(text.contains("clusterSecretKey=***\n"), "{text}");
+    assert!(text.contains("clusterAccessKey=***\n"), "{text}");
+    assert!(
+        !text.contains("s3cret") && !text.contains("member"),
+        "{text}"
     );
 }
 

@@ -22,9 +22,11 @@ use rmq_transport::ConnectionInfo;
 use rmq_wire::{RemotingCommand, RequestCode, ResponseCode, SerializeType};
 
 use crate::config::NamesrvConfig;
-use crate::dispatch::dispatch;
+use crate::dispatch::respond;
+use crate::housekeeping::Queues;
 use crate::kv::KvStore;
-use crate::state::{Namesrv, Queues};
+use crate::limits::Limits;
+use crate::state::Namesrv;
 
 /// A state over a private temporary directory, a detached connection, and
 /// the queues (kept, so unregistrations are accepted but not run).
@@ -49,6 +51,17 @@ impl Fixture {
     }
 
     pub fn with(configure: impl FnOnce(&mut NamesrvConfig)) -> Fixture {
+        Fixture::with_config_and_limits(configure, Limits::default())
+    }
+
+    pub fn with_limits(limits: Limits) -> Fixture {
+        Fixture::with_config_and_limits(|_| {}, limits)
+    }
+
+    fn with_config_and_limits(
+        configure: impl FnOnce(&mut NamesrvConfig),
+        limits: Limits,
+    ) -> Fixture {
         let dir = std::env::temp_dir().join(format!(
             "waymark-handlers-{}-{}",
             std::process::id(),
@@ -57,7 +70,7 @@ impl Fixture {
         let mut config = NamesrvConfig::defaults(&dir, Some("/opt/rocketmq".into()));
         configure(&mut config);
         let kv = KvStore::load(&config.kv_config_path).unwrap();
-        let (state, queues) = Namesrv::new(config, kv);
+        let (state, queues) = Namesrv::with_limits(config, kv, limits);
         let addr: SocketAddr = "127.0.0.1:1".parse().unwrap();
         let (conn, _outbox) = ConnectionInfo::detached(addr, addr, SerializeType::Json);
         Fixture {
@@ -70,7 +83,7 @@ impl Fixture {
 
     /// The response to `request`, errors included, as the service sends it.
     pub fn call(&self, request: &RemotingCommand) -> RemotingCommand {
-        dispatch(&self.state, &self.conn, request).unwrap_or_else(|e| e.into_response(request))
+        respond(&self.state, &self.conn, request)
     }
 
     /// Registers a broker with a JSON body of `topics` and returns the response.

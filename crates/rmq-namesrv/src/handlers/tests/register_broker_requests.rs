@@ -1,5 +1,5 @@
-//! REGISTER_BROKER at the request level (nameserver.md §2.2, §3): CRC check,
-//! the three body formats, response header and body, refused input,
+//! REGISTER_BROKER at the request level: CRC check, the three body formats (5.x
+//! JSON, 4.x JSON, zlib), response header and body, refused input,
 //! notifications.
 
 use rmq_protocol::{BodyFlavor, TopicConfigSerializeWrapper};

@@ -1,7 +1,7 @@
-//! GET_ROUTEINFO_BY_TOPIC at the request level (nameserver.md §2.1, §6):
-//! dialect choice, remarks, order configuration, acting master, zone
-//! filtering (Java `ZoneRouteRPCHook*Test`'s request-level cases); and the
-//! topic requests whose input is validated or defaulted.
+//! GET_ROUTEINFO_BY_TOPIC at the request level: dialect choice, remarks, order
+//! configuration, acting master, zone filtering (Java `ZoneRouteRPCHook*Test`'s
+//! request-level cases); and the topic requests whose input is validated or
+//! defaulted.
 
 use rmq_wire::{RequestCode as C, ResponseCode as R};
 

@@ -1,8 +1,7 @@
-//! Java `RouteInfoManagerNewTest`, first half (nameserver.md §13): cluster
-//! info, topic lists and deletion, registration results, unregistration,
-//! change detection, route assembly and topic retention on re-registration.
-//! The acting-master and role-switch half is in
-//! `java_route_info_manager_new_acting`.
+//! Java `RouteInfoManagerNewTest`, first half: cluster info, topic lists and
+//! deletion, registration results, unregistration, change detection, route
+//! assembly and topic retention on re-registration. The acting-master and
+//! role-switch half is in `java_route_info_manager_new_acting`.
 
 use rmq_protocol::{ClusterInfo, Dialect, JavaJson, QueueData};
 
@@ -55,13 +54,13 @@ pub(super) fn slave(extra: &[&str]) -> BrokerRegistration {
 
 #[test]
 fn all_cluster_info_survives_a_json_round_trip() {
-    let mut table = RouteTable::new();
-    register(&mut table, master(&[]));
+    let routes = SharedRoutes::new();
+    register(&routes, master(&[]));
     register(
-        &mut table,
+        &routes,
         broker("Cluster_2", "Broker_2", "127.0.0.2:10911", 0).topics(&with_base(&[])),
     );
-    let json = table.cluster_info().to_json(Dialect::Default);
+    let json = routes.read().cluster_info().to_json(Dialect::Default);
     let info = ClusterInfo::from_json(&json).unwrap();
     assert!(info.cluster_addr_table.contains_key(CLUSTER));
     assert!(info.cluster_addr_table.contains_key("Cluster_2"));
@@ -74,17 +73,17 @@ fn all_cluster_info_survives_a_json_round_trip() {
 
 #[test]
 fn delete_topic_whole_and_per_cluster() {
-    let mut table = RouteTable::new();
-    register(&mut table, master(&["t1"]));
-    table.delete_topic("t1", None);
-    assert!(route(&table, "t1", true).is_none());
+    let routes = SharedRoutes::new();
+    register(&routes, master(&["t1"]));
+    routes.write().delete_topic("t1", None);
+    assert!(route(&routes.read(), "t1", true).is_none());
 
     register(
-        &mut table,
+        &routes,
         broker("Cluster_2", "Broker_2", "127.0.0.2:10911", 0).topics(&with_base(&[])),
     );
-    table.delete_topic(BASE, Some(CLUSTER));
-    let r = route(&table, BASE, true).unwrap();
+    routes.write().delete_topic(BASE, Some(CLUSTER));
+    let r = route(&routes.read(), BASE, true).unwrap();
     assert_eq!(r.broker_datas.len(), 1);
     assert_eq!(r.broker_datas[0].broker_name, "Broker_2");
     assert_eq!(r.queue_datas.len(), 1);
@@ -93,62 +92,65 @@ fn delete_topic_whole_and_per_cluster() {
 
 #[test]
 fn all_topic_list_empty_then_registered_topics() {
-    let mut table = RouteTable::new();
-    assert!(table.all_topics().is_empty());
-    register(&mut table, master(&["t1", "t2"]));
-    assert_eq!(table.all_topics(), [BASE, "t1", "t2"]);
+    let routes = SharedRoutes::new();
+    assert!(routes.read().all_topics().is_empty());
+    register(&routes, master(&["t1", "t2"]));
+    assert_eq!(routes.read().all_topics(), [BASE, "t1", "t2"]);
 }
 
 #[test]
 fn register_results_of_master_and_slave() {
-    let mut table = RouteTable::new();
-    let outcome = register(&mut table, master(&[]));
+    let routes = SharedRoutes::new();
+    let outcome = register(&routes, master(&[]));
     assert_eq!((outcome.master_addr, outcome.ha_server_addr), (None, None));
-    let outcome = register(&mut table, slave(&[]));
+    let outcome = register(&routes, slave(&[]));
     assert_eq!(outcome.master_addr.as_deref(), Some(MASTER));
     assert_eq!(outcome.ha_server_addr.as_deref(), Some(MASTER_HA));
 }
 
 #[test]
 fn unregister_broker_sync_and_queued_removes_the_masters_topics() {
-    let mut table = RouteTable::new();
-    register(&mut table, master(&["t1"]));
-    unregister(&mut table, CLUSTER, MASTER, NAME, 0);
-    assert!(route(&table, BASE, true).is_none());
-    assert!(route(&table, "t1", true).is_none());
-    assert_eq!(table.topic_count(), 0);
+    let routes = SharedRoutes::new();
+    register(&routes, master(&["t1"]));
+    unregister(&routes, CLUSTER, MASTER, NAME, 0);
+    assert!(route(&routes.read(), BASE, true).is_none());
+    assert!(route(&routes.read(), "t1", true).is_none());
+    assert_eq!(routes.read().topic_count(), 0);
 
-    register(&mut table, master(&["t1"]));
-    let queued = unregistration(&table, CLUSTER, MASTER, NAME, 0);
-    let outcome = table.unregister_batch(&[queued], false);
+    register(&routes, master(&["t1"]));
+    let queued = unregistration(&routes.read(), CLUSTER, MASTER, NAME, 0);
+    let outcome = routes.write().unregister_batch(&[queued], false);
     assert_eq!(outcome.removed_brokers, [BrokerKey::new(CLUSTER, MASTER)]);
     assert_eq!(outcome.removed_groups, [NAME]);
-    assert_eq!(table.topic_count(), 0);
+    assert_eq!(routes.read().topic_count(), 0);
 }
 
 #[test]
 fn slave_and_later_topic_show_both_ids() {
-    let mut table = RouteTable::new();
-    register(&mut table, master(&[]));
-    register(&mut table, slave(&[]));
+    let routes = SharedRoutes::new();
+    register(&routes, master(&[]));
+    register(&routes, slave(&[]));
     let both = ids(&[(0, MASTER), (1, SLAVE)]);
-    assert_eq!(addrs_of(&route(&table, BASE, true).unwrap(), NAME), both);
+    assert_eq!(
+        addrs_of(&route(&routes.read(), BASE, true).unwrap(), NAME),
+        both
+    );
 
     // createNewTopic: the master registers a new topic with a new version.
-    register(&mut table, master(&["newTopic"]).version(2, 200));
+    register(&routes, master(&["newTopic"]).version(2, 200));
     assert_eq!(
-        addrs_of(&route(&table, "newTopic", true).unwrap(), NAME),
+        addrs_of(&route(&routes.read(), "newTopic", true).unwrap(), NAME),
         both
     );
 }
 
 #[test]
 fn unregister_slave_keeps_the_master() {
-    let mut table = RouteTable::new();
-    register(&mut table, master(&[]));
-    register(&mut table, slave(&[]));
-    unregister(&mut table, CLUSTER, SLAVE, NAME, 1);
-    let r = route(&table, BASE, true).unwrap();
+    let routes = SharedRoutes::new();
+    register(&routes, master(&[]));
+    register(&routes, slave(&[]));
+    unregister(&routes, CLUSTER, SLAVE, NAME, 1);
+    let r = route(&routes.read(), BASE, true).unwrap();
     assert_eq!(r.broker_datas.len(), 1);
     assert_eq!(addrs_of(&r, NAME), ids(&[(0, MASTER)]));
     assert!(writable(queue_of(&r, NAME).perm));
@@ -156,58 +158,78 @@ fn unregister_slave_keeps_the_master() {
 
 #[test]
 fn submit_multi_unregister_requests_processes_both() {
-    let mut table = RouteTable::new();
-    register(&mut table, master(&[]));
-    register(&mut table, slave(&[]));
+    let routes = SharedRoutes::new();
+    register(&routes, master(&[]));
+    register(&routes, slave(&[]));
     let batch = [
-        unregistration(&table, CLUSTER, MASTER, NAME, 0),
-        unregistration(&table, CLUSTER, SLAVE, NAME, 1),
+        unregistration(&routes.read(), CLUSTER, MASTER, NAME, 0),
+        unregistration(&routes.read(), CLUSTER, SLAVE, NAME, 1),
     ];
-    let outcome = table.unregister_batch(&batch, false);
+    let outcome = routes.write().unregister_batch(&batch, false);
     assert_eq!(outcome.removed_brokers.len(), 2);
-    assert!(table.group(NAME).is_none());
-    assert!(route(&table, BASE, true).is_none());
+    assert!(routes.read().group(NAME).is_none());
+    assert!(route(&routes.read(), BASE, true).is_none());
 }
 
 #[test]
 fn broker_topic_config_changed_compares_the_whole_version() {
-    let mut table = RouteTable::new();
-    register(&mut table, master(&[]));
+    let routes = SharedRoutes::new();
+    register(&routes, master(&[]));
     let key = BrokerKey::new(CLUSTER, MASTER);
     let stored = DataVersion::new(1, 0, 100);
-    assert!(!table.broker_topic_config_changed(&key, &stored));
-    assert!(table.broker_topic_config_changed(&key, &DataVersion::new(1, 0, 101)));
-    assert!(table.broker_topic_config_changed(&key, &DataVersion::new(2, 0, 100)));
-    assert!(table.broker_topic_config_changed(&key, &DataVersion::new(1, 1, 100)));
-    assert!(table.broker_topic_config_changed(&BrokerKey::new(CLUSTER, SLAVE), &stored));
+    assert!(!routes.read().broker_topic_config_changed(&key, &stored));
+    assert!(routes
+        .read()
+        .broker_topic_config_changed(&key, &DataVersion::new(1, 0, 101)));
+    assert!(routes
+        .read()
+        .broker_topic_config_changed(&key, &DataVersion::new(2, 0, 100)));
+    assert!(routes
+        .read()
+        .broker_topic_config_changed(&key, &DataVersion::new(1, 1, 100)));
+    assert!(routes
+        .read()
+        .broker_topic_config_changed(&BrokerKey::new(CLUSTER, SLAVE), &stored));
     // queryBrokerTopicConfig
-    assert_eq!(table.live_broker(&key).unwrap().data_version, stored);
+    assert_eq!(
+        routes.read().live_broker(&key).unwrap().data_version,
+        stored
+    );
 }
 
 #[test]
 fn topic_config_changed_before_and_after_registration() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let key = BrokerKey::new(CLUSTER, MASTER);
     let version = DataVersion::new(1, 0, 100);
-    assert!(table.topic_config_changed(&key, &version, NAME, BASE));
-    register(&mut table, master(&[]));
-    assert!(!table.topic_config_changed(&key, &version, NAME, BASE));
-    assert!(table.topic_config_changed(&key, &version, NAME, "unregistered"));
+    assert!(routes
+        .read()
+        .topic_config_changed(&key, &version, NAME, BASE));
+    register(&routes, master(&[]));
+    assert!(!routes
+        .read()
+        .topic_config_changed(&key, &version, NAME, BASE));
+    assert!(routes
+        .read()
+        .topic_config_changed(&key, &version, NAME, "unregistered"));
 }
 
 #[test]
 fn wipe_write_perm_shows_in_the_route() {
-    let mut table = RouteTable::new();
-    register(&mut table, master(&[]));
-    assert_eq!(table.wipe_write_perm(NAME), 2);
-    assert_eq!(queue_of(&route(&table, BASE, true).unwrap(), NAME).perm, 4);
+    let routes = SharedRoutes::new();
+    register(&routes, master(&[]));
+    assert_eq!(routes.write().wipe_write_perm(NAME), 2);
+    assert_eq!(
+        queue_of(&route(&routes.read(), BASE, true).unwrap(), NAME).perm,
+        4
+    );
 }
 
 #[test]
 fn pickup_topic_route_data_one_then_two_groups() {
-    let mut table = RouteTable::new();
-    register(&mut table, master(&[]));
-    let r = route(&table, BASE, true).unwrap();
+    let routes = SharedRoutes::new();
+    register(&routes, master(&[]));
+    let r = route(&routes.read(), BASE, true).unwrap();
     assert_eq!((r.broker_datas.len(), r.queue_datas.len()), (1, 1));
     assert_eq!(
         r.queue_datas[0],
@@ -228,36 +250,36 @@ fn pickup_topic_route_data_one_then_two_groups() {
     assert!(r.topic_queue_mapping_by_broker.is_none());
 
     register(
-        &mut table,
+        &routes,
         broker(CLUSTER, "Broker_2", "127.0.0.2:10911", 0).topics(&with_base(&[])),
     );
-    let r = route(&table, BASE, true).unwrap();
+    let r = route(&routes.read(), BASE, true).unwrap();
     assert_eq!((r.broker_datas.len(), r.queue_datas.len()), (2, 2));
 }
 
 #[test]
 fn scan_not_active_broker_with_a_30_s_timeout() {
-    let mut table = RouteTable::new();
-    register(&mut table, master(&[]).timeout(30_000));
-    assert!(table.expired(T0 + 30_000).is_empty());
-    assert_eq!(table.expired(T0 + 30_001).len(), 1);
+    let routes = SharedRoutes::new();
+    register(&routes, master(&[]).timeout(30_000));
+    assert!(routes.read().expired(T0 + 30_000).is_empty());
+    assert_eq!(routes.read().expired(T0 + 30_001).len(), 1);
 }
 
 #[test]
 fn keep_topic_with_broker_registration_by_default() {
-    let mut table = RouteTable::new();
-    register(&mut table, master(&["t1"]));
-    register(&mut table, master(&[]).version(2, 200));
-    assert!(route(&table, "t1", true).is_some());
+    let routes = SharedRoutes::new();
+    register(&routes, master(&["t1"]));
+    register(&routes, master(&[]).version(2, 200));
+    assert!(route(&routes.read(), "t1", true).is_some());
 }
 
 #[test]
 fn delete_topic_with_broker_registration_per_broker() {
-    let mut table = RouteTable::new();
-    let delete = |table: &mut RouteTable, reg| table.register_broker(reg, T0, false, true).unwrap();
-    delete(&mut table, master(&["t1"]));
-    delete(&mut table, master(&[]).version(2, 200));
-    assert!(route(&table, "t1", true).is_none());
+    let routes = SharedRoutes::new();
+    let delete = |routes: &SharedRoutes, reg| routes.register_broker(reg, T0, false, true).unwrap();
+    delete(&routes, master(&["t1"]));
+    delete(&routes, master(&[]).version(2, 200));
+    assert!(route(&routes.read(), "t1", true).is_none());
 
     // Two masters: the topic leaves the route with each broker that drops it.
     let other = |extra: &[&str], counter| {
@@ -265,21 +287,27 @@ fn delete_topic_with_broker_registration_per_broker() {
             .topics(&with_base(extra))
             .version(counter, 100)
     };
-    delete(&mut table, master(&["shared"]).version(3, 300));
-    delete(&mut table, other(&["shared"], 1));
-    assert_eq!(route(&table, "shared", true).unwrap().queue_datas.len(), 2);
-    delete(&mut table, master(&[]).version(4, 400));
-    let r = route(&table, "shared", true).unwrap();
+    delete(&routes, master(&["shared"]).version(3, 300));
+    delete(&routes, other(&["shared"], 1));
+    assert_eq!(
+        route(&routes.read(), "shared", true)
+            .unwrap()
+            .queue_datas
+            .len(),
+        2
+    );
+    delete(&routes, master(&[]).version(4, 400));
+    let r = route(&routes.read(), "shared", true).unwrap();
     assert_eq!(r.queue_datas.len(), 1);
     assert_eq!(r.queue_datas[0].broker_name, "Broker_2");
-    delete(&mut table, other(&[], 2));
-    assert!(route(&table, "shared", true).is_none());
-    assert!(route(&table, BASE, true).is_some());
+    delete(&routes, other(&[], 2));
+    assert!(route(&routes.read(), "shared", true).is_none());
+    assert!(route(&routes.read(), BASE, true).is_some());
 }
 
 #[test]
 fn register_single_topic_with_broker_registration() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let queue = QueueData {
         broker_name: NAME.into(),
         perm: 6,
@@ -287,23 +315,23 @@ fn register_single_topic_with_broker_registration() {
         topic_sys_flag: 0,
         write_queue_nums: 8,
     };
-    assert!(!table.register_topic("single", vec![queue.clone()]));
-    assert!(route(&table, "single", true).is_none());
+    assert!(!routes.write().register_topic("single", vec![queue.clone()]));
+    assert!(route(&routes.read(), "single", true).is_none());
 
-    register(&mut table, master(&[]));
-    assert!(table.register_topic("single", vec![queue.clone()]));
+    register(&routes, master(&[]));
+    assert!(routes.write().register_topic("single", vec![queue.clone()]));
     assert_eq!(
-        queue_of(&route(&table, "single", true).unwrap(), NAME),
+        queue_of(&route(&routes.read(), "single", true).unwrap(), NAME),
         &queue
     );
 
-    table
+    routes
         .register_broker(master(&[]).version(2, 200), T0, false, true)
         .unwrap();
-    assert!(route(&table, "single", true).is_none());
+    assert!(route(&routes.read(), "single", true).is_none());
 
-    assert!(table.register_topic("single2", vec![queue]));
-    unregister(&mut table, CLUSTER, MASTER, NAME, 0);
-    assert!(route(&table, BASE, true).is_none());
-    assert!(route(&table, "single2", true).is_none());
+    assert!(routes.write().register_topic("single2", vec![queue]));
+    unregister(&routes, CLUSTER, MASTER, NAME, 0);
+    assert!(route(&routes.read(), BASE, true).is_none());
+    assert!(route(&routes.read(), "single2", true).is_none());
 }

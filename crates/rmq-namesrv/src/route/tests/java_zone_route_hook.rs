@@ -1,7 +1,6 @@
-//! Java `ZoneRouteRPCHookTest` and `ZoneRouteRPCHookMoreTest` (nameserver.md
-//! §13, §6.4) at the table level: when zone filtering is active and what it
-//! keeps. The request-level cases (not code 105, no body, not SUCCESS) are in
-//! the handler tests.
+//! Java `ZoneRouteRPCHookTest` and `ZoneRouteRPCHookMoreTest` at the table
+//! level: when zone filtering is active and what it keeps. The request-level
+//! cases (not code 105, no body, not SUCCESS) are in the handler tests.
 
 use rmq_protocol::{BrokerData, QueueData, TopicRouteData};
 

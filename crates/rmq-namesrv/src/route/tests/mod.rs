@@ -1,7 +1,10 @@
-//! Unit tests of the pure route tables, by what each operation returns and
-//! what the tables then answer. One file per concern; files named `java_*`
-//! mirror one Java unit test class each (nameserver.md §13), the others pin
-//! the scenarios of nameserver.md §5–§7.
+//! Unit tests of the route tables, by what each operation returns and what
+//! the tables then answer. Registrations go through the server's path,
+//! `SharedRoutes::register_broker`; the one-piece registration of
+//! `oracle.rs` is only what that path is compared with. One file per
+//! concern; files named `java_*` mirror one Java unit test class each (of
+//! `org.apache.rocketmq.namesrv`), the others pin registration, liveness and
+//! topic administration scenarios.
 
 mod batch_unregistration;
 mod fencing;
@@ -11,6 +14,7 @@ mod java_route_info_manager_new_acting;
 mod java_zone_route_hook;
 mod liveness_expiry;
 mod notifications;
+mod oracle;
 mod register_scenarios;
 mod regression_stale_unregistration;
 mod sliced_registration;
@@ -24,7 +28,7 @@ use rmq_protocol::{DataVersion, QueueData, TopicConfig, TopicRouteData};
 
 use super::{
     BrokerKey, BrokerRegistration, ConnId, Millis, RegisterError, RegisterOutcome, RouteTable,
-    UnregisterOutcome, Unregistration,
+    SharedRoutes, UnregisterOutcome, Unregistration,
 };
 
 /// A registration with the defaults most tests want: a 5.x broker
@@ -120,17 +124,17 @@ pub(super) fn topic_with(name: &str, read: i32, write: i32, perm: i32) -> TopicC
 /// The time every registration happens at unless a test says otherwise.
 pub(super) const T0: Millis = 1_000;
 
-/// Registers at [`T0`], no notifications, topics kept.
-pub(super) fn register(table: &mut RouteTable, reg: BrokerRegistration) -> RegisterOutcome {
-    try_register(table, reg).expect("registration accepted")
+/// Registers at [`T0`] through the server's path, no notifications, topics kept.
+pub(super) fn register(routes: &SharedRoutes, reg: BrokerRegistration) -> RegisterOutcome {
+    try_register(routes, reg).expect("registration accepted")
 }
 
-/// Registers at [`T0`] and returns the table's verdict.
+/// Registers at [`T0`] through the server's path and returns the table's verdict.
 pub(super) fn try_register(
-    table: &mut RouteTable,
+    routes: &SharedRoutes,
     reg: BrokerRegistration,
 ) -> Result<RegisterOutcome, RegisterError> {
-    table.register_broker(reg, T0, false, false)
+    routes.register_broker(reg, T0, false, false)
 }
 
 /// An unregistration as UNREGISTER_BROKER queues it, decided now.
@@ -152,14 +156,14 @@ pub(super) fn unregistration(
 /// Decides and runs one unregistration at once (Java's synchronous
 /// `unregisterBroker`).
 pub(super) fn unregister(
-    table: &mut RouteTable,
+    routes: &SharedRoutes,
     cluster: &str,
     addr: &str,
     name: &str,
     id: i64,
 ) -> UnregisterOutcome {
-    let request = unregistration(table, cluster, addr, name, id);
-    table.unregister_batch(&[request], false)
+    let request = unregistration(&routes.read(), cluster, addr, name, id);
+    routes.write().unregister_batch(&[request], false)
 }
 
 /// Every topic's queue data, sorted, for comparing two tables.

@@ -1,5 +1,7 @@
-//! NOTIFY_MIN_BROKER_ID_CHANGE decisions (nameserver.md §5.4, §7.4): when,
-//! with which header values, to which targets.
+//! NOTIFY_MIN_BROKER_ID_CHANGE decisions, as Java's
+//! `RouteInfoManager.registerBroker` (a registration lowering its group's
+//! smallest id) and `unRegisterBroker` (an acting-master group losing it) make
+//! them: when, with which header values, to which targets.
 
 use super::*;
 use crate::route::MinIdNotification;
@@ -10,25 +12,25 @@ const M: &str = "127.0.0.1:10911";
 const S1: &str = "127.0.0.1:10921";
 const S2: &str = "127.0.0.1:10931";
 
-fn notifying(table: &mut RouteTable, reg: BrokerRegistration) -> Vec<MinIdNotification> {
-    table
+fn notifying(routes: &SharedRoutes, reg: BrokerRegistration) -> Vec<MinIdNotification> {
+    routes
         .register_broker(reg, T0, true, false)
         .unwrap()
         .notifications
 }
 
-fn slaves(acting: bool) -> RouteTable {
-    let mut table = RouteTable::new();
+fn slaves(acting: bool) -> SharedRoutes {
+    let routes = SharedRoutes::new();
     for (addr, id) in [(S1, 1), (S2, 2)] {
-        register(&mut table, broker(C, N, addr, id).acting(Some(acting)));
+        register(&routes, broker(C, N, addr, id).acting(Some(acting)));
     }
-    table
+    routes
 }
 
 #[test]
 fn a_master_joining_its_slaves_notifies_the_slaves() {
-    let mut table = slaves(false);
-    let sent = notifying(&mut table, broker(C, N, M, 0).ha("127.0.0.1:10912"));
+    let routes = slaves(false);
+    let sent = notifying(&routes, broker(C, N, M, 0).ha("127.0.0.1:10912"));
     assert_eq!(
         sent,
         [MinIdNotification {
@@ -43,9 +45,9 @@ fn a_master_joining_its_slaves_notifies_the_slaves() {
 
 #[test]
 fn a_smaller_slave_notifies_the_others() {
-    let mut table = RouteTable::new();
-    register(&mut table, broker(C, N, S2, 2));
-    let sent = notifying(&mut table, broker(C, N, S1, 1));
+    let routes = SharedRoutes::new();
+    register(&routes, broker(C, N, S2, 2));
+    let sent = notifying(&routes, broker(C, N, S1, 1));
     assert_eq!(sent.len(), 1);
     assert_eq!(
         (sent[0].min_broker_id, sent[0].min_broker_addr.as_str()),
@@ -56,10 +58,10 @@ fn a_smaller_slave_notifies_the_others() {
 
 #[test]
 fn a_lone_member_is_notified_itself() {
-    let mut table = RouteTable::new();
-    register(&mut table, broker(C, N, S1, 1));
+    let routes = SharedRoutes::new();
+    register(&routes, broker(C, N, S1, 1));
     // Promoted in place: its id 1 goes, id 0 is the only member.
-    let sent = notifying(&mut table, broker(C, N, S1, 0));
+    let sent = notifying(&routes, broker(C, N, S1, 0));
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].targets, [S1]);
     assert_eq!(sent[0].min_broker_id, 0);
@@ -67,17 +69,17 @@ fn a_lone_member_is_notified_itself() {
 
 #[test]
 fn no_notification_without_a_smaller_id_or_when_disabled() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     assert!(
-        notifying(&mut table, broker(C, N, M, 0)).is_empty(),
+        notifying(&routes, broker(C, N, M, 0)).is_empty(),
         "first member"
     );
     assert!(
-        notifying(&mut table, broker(C, N, S1, 1)).is_empty(),
+        notifying(&routes, broker(C, N, S1, 1)).is_empty(),
         "a larger id"
     );
-    let mut table = slaves(true);
-    let outcome = table
+    let routes = slaves(true);
+    let outcome = routes
         .register_broker(broker(C, N, M, 0), T0, false, false)
         .unwrap();
     assert!(
@@ -88,10 +90,10 @@ fn no_notification_without_a_smaller_id_or_when_disabled() {
 
 #[test]
 fn master_unregistration_notifies_the_remaining_members() {
-    let mut table = slaves(true);
-    register(&mut table, broker(C, N, M, 0).acting(Some(true)));
-    let request = unregistration(&table, C, M, N, 0);
-    let outcome = table.unregister_batch(&[request], true);
+    let routes = slaves(true);
+    register(&routes, broker(C, N, M, 0).acting(Some(true)));
+    let request = unregistration(&routes.read(), C, M, N, 0);
+    let outcome = routes.write().unregister_batch(&[request], true);
     assert_eq!(
         outcome.notifications,
         [MinIdNotification {
@@ -107,26 +109,29 @@ fn master_unregistration_notifies_the_remaining_members() {
 #[test]
 fn unregistration_notifies_only_acting_master_groups_losing_their_min() {
     // enableActingMaster=false: nothing.
-    let mut table = slaves(false);
-    register(&mut table, broker(C, N, M, 0));
-    let request = unregistration(&table, C, M, N, 0);
-    assert!(table
+    let routes = slaves(false);
+    register(&routes, broker(C, N, M, 0));
+    let request = unregistration(&routes.read(), C, M, N, 0);
+    assert!(routes
+        .write()
         .unregister_batch(&[request], true)
         .notifications
         .is_empty());
 
     // Not the smallest id: nothing.
-    let mut table = slaves(true);
-    let request = unregistration(&table, C, S2, N, 2);
-    assert!(table
+    let routes = slaves(true);
+    let request = unregistration(&routes.read(), C, S2, N, 2);
+    assert!(routes
+        .write()
         .unregister_batch(&[request], true)
         .notifications
         .is_empty());
 
     // Disabled: nothing.
-    let mut table = slaves(true);
-    let request = unregistration(&table, C, S1, N, 1);
-    assert!(table
+    let routes = slaves(true);
+    let request = unregistration(&routes.read(), C, S1, N, 1);
+    assert!(routes
+        .write()
         .unregister_batch(&[request], false)
         .notifications
         .is_empty());
@@ -134,13 +139,13 @@ fn unregistration_notifies_only_acting_master_groups_losing_their_min() {
 
 #[test]
 fn one_notification_per_group_and_batch() {
-    let mut table = slaves(true);
-    register(&mut table, broker(C, N, M, 0).acting(Some(true)));
+    let routes = slaves(true);
+    register(&routes, broker(C, N, M, 0).acting(Some(true)));
     let batch = [
-        unregistration(&table, C, M, N, 0),
-        unregistration(&table, C, S1, N, 1),
+        unregistration(&routes.read(), C, M, N, 0),
+        unregistration(&routes.read(), C, S1, N, 1),
     ];
-    let outcome = table.unregister_batch(&batch, true);
+    let outcome = routes.write().unregister_batch(&batch, true);
     assert_eq!(
         outcome.notifications,
         [MinIdNotification {

@@ -1,7 +1,7 @@
-//! Registration scenarios of nameserver.md §5.1–§5.2: stateVersion conflicts,
-//! the single-topic guard, addresses moving between ids, prime slaves,
-//! re-registration with the same or a new DataVersion, group attributes,
-//! mapping info and filter servers.
+//! Registration scenarios (Java's `RouteInfoManager.registerBroker`):
+//! stateVersion conflicts, the single-topic guard, addresses moving between
+//! ids, prime slaves, re-registration with the same or a new DataVersion, group
+//! attributes, mapping info and filter servers.
 
 use rmq_protocol::TopicQueueMappingInfo;
 
@@ -19,52 +19,50 @@ fn base() -> Vec<TopicConfig> {
 
 #[test]
 fn first_master_registration() {
-    let mut table = RouteTable::new();
-    let outcome = register(&mut table, broker(C, N, A, 0).topics(&base()));
+    let routes = SharedRoutes::new();
+    let outcome = register(&routes, broker(C, N, A, 0).topics(&base()));
     assert!(outcome.new_broker);
     assert_eq!((outcome.master_addr, outcome.ha_server_addr), (None, None));
     assert!(outcome.notifications.is_empty());
-    let live = table.live_broker(&BrokerKey::new(C, A)).unwrap();
+    let live = routes
+        .read()
+        .live_broker(&BrokerKey::new(C, A))
+        .unwrap()
+        .clone();
     assert_eq!(live.timeout_ms, DEFAULT_BROKER_TIMEOUT_MS);
     assert_eq!(live.last_update, T0);
     assert_eq!(live.ha_server_addr, format!("ha-{A}"));
-    let r = route(&table, "TopicTest", false).unwrap();
+    let r = route(&routes.read(), "TopicTest", false).unwrap();
     assert_eq!(addrs_of(&r, N), ids(&[(0, A)]));
     assert_eq!(queue_of(&r, N).perm, 6);
-    assert!(!register(&mut table, broker(C, N, A, 0).topics(&base())).new_broker);
+    assert!(!register(&routes, broker(C, N, A, 0).topics(&base())).new_broker);
 }
 
 #[test]
 fn slave_learns_its_master_only_while_the_master_is_live() {
-    let mut table = RouteTable::new();
-    register(&mut table, broker(C, N, A, 0).topics(&base()));
-    let outcome = register(&mut table, broker(C, N, B, 1).topics(&base()));
+    let routes = SharedRoutes::new();
+    register(&routes, broker(C, N, A, 0).topics(&base()));
+    let outcome = register(&routes, broker(C, N, B, 1).topics(&base()));
     assert_eq!(outcome.master_addr.as_deref(), Some(A));
     assert_eq!(outcome.ha_server_addr, Some(format!("ha-{A}")));
 
     // The master's live entry goes (e.g. stale stateVersion path) but the id
     // stays: no master address then.
-    table.live.remove(&BrokerKey::new(C, A));
-    let outcome = register(&mut table, broker(C, N, B, 1).topics(&base()));
+    routes.write().live.remove(&BrokerKey::new(C, A));
+    let outcome = register(&routes, broker(C, N, B, 1).topics(&base()));
     assert_eq!((outcome.master_addr, outcome.ha_server_addr), (None, None));
 }
 
 #[test]
 fn higher_state_version_at_the_current_holder_wins() {
-    let mut table = RouteTable::new();
-    register(
-        &mut table,
-        broker(C, N, A, 0).topics(&base()).state_version(5),
-    );
-    register(
-        &mut table,
-        broker(C, N, B, 1).topics(&base()).state_version(3),
-    );
+    let routes = SharedRoutes::new();
+    register(&routes, broker(C, N, A, 0).topics(&base()).state_version(5));
+    register(&routes, broker(C, N, B, 1).topics(&base()).state_version(3));
 
     // B claims id 0 with a lower stateVersion: ignored, B's live entry dropped,
     // but step 5 already removed B's old id.
     let outcome = register(
-        &mut table,
+        &routes,
         broker(C, N, B, 0)
             .topics(&base())
             .state_version(3)
@@ -72,100 +70,91 @@ fn higher_state_version_at_the_current_holder_wins() {
     );
     assert!(outcome.ignored_stale_state_version);
     assert_eq!((outcome.master_addr, outcome.ha_server_addr), (None, None));
-    assert_eq!(table.group(N).unwrap().addrs, ids(&[(0, A)]));
-    assert!(table.live_broker(&BrokerKey::new(C, B)).is_none());
-    assert!(table.live_broker(&BrokerKey::new(C, A)).is_some());
+    assert_eq!(routes.read().group(N).unwrap().addrs, ids(&[(0, A)]));
+    assert!(routes.read().live_broker(&BrokerKey::new(C, B)).is_none());
+    assert!(routes.read().live_broker(&BrokerKey::new(C, A)).is_some());
 
     // Equal stateVersion: the newcomer takes id 0; the old holder stays live.
-    let outcome = register(
-        &mut table,
-        broker(C, N, B, 0).topics(&base()).state_version(5),
-    );
+    let outcome = register(&routes, broker(C, N, B, 0).topics(&base()).state_version(5));
     assert!(!outcome.ignored_stale_state_version);
-    assert_eq!(table.group(N).unwrap().addrs, ids(&[(0, B)]));
-    assert!(table.live_broker(&BrokerKey::new(C, A)).is_some());
+    assert_eq!(routes.read().group(N).unwrap().addrs, ids(&[(0, B)]));
+    assert!(routes.read().live_broker(&BrokerKey::new(C, A)).is_some());
 
     // The old holder's unregistration removes nothing from the group.
-    unregister(&mut table, C, A, N, 0);
-    assert_eq!(table.group(N).unwrap().addrs, ids(&[(0, B)]));
-    assert!(route(&table, "TopicTest", false).is_some());
+    unregister(&routes, C, A, N, 0);
+    assert_eq!(routes.read().group(N).unwrap().addrs, ids(&[(0, B)]));
+    assert!(route(&routes.read(), "TopicTest", false).is_some());
 }
 
 #[test]
 fn a_higher_state_version_takes_over_at_once() {
-    let mut table = RouteTable::new();
-    register(
-        &mut table,
-        broker(C, N, A, 0).topics(&base()).state_version(1),
-    );
-    register(
-        &mut table,
-        broker(C, N, B, 0).topics(&base()).state_version(2),
-    );
-    assert_eq!(table.group(N).unwrap().addrs, ids(&[(0, B)]));
+    let routes = SharedRoutes::new();
+    register(&routes, broker(C, N, A, 0).topics(&base()).state_version(1));
+    register(&routes, broker(C, N, B, 0).topics(&base()).state_version(2));
+    assert_eq!(routes.read().group(N).unwrap().addrs, ids(&[(0, B)]));
 }
 
 #[test]
 fn single_topic_registration_before_the_full_one_fails() {
-    let mut table = RouteTable::new();
-    let early = try_register(&mut table, broker(C, N, A, 0).topics(&[topic("Only")]));
+    let routes = SharedRoutes::new();
+    let early = try_register(&routes, broker(C, N, A, 0).topics(&[topic("Only")]));
     assert_eq!(early, Err(RegisterError::SingleTopicBeforeFullRegistration));
     assert_eq!(early.unwrap_err().to_string(), "register broker failed");
-    assert!(table.live_broker(&BrokerKey::new(C, A)).is_none());
-    assert!(route(&table, "Only", false).is_none());
+    assert!(routes.read().live_broker(&BrokerKey::new(C, A)).is_none());
+    assert!(route(&routes.read(), "Only", false).is_none());
     // Steps 1-3 happened (as in Java): the group exists without members.
-    assert!(table.group(N).unwrap().addrs.is_empty());
-    assert!(table.cluster_info().cluster_addr_table[C].contains(N));
+    assert!(routes.read().group(N).unwrap().addrs.is_empty());
+    assert!(routes.read().cluster_info().cluster_addr_table[C].contains(N));
 
-    register(&mut table, broker(C, N, A, 0).topics(&base()));
+    register(&routes, broker(C, N, A, 0).topics(&base()));
     let late = register(
-        &mut table,
+        &routes,
         broker(C, N, A, 0).topics(&[topic("Only")]).version(2, 2),
     );
     assert!(!late.new_broker);
-    assert!(route(&table, "Only", false).is_some());
+    assert!(route(&routes.read(), "Only", false).is_some());
 }
 
 #[test]
 fn old_version_broker_with_a_single_topic_registers() {
     // Found by the differential test against the 4.9.8 NameServer.
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let outcome = try_register(
-        &mut table,
+        &routes,
         broker(C, N, A, 0).topics(&[topic("Only")]).acting(None),
     );
     assert!(outcome.is_ok());
-    assert!(table.live_broker(&BrokerKey::new(C, A)).is_some());
-    assert!(route(&table, "Only", false).is_some());
+    assert!(routes.read().live_broker(&BrokerKey::new(C, A)).is_some());
+    assert!(route(&routes.read(), "Only", false).is_some());
 }
 
 #[test]
 fn zero_topics_are_not_a_single_topic_registration() {
-    let mut table = RouteTable::new();
-    assert!(try_register(&mut table, broker(C, N, A, 0)).is_ok());
-    assert_eq!(table.group(N).unwrap().addrs, ids(&[(0, A)]));
+    let routes = SharedRoutes::new();
+    assert!(try_register(&routes, broker(C, N, A, 0)).is_ok());
+    assert_eq!(routes.read().group(N).unwrap().addrs, ids(&[(0, A)]));
 }
 
 #[test]
 fn slave_promoted_in_place_keeps_one_id_per_address() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let own = [topic_with("TopicTest", 2, 2, 4), topic("Other")];
-    register(&mut table, broker(C, N, A, 0).topics(&base()));
-    register(&mut table, broker(C, N, B, 1).topics(&own));
+    register(&routes, broker(C, N, A, 0).topics(&base()));
+    register(&routes, broker(C, N, B, 1).topics(&own));
 
     // B claims id 0 while A still holds it (equal stateVersion): A's address
     // is replaced, B's id 1 removed. Not registerFirst and B's version did not
     // change, so the existing queue data stays as A registered it.
-    register(&mut table, broker(C, N, B, 0).topics(&own));
-    assert_eq!(table.group(N).unwrap().addrs, ids(&[(0, B)]));
+    register(&routes, broker(C, N, B, 0).topics(&own));
+    assert_eq!(routes.read().group(N).unwrap().addrs, ids(&[(0, B)]));
     assert_eq!(
-        queue_of(&route(&table, "TopicTest", false).unwrap(), N).perm,
+        queue_of(&route(&routes.read(), "TopicTest", false).unwrap(), N).perm,
         6
     );
 
     // With a new DataVersion its own config is applied.
-    register(&mut table, broker(C, N, B, 0).topics(&own).version(2, 200));
-    let r = route(&table, "TopicTest", false).unwrap();
+    register(&routes, broker(C, N, B, 0).topics(&own).version(2, 200));
+    let r = route(&routes.read(), "TopicTest", false).unwrap();
     assert_eq!(
         (queue_of(&r, N).perm, queue_of(&r, N).read_queue_nums),
         (4, 2)
@@ -174,15 +163,15 @@ fn slave_promoted_in_place_keeps_one_id_per_address() {
 
 #[test]
 fn promotion_without_a_master_is_a_first_registration() {
-    let mut table = RouteTable::new();
-    register(&mut table, broker(C, N, A, 0).topics(&base()));
-    register(&mut table, broker(C, N, B, 1).topics(&base()));
-    unregister(&mut table, C, A, N, 0);
-    table.wipe_write_perm(N);
+    let routes = SharedRoutes::new();
+    register(&routes, broker(C, N, A, 0).topics(&base()));
+    register(&routes, broker(C, N, B, 1).topics(&base()));
+    unregister(&routes, C, A, N, 0);
+    routes.write().wipe_write_perm(N);
     // Same DataVersion as B's earlier registration, but id 0 was empty.
-    register(&mut table, broker(C, N, B, 0).topics(&base()));
+    register(&routes, broker(C, N, B, 0).topics(&base()));
     assert_eq!(
-        queue_of(&route(&table, "TopicTest", false).unwrap(), N).perm,
+        queue_of(&route(&routes.read(), "TopicTest", false).unwrap(), N).perm,
         6
     );
 }
@@ -190,80 +179,79 @@ fn promotion_without_a_master_is_a_first_registration() {
 #[test]
 fn prime_slave_perms_follow_enable_acting_master() {
     for (acting, perm) in [(Some(true), 4), (Some(false), 6)] {
-        let mut table = RouteTable::new();
-        register(
-            &mut table,
-            broker(C, N, B, 1).acting(acting).topics(&base()),
-        );
-        let r = route(&table, "TopicTest", false).unwrap();
+        let routes = SharedRoutes::new();
+        register(&routes, broker(C, N, B, 1).acting(acting).topics(&base()));
+        let r = route(&routes.read(), "TopicTest", false).unwrap();
         assert_eq!(queue_of(&r, N).perm, perm, "acting {acting:?}");
         assert_eq!(addrs_of(&r, N), ids(&[(1, B)]));
     }
     // A 4.x slave is never prime: no queue data, no route.
-    let mut table = RouteTable::new();
-    register(&mut table, broker(C, N, B, 1).acting(None).topics(&base()));
-    assert!(route(&table, "TopicTest", true).is_none());
-    assert_eq!(table.group(N).unwrap().addrs, ids(&[(1, B)]));
-    assert!(!table.group(N).unwrap().enable_acting_master);
+    let routes = SharedRoutes::new();
+    register(&routes, broker(C, N, B, 1).acting(None).topics(&base()));
+    assert!(route(&routes.read(), "TopicTest", true).is_none());
+    assert_eq!(routes.read().group(N).unwrap().addrs, ids(&[(1, B)]));
+    assert!(!routes.read().group(N).unwrap().enable_acting_master);
 }
 
 #[test]
 fn only_the_smallest_slave_is_prime() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     register(
-        &mut table,
+        &routes,
         broker(C, N, B, 1).acting(Some(true)).topics(&base()),
     );
     register(
-        &mut table,
+        &routes,
         broker(C, N, "127.0.0.1:10931", 2)
             .acting(Some(true))
             .topics(&[topic("FromTwo"), topic("AlsoFromTwo")]),
     );
-    assert!(route(&table, "FromTwo", false).is_none());
+    assert!(route(&routes.read(), "FromTwo", false).is_none());
 }
 
 #[test]
 fn wiped_perms_survive_same_version_and_are_restored_by_a_new_one() {
-    let mut table = RouteTable::new();
-    register(&mut table, broker(C, N, A, 0).topics(&base()));
-    assert_eq!(table.wipe_write_perm(N), 2);
-    register(&mut table, broker(C, N, A, 0).topics(&base()));
+    let routes = SharedRoutes::new();
+    register(&routes, broker(C, N, A, 0).topics(&base()));
+    assert_eq!(routes.write().wipe_write_perm(N), 2);
+    register(&routes, broker(C, N, A, 0).topics(&base()));
     assert_eq!(
-        queue_of(&route(&table, "TopicTest", false).unwrap(), N).perm,
+        queue_of(&route(&routes.read(), "TopicTest", false).unwrap(), N).perm,
         4
     );
-    register(
-        &mut table,
-        broker(C, N, A, 0).topics(&base()).version(2, 200),
-    );
+    register(&routes, broker(C, N, A, 0).topics(&base()).version(2, 200));
     assert_eq!(
-        queue_of(&route(&table, "TopicTest", false).unwrap(), N).perm,
+        queue_of(&route(&routes.read(), "TopicTest", false).unwrap(), N).perm,
         6
     );
 }
 
 #[test]
 fn a_topic_deleted_from_the_nameserver_comes_back_with_the_next_registration() {
-    let mut table = RouteTable::new();
-    register(&mut table, broker(C, N, A, 0).topics(&base()));
-    table.wipe_write_perm(N);
-    table.delete_topic("TopicTest", None);
-    assert!(route(&table, "TopicTest", false).is_none());
+    let routes = SharedRoutes::new();
+    register(&routes, broker(C, N, A, 0).topics(&base()));
+    routes.write().wipe_write_perm(N);
+    routes.write().delete_topic("TopicTest", None);
+    assert!(route(&routes.read(), "TopicTest", false).is_none());
     // Same DataVersion: only the missing topic is re-added, with its config.
-    register(&mut table, broker(C, N, A, 0).topics(&base()));
+    register(&routes, broker(C, N, A, 0).topics(&base()));
     assert_eq!(
-        queue_of(&route(&table, "TopicTest", false).unwrap(), N).perm,
+        queue_of(&route(&routes.read(), "TopicTest", false).unwrap(), N).perm,
         6
     );
-    assert_eq!(queue_of(&route(&table, "Other", false).unwrap(), N).perm, 4);
+    assert_eq!(
+        queue_of(&route(&routes.read(), "Other", false).unwrap(), N).perm,
+        4
+    );
 }
 
 #[test]
 fn topics_with_mapping_are_not_deleted_with_registration() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let mut reg = broker(C, N, A, 0).topics(&base());
-    table.register_broker(reg.clone(), T0, false, true).unwrap();
+    routes
+        .register_broker(reg.clone(), T0, false, true)
+        .unwrap();
     reg.topic_configs = vec![topic("Static")];
     reg.mappings.insert(
         "Static".into(),
@@ -275,15 +263,15 @@ fn topics_with_mapping_are_not_deleted_with_registration() {
         },
     );
     reg.data_version = DataVersion::new(2, 0, 200);
-    table.register_broker(reg, T0, false, true).unwrap();
-    assert!(route(&table, "TopicTest", false).is_some());
-    let r = route(&table, "Static", false).unwrap();
+    routes.register_broker(reg, T0, false, true).unwrap();
+    assert!(route(&routes.read(), "TopicTest", false).is_some());
+    let r = route(&routes.read(), "Static", false).unwrap();
     assert_eq!(r.topic_queue_mapping_by_broker.unwrap()[N].total_queues, 4);
 }
 
 #[test]
 fn mapping_info_outlives_unregistration_and_topic_deletion() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let mut reg = broker(C, N, A, 0).topics(&[topic("Static"), topic("x")]);
     reg.mappings.insert(
         "Static".into(),
@@ -293,19 +281,19 @@ fn mapping_info_outlives_unregistration_and_topic_deletion() {
             ..TopicQueueMappingInfo::default()
         },
     );
-    register(&mut table, reg);
-    table.delete_topic("Static", None);
-    unregister(&mut table, C, A, N, 0);
+    register(&routes, reg);
+    routes.write().delete_topic("Static", None);
+    unregister(&routes, C, A, N, 0);
     register(
-        &mut table,
+        &routes,
         broker(C, N, A, 0).topics(&[topic("Static"), topic("x")]),
     );
-    let mapping = route(&table, "Static", false)
+    let mapping = route(&routes.read(), "Static", false)
         .unwrap()
         .topic_queue_mapping_by_broker
         .expect("mapping kept until restart");
     assert_eq!(mapping[N].epoch, 7);
-    assert!(route(&table, "x", false)
+    assert!(route(&routes.read(), "x", false)
         .unwrap()
         .topic_queue_mapping_by_broker
         .is_none());
@@ -313,34 +301,34 @@ fn mapping_info_outlives_unregistration_and_topic_deletion() {
 
 #[test]
 fn group_attributes_last_writer_wins_but_cluster_is_fixed() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     register(
-        &mut table,
+        &routes,
         broker(C, N, A, 0).zone("zone-1").acting(Some(true)),
     );
-    register(&mut table, broker("Other", N, B, 1).acting(None));
-    let group = table.group(N).unwrap();
+    register(&routes, broker("Other", N, B, 1).acting(None));
+    let group = routes.read().group(N).unwrap().clone();
     assert_eq!(group.cluster, C);
     assert_eq!(group.zone_name, None);
     assert!(!group.enable_acting_master);
-    let info = table.cluster_info();
+    let info = routes.read().cluster_info();
     assert!(info.cluster_addr_table[C].contains(N));
     assert!(info.cluster_addr_table["Other"].contains(N));
 }
 
 #[test]
 fn filter_servers_not_provided_empty_or_set() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let mut reg = broker(C, N, A, 0).topics(&base());
     reg.filter_servers = Some(vec!["127.0.0.1:7777".into()]);
-    register(&mut table, reg.clone());
-    let r = route(&table, "TopicTest", false).unwrap();
+    register(&routes, reg.clone());
+    let r = route(&routes.read(), "TopicTest", false).unwrap();
     assert_eq!(r.filter_server_table[A], ["127.0.0.1:7777"]);
 
     reg.filter_servers = None;
-    register(&mut table, reg.clone());
+    register(&routes, reg.clone());
     assert_eq!(
-        route(&table, "TopicTest", false)
+        route(&routes.read(), "TopicTest", false)
             .unwrap()
             .filter_server_table
             .len(),
@@ -348,8 +336,8 @@ fn filter_servers_not_provided_empty_or_set() {
     );
 
     reg.filter_servers = Some(Vec::new());
-    register(&mut table, reg);
-    assert!(route(&table, "TopicTest", false)
+    register(&routes, reg);
+    assert!(route(&routes.read(), "TopicTest", false)
         .unwrap()
         .filter_server_table
         .is_empty());
@@ -357,13 +345,13 @@ fn filter_servers_not_provided_empty_or_set() {
 
 #[test]
 fn queue_data_is_keyed_by_the_topic_configs_name() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let tc = TopicConfig {
         topic_sys_flag: 3,
         ..topic_with("Named", 3, 5, 7)
     };
-    register(&mut table, broker(C, N, A, 0).topics(&[tc, topic("x")]));
-    let q = queue_of(&route(&table, "Named", false).unwrap(), N).clone();
+    register(&routes, broker(C, N, A, 0).topics(&[tc, topic("x")]));
+    let q = queue_of(&route(&routes.read(), "Named", false).unwrap(), N).clone();
     assert_eq!(
         (
             q.read_queue_nums,

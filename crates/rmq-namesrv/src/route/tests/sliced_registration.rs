@@ -1,9 +1,10 @@
 //! A large registration applied in slices (`SharedRoutes::register_broker`)
-//! leaves the table a one-piece registration leaves, and a registration
+//! leaves the table the one-piece oracle leaves, and a registration
 //! overtaken between slices writes no more of its topics.
 
 use rmq_protocol::TopicConfig;
 
+use super::oracle::register_in_one_piece;
 use super::{broker, contents, Edit};
 use crate::route::{RouteTable, SharedRoutes};
 
@@ -39,9 +40,8 @@ fn sliced_and_whole_registrations_leave_the_same_table() {
             let sliced = shared
                 .register_broker(step.clone(), now, true, delete_missing)
                 .unwrap();
-            let one_piece = whole
-                .register_broker(step, now, true, delete_missing)
-                .unwrap();
+            let one_piece =
+                register_in_one_piece(&mut whole, step, now, true, delete_missing).unwrap();
             assert_eq!(sliced, one_piece, "step {at}");
             assert_eq!(
                 contents(&shared.read()),
@@ -56,24 +56,31 @@ fn sliced_and_whole_registrations_leave_the_same_table() {
 
 #[test]
 fn a_registration_overtaken_between_slices_writes_no_more_topics() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let old = broker("c", "broker-a", "a:1", 0).topics(&topics("Old", 10));
-    let (_, old_work) = table.begin_registration(&old, 1_000, false, false).unwrap();
+    let (_, old_work) = routes
+        .write()
+        .begin_registration(&old, 1_000, false, false)
+        .unwrap();
     let old_work = old_work.expect("work to do");
-    table.apply_topics(&old_work, &old.topic_configs[..5]);
-    assert!(old_work.is_current(&table));
+    routes
+        .write()
+        .apply_topics(&old_work, &old.topic_configs[..5]);
+    assert!(old_work.is_current(&routes.read()));
 
     let new = broker("c", "broker-a", "a:1", 0)
         .topics(&topics("New", 3))
         .version(2, 0);
-    table.register_broker(new, 1_001, false, false).unwrap();
-    assert!(!old_work.is_current(&table));
-    table.apply_topics(&old_work, &old.topic_configs[5..]);
+    routes.register_broker(new, 1_001, false, false).unwrap();
+    assert!(!old_work.is_current(&routes.read()));
+    routes
+        .write()
+        .apply_topics(&old_work, &old.topic_configs[5..]);
 
     let expected: Vec<String> = (0..5)
         .map(|n| format!("New-{n:05}"))
         .filter(|t| t.as_str() < "New-00003")
         .chain((0..5).map(|n| format!("Old-{n:05}")))
         .collect();
-    assert_eq!(table.all_topics(), expected);
+    assert_eq!(routes.read().all_topics(), expected);
 }

@@ -17,8 +17,8 @@ const RESTART: Millis = 50;
 /// Several groups, clusters, a slave, a zone, an acting-master group without
 /// master, filter servers, a static-topic mapping, unit flags and a wiped
 /// write permission: every part a route answer is made of.
-fn rich_table() -> RouteTable {
-    let mut table = RouteTable::new();
+fn rich_routes() -> SharedRoutes {
+    let routes = SharedRoutes::new();
     let unit = TopicConfig {
         topic_sys_flag: sys_flag::UNIT | sys_flag::UNIT_SUB,
         ..topic("UnitTopic")
@@ -39,16 +39,16 @@ fn rich_table() -> RouteTable {
             ..TopicQueueMappingInfo::default()
         },
     );
-    register(&mut table, a);
+    register(&routes, a);
     register(
-        &mut table,
+        &routes,
         broker(C, "broker-a", "10.0.0.2:10911", 1)
             .topics(&[topic("TopicA"), topic("Shared")])
             .ha("10.0.0.2:10912")
             .version(3, 300),
     );
     register(
-        &mut table,
+        &routes,
         broker(C2, "broker-b", "10.0.0.3:10911", 0)
             .topics(&[topic_with("TopicB", 4, 2, 6), topic("Shared")])
             .timeout(5_000),
@@ -56,14 +56,14 @@ fn rich_table() -> RouteTable {
     // An acting-master group of which only a slave is left: read-only and
     // rewritten in routes when supportActingMaster is on.
     register(
-        &mut table,
+        &routes,
         broker(C, "broker-c", "10.0.0.4:10911", 1)
             .topics(&[topic("TopicC"), topic("OnlyC")])
             .acting(Some(true)),
     );
-    table.wipe_write_perm("broker-c");
-    table.wipe_write_perm("broker-b");
-    table
+    routes.write().wipe_write_perm("broker-c");
+    routes.write().wipe_write_perm("broker-b");
+    routes
 }
 
 /// Every answer the tables give, for comparing two tables.
@@ -95,10 +95,10 @@ fn answers(table: &RouteTable) -> Vec<String> {
 
 #[test]
 fn a_restored_table_answers_every_query_as_the_original() {
-    let table = rich_table();
-    let bytes = table.snapshot();
+    let routes = rich_routes();
+    let bytes = routes.read().snapshot();
     let restored = RouteTable::restore(&bytes, RESTART).unwrap();
-    assert_eq!(answers(&restored), answers(&table));
+    assert_eq!(answers(&restored), answers(&routes.read()));
     assert_eq!(restored.all_topics().len(), 6);
     assert!(restored
         .topic_route("TopicA", false)
@@ -113,18 +113,19 @@ fn a_restored_table_answers_every_query_as_the_original() {
     // The same table, the same bytes: a restart that changed nothing
     // rewrites nothing.
     assert_eq!(restored.snapshot(), bytes);
-    assert_eq!(rich_table().snapshot(), bytes);
+    assert_eq!(rich_routes().read().snapshot(), bytes);
 }
 
 #[test]
 fn restored_brokers_are_provisional_with_their_timeouts_from_the_restart() {
-    let table = rich_table();
-    let restored = RouteTable::restore(&table.snapshot(), RESTART).unwrap();
+    let routes = rich_routes();
+    let restored = RouteTable::restore(&routes.read().snapshot(), RESTART).unwrap();
     assert_eq!(restored.live_count(), 4);
     assert_eq!(restored.provisional_count(), 4);
     let key = BrokerKey::new(C, "10.0.0.2:10911");
     let live = restored.live_broker(&key).unwrap();
-    let before = table.live_broker(&key).unwrap();
+    let original = routes.read();
+    let before = original.live_broker(&key).unwrap();
     assert!(live.provisional);
     assert_eq!(live.conn, RESTORED_CONN);
     assert_eq!(live.last_update, RESTART);
@@ -146,7 +147,7 @@ fn restored_brokers_are_provisional_with_their_timeouts_from_the_restart() {
 
 #[test]
 fn a_provisional_broker_expires_like_any_other_and_leaves_the_routes() {
-    let mut restored = RouteTable::restore(&rich_table().snapshot(), RESTART).unwrap();
+    let mut restored = RouteTable::restore(&rich_routes().read().snapshot(), RESTART).unwrap();
     let batch: Vec<Unregistration> = restored
         .expired(RESTART + 5_001)
         .into_iter()
@@ -160,24 +161,30 @@ fn a_provisional_broker_expires_like_any_other_and_leaves_the_routes() {
 
 #[test]
 fn registering_again_makes_an_ordinary_entry_and_rewrites_its_topics() {
-    let mut restored = RouteTable::restore(&rich_table().snapshot(), RESTART).unwrap();
+    // Restored as the server restores it: into its shared routes.
+    let routes = SharedRoutes::new();
+    *routes.write() = RouteTable::restore(&rich_routes().read().snapshot(), RESTART).unwrap();
     let key = BrokerKey::new(C2, "10.0.0.3:10911");
     // Asked first, the broker is told to register in full, although its
     // version is the one the snapshot holds.
-    let (changed, _) =
-        restored.query_data_version(&key, Some(&DataVersion::new(1, 0, 100)), RESTART + 10);
+    let (changed, _) = routes.write_liveness().query_data_version(
+        &key,
+        Some(&DataVersion::new(1, 0, 100)),
+        RESTART + 10,
+    );
     assert!(changed, "a provisional entry counts as changed");
     // A restored broker has no connection that could close.
-    assert!(restored.connection_closed(RESTORED_CONN).is_empty());
+    assert!(routes.read().connection_closed(RESTORED_CONN).is_empty());
 
     let again = broker(C2, "broker-b", "10.0.0.3:10911", 0)
         .topics(&[topic_with("TopicB", 4, 2, 6), topic("Shared")])
         .timeout(5_000)
         .conn(9);
-    let outcome = restored
+    let outcome = routes
         .register_broker(again, RESTART + 1_000, false, false)
         .unwrap();
     assert!(outcome.confirmed_restored && !outcome.new_broker);
+    let restored = routes.read();
     let live = restored.live_broker(&key).unwrap();
     assert!(!live.provisional);
     assert_eq!((live.conn, live.last_update), (9, RESTART + 1_000));
@@ -206,7 +213,7 @@ fn an_empty_table_round_trips() {
 
 #[test]
 fn damaged_and_foreign_files_are_errors() {
-    let bytes = rich_table().snapshot();
+    let bytes = rich_routes().read().snapshot();
     for cut in [0, 1, bytes.len() / 3, bytes.len() / 2, bytes.len() - 1] {
         assert!(
             matches!(
@@ -243,7 +250,7 @@ fn damaged_and_foreign_files_are_errors() {
 
 #[test]
 fn another_version_is_refused_by_its_number() {
-    let text = String::from_utf8(rich_table().snapshot()).unwrap();
+    let text = String::from_utf8(rich_routes().read().snapshot()).unwrap();
     let current = format!("\"version\":{SNAPSHOT_VERSION}");
     assert!(text.contains(&current));
     for found in [0, SNAPSHOT_VERSION + 1] {

@@ -1,6 +1,6 @@
-//! Topic administration and lists (nameserver.md §2.8–§2.14): write-perm
-//! edits, DELETE_TOPIC / REGISTER_TOPIC semantics, topics by cluster, the
-//! unit lists and the system topic list.
+//! Topic administration and lists: write-perm edits, DELETE_TOPIC /
+//! REGISTER_TOPIC semantics, topics by cluster, the unit lists and the system
+//! topic list.
 
 use rmq_protocol::QueueData;
 
@@ -19,48 +19,52 @@ fn queue(broker_name: &str, perm: i32) -> QueueData {
     }
 }
 
-fn two_clusters() -> RouteTable {
-    let mut table = RouteTable::new();
+fn two_clusters() -> SharedRoutes {
+    let routes = SharedRoutes::new();
     register(
-        &mut table,
+        &routes,
         broker(C, "broker-a", "127.0.0.1:10911", 0).topics(&[topic("Shared"), topic("A")]),
     );
     register(
-        &mut table,
+        &routes,
         broker("C2", "broker-b", "127.0.0.2:10911", 0).topics(&[topic("Shared"), topic("B")]),
     );
-    table
+    routes
 }
 
 #[test]
 fn add_write_perm_overwrites_other_bits_and_wipe_counts_cleared_ones() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     register(
-        &mut table,
+        &routes,
         broker(C, "broker-a", "127.0.0.1:10911", 0)
             .topics(&[topic_with("t1", 1, 1, 15), topic_with("t2", 1, 1, 4)]),
     );
-    assert_eq!(table.wipe_write_perm("broker-a"), 2);
-    assert_eq!(table.queue_datas("t1").unwrap()["broker-a"].perm, 13);
-    assert_eq!(table.queue_datas("t2").unwrap()["broker-a"].perm, 4);
-    assert_eq!(table.add_write_perm("broker-a"), 2);
-    assert_eq!(table.queue_datas("t1").unwrap()["broker-a"].perm, 6);
-    assert_eq!(table.wipe_write_perm("nobody"), 0);
-    assert_eq!(table.add_write_perm("nobody"), 0);
+    assert_eq!(routes.write().wipe_write_perm("broker-a"), 2);
+    assert_eq!(
+        routes.read().queue_datas("t1").unwrap()["broker-a"].perm,
+        13
+    );
+    assert_eq!(routes.read().queue_datas("t2").unwrap()["broker-a"].perm, 4);
+    assert_eq!(routes.write().add_write_perm("broker-a"), 2);
+    assert_eq!(routes.read().queue_datas("t1").unwrap()["broker-a"].perm, 6);
+    assert_eq!(routes.write().wipe_write_perm("nobody"), 0);
+    assert_eq!(routes.write().add_write_perm("nobody"), 0);
 }
 
 #[test]
 fn delete_topic_per_cluster_rules() {
-    let mut table = two_clusters();
-    table.delete_topic("Shared", Some("NoSuchCluster"));
+    let routes = two_clusters();
+    routes.write().delete_topic("Shared", Some("NoSuchCluster"));
     assert_eq!(
-        table.queue_datas("Shared").unwrap().len(),
+        routes.read().queue_datas("Shared").unwrap().len(),
         2,
         "unknown cluster: nothing"
     );
-    table.delete_topic("Shared", Some(C));
+    routes.write().delete_topic("Shared", Some(C));
     assert_eq!(
-        table
+        routes
+            .read()
             .queue_datas("Shared")
             .unwrap()
             .keys()
@@ -68,34 +72,38 @@ fn delete_topic_per_cluster_rules() {
             .collect::<Vec<_>>(),
         ["broker-b"]
     );
-    table.delete_topic("B", Some("C2"));
+    routes.write().delete_topic("B", Some("C2"));
     assert!(
-        table.queue_datas("B").is_none(),
+        routes.read().queue_datas("B").is_none(),
         "no queue data left: topic removed"
     );
-    table.delete_topic("A", Some(""));
+    routes.write().delete_topic("A", Some(""));
     assert!(
-        table.queue_datas("A").is_none(),
+        routes.read().queue_datas("A").is_none(),
         "empty cluster name deletes everywhere"
     );
-    table.delete_topic("Missing", None);
-    table.delete_topic("Missing", Some(C));
+    routes.write().delete_topic("Missing", None);
+    routes.write().delete_topic("Missing", Some(C));
 }
 
 #[test]
 fn register_topic_for_a_new_topic_is_all_or_nothing() {
-    let mut table = two_clusters();
-    assert!(!table.register_topic("New", Vec::new()));
-    assert!(!table.register_topic("New", vec![queue("broker-a", 6), queue("ghost", 6)]));
-    assert!(table.queue_datas("New").is_none());
-    assert!(table.register_topic("New", vec![queue("broker-a", 6), queue("broker-b", 4)]));
-    assert_eq!(table.queue_datas("New").unwrap().len(), 2);
+    let routes = two_clusters();
+    assert!(!routes.write().register_topic("New", Vec::new()));
+    assert!(!routes
+        .write()
+        .register_topic("New", vec![queue("broker-a", 6), queue("ghost", 6)]));
+    assert!(routes.read().queue_datas("New").is_none());
+    assert!(routes
+        .write()
+        .register_topic("New", vec![queue("broker-a", 6), queue("broker-b", 4)]));
+    assert_eq!(routes.read().queue_datas("New").unwrap().len(), 2);
 }
 
 #[test]
 fn register_topic_for_an_existing_topic_stops_at_the_first_unknown_broker() {
-    let mut table = two_clusters();
-    assert!(table.register_topic(
+    let routes = two_clusters();
+    assert!(routes.write().register_topic(
         "A",
         vec![
             queue("broker-b", 2),
@@ -103,33 +111,33 @@ fn register_topic_for_an_existing_topic_stops_at_the_first_unknown_broker() {
             queue("broker-a", 2)
         ]
     ));
-    let queues = table.queue_datas("A").unwrap();
+    let queues = routes.read().queue_datas("A").unwrap().clone();
     assert_eq!(
         queues["broker-b"].perm, 2,
         "applied before the unknown broker"
     );
     assert_eq!(queues["broker-a"].perm, 6, "after it: not applied");
     assert!(!queues.contains_key("ghost"));
-    assert!(!table.register_topic("A", vec![queue("ghost", 6)]));
+    assert!(!routes.write().register_topic("A", vec![queue("ghost", 6)]));
 }
 
 #[test]
 fn topics_by_cluster() {
-    let table = two_clusters();
-    assert_eq!(table.topics_of_cluster(C), ["A", "Shared"]);
-    assert_eq!(table.topics_of_cluster("C2"), ["B", "Shared"]);
-    assert!(table.topics_of_cluster("nope").is_empty());
+    let routes = two_clusters();
+    assert_eq!(routes.read().topics_of_cluster(C), ["A", "Shared"]);
+    assert_eq!(routes.read().topics_of_cluster("C2"), ["B", "Shared"]);
+    assert!(routes.read().topics_of_cluster("nope").is_empty());
 }
 
 #[test]
 fn unit_lists_select_by_the_first_queue_datas_flag() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let flagged = |name: &str, flag| TopicConfig {
         topic_sys_flag: flag,
         ..topic(name)
     };
     register(
-        &mut table,
+        &routes,
         broker(C, "broker-a", "127.0.0.1:10911", 0).topics(&[
             flagged("plain", 0),
             flagged("unit", 1),
@@ -137,49 +145,63 @@ fn unit_lists_select_by_the_first_queue_datas_flag() {
             flagged("both", 3),
         ]),
     );
-    assert_eq!(table.unit_topics(UnitSelect::Unit), ["both", "unit"]);
-    assert_eq!(table.unit_topics(UnitSelect::HasUnitSub), ["both", "sub"]);
-    assert_eq!(table.unit_topics(UnitSelect::HasUnitSubNotUnit), ["sub"]);
+    assert_eq!(
+        routes.read().unit_topics(UnitSelect::Unit),
+        ["both", "unit"]
+    );
+    assert_eq!(
+        routes.read().unit_topics(UnitSelect::HasUnitSub),
+        ["both", "sub"]
+    );
+    assert_eq!(
+        routes.read().unit_topics(UnitSelect::HasUnitSubNotUnit),
+        ["sub"]
+    );
 }
 
 #[test]
 fn system_topic_list_is_cluster_and_broker_names_plus_one_address() {
     assert_eq!(RouteTable::new().system_topics(), (Vec::new(), None));
-    let table = two_clusters();
-    let (names, addr) = table.system_topics();
+    let routes = two_clusters();
+    let (names, addr) = routes.read().system_topics();
     assert_eq!(names, ["C2", C, "broker-a", "broker-b"]);
     assert_eq!(addr.as_deref(), Some("127.0.0.1:10911"));
 }
 
 #[test]
 fn system_topic_address_skips_groups_without_members() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     // A failed single-topic registration leaves an empty group behind.
     let _ = try_register(
-        &mut table,
+        &routes,
         broker(C, "aaa", "127.0.0.9:1", 0).topics(&[topic("x")]),
     );
-    register(&mut table, broker(C, "bbb", "127.0.0.2:10911", 1));
-    assert_eq!(table.system_topics().1.as_deref(), Some("127.0.0.2:10911"));
+    register(&routes, broker(C, "bbb", "127.0.0.2:10911", 1));
+    assert_eq!(
+        routes.read().system_topics().1.as_deref(),
+        Some("127.0.0.2:10911")
+    );
 }
 
 #[test]
 fn route_needs_a_broker_group_for_its_queue_data() {
-    let mut table = two_clusters();
-    table
+    let routes = two_clusters();
+    routes
+        .write()
         .topics
         .edit()
         .entry("Orphan".into())
         .or_default()
         .insert("ghost".into(), TopicQueue::of(&queue("ghost", 6)));
-    assert!(route(&table, "Orphan", false).is_none());
-    table
+    assert!(route(&routes.read(), "Orphan", false).is_none());
+    routes
+        .write()
         .topics
         .edit()
         .get_mut("Orphan")
         .unwrap()
         .insert("broker-a".into(), TopicQueue::of(&queue("broker-a", 6)));
-    let r = route(&table, "Orphan", false).unwrap();
+    let r = route(&routes.read(), "Orphan", false).unwrap();
     assert_eq!(r.broker_datas.len(), 1);
     assert_eq!(
         r.queue_datas.len(),

@@ -1,12 +1,13 @@
 //! A registration compared with the table before it is written
 //! (`RouteTable::topic_changes`, used by `SharedRoutes::register_broker`):
 //! the entries it finds differing, when that finding may be used, and that a
-//! registration through it leaves the table a one-piece registration leaves,
+//! registration through it leaves the table the one-piece oracle leaves,
 //! whatever came before.
 
 use proptest::prelude::*;
 use rmq_protocol::TopicConfig;
 
+use super::oracle::register_in_one_piece;
 use super::{broker, contents, topic, topic_with, unregistration, Edit};
 use crate::route::{perm, BrokerRegistration, RouteTable, SharedRoutes};
 
@@ -96,11 +97,11 @@ fn a_list_written_as_sent_is_held_until_the_topic_map_is_written() {
 
 #[test]
 fn changed_missing_and_new_topics_are_found() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let first = broker("c", "broker-a", "a:1", 0).topics(&[topic("same"), topic("perm")]);
-    table.register_broker(first, 1_000, false, false).unwrap();
+    routes.register_broker(first, 1_000, false, false).unwrap();
     let other = broker("c", "broker-b", "b:1", 0).topics(&[topic("elsewhere"), topic("more")]);
-    table.register_broker(other, 1_000, false, false).unwrap();
+    routes.register_broker(other, 1_000, false, false).unwrap();
 
     let sent = [
         topic("same"),
@@ -108,6 +109,7 @@ fn changed_missing_and_new_topics_are_found() {
         topic("elsewhere"),
         topic("new"),
     ];
+    let table = routes.read();
     let changes = table.topic_changes("broker-a", &sent);
     // "elsewhere" exists, but not with broker-a's entry; only "new" is a
     // topic the table lacks.
@@ -117,10 +119,11 @@ fn changed_missing_and_new_topics_are_found() {
 
 #[test]
 fn a_repeated_topic_is_written_at_each_of_its_places() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let first = broker("c", "broker-a", "a:1", 0).topics(&[topic("t"), topic("u")]);
-    table.register_broker(first, 1_000, false, false).unwrap();
+    routes.register_broker(first, 1_000, false, false).unwrap();
 
+    let table = routes.read();
     // The second "t" matches the table, the first does not: both are
     // written, in order, so the last one wins as in a one-piece write.
     let sent = [topic_with("t", 1, 1, 6), topic("u"), topic("t")];
@@ -130,13 +133,14 @@ fn a_repeated_topic_is_written_at_each_of_its_places() {
 
 #[test]
 fn a_write_to_the_topic_map_after_the_comparison_voids_it() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let reg = broker("c", "broker-a", "a:1", 0).topics(&[topic("t"), topic("u")]);
-    table
+    routes
         .register_broker(reg.clone(), 1_000, false, false)
         .unwrap();
 
     let again = reg.clone().version(2, 0);
+    let mut table = routes.write();
     let changes = table.topic_changes(&again.broker_name, &again.topic_configs);
     let (_, work) = table
         .begin_registration(&again, 2_000, false, false)
@@ -154,14 +158,15 @@ fn a_write_to_the_topic_map_after_the_comparison_voids_it() {
 
 #[test]
 fn a_prime_slave_of_an_acting_master_group_does_not_use_the_comparison() {
-    let mut table = RouteTable::new();
+    let routes = SharedRoutes::new();
     let slave = broker("c", "broker-a", "a:2", 1)
         .acting(Some(true))
         .topics(&[topic("t"), topic("u")]);
-    table
+    routes
         .register_broker(slave.clone(), 1_000, false, false)
         .unwrap();
     let again = slave.version(2, 0);
+    let mut table = routes.write();
     let changes = table.topic_changes(&again.broker_name, &again.topic_configs);
     let (_, work) = table
         .begin_registration(&again, 2_000, false, false)
@@ -253,7 +258,8 @@ proptest! {
                     let reg = registration(name, id, acting, counter).topics(&configs(&topics));
                     sent.insert((name, id), (reg.clone(), delete_missing));
                     let compared = shared.register_broker(reg.clone(), now, true, delete_missing);
-                    let one_piece = whole.register_broker(reg, now, true, delete_missing);
+                    let one_piece =
+                        register_in_one_piece(&mut whole, reg, now, true, delete_missing);
                     prop_assert_eq!(compared, one_piece, "step {}", at);
                 }
                 Step::Repeat { name, id, counter } => {
@@ -261,7 +267,8 @@ proptest! {
                         let reg = reg.clone().version(counter, 0);
                         let compared =
                             shared.register_broker(reg.clone(), now, true, *delete_missing);
-                        let one_piece = whole.register_broker(reg, now, true, *delete_missing);
+                        let one_piece =
+                            register_in_one_piece(&mut whole, reg, now, true, *delete_missing);
                         prop_assert_eq!(compared, one_piece, "step {}", at);
                     }
                 }

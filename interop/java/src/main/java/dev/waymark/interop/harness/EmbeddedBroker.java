@@ -165,7 +165,8 @@ public final class EmbeddedBroker implements AutoCloseable {
     /**
      * Waits until each of {@code namesrvs} lists this broker (GET_BROKER_CLUSTER_INFO). The
      * start-up registration goes only to NameServers the broker's availability scan has
-     * already connected to (broker-registration.md §3.2); if one is still missing after 3 s,
+     * already connected to (its availability scan runs asynchronously from the remoting
+     * client's start); if one is still missing after 3 s,
      * one more registration is triggered instead of waiting for the 10 s periodic run.
      */
     public void awaitRegistered(List<String> namesrvs, Duration timeout) {

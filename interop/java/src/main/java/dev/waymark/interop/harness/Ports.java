@@ -25,6 +25,13 @@ import java.util.concurrent.ThreadLocalRandom;
  * the kernel never gives those to outgoing connections, which are what most often took a
  * port between the check and the bind. When every attempt fails, the error names each
  * port tried and what held it ({@link #holders}).
+ *
+ * <p>Runs of the suite that go on at the same time (interop/run-java.sh runs a scenario
+ * run against each NameServer at once) each choose from their own part of that range: the
+ * environment variable {@code WAYMARK_PORTS_SLICE=i/n} (inherited by the processes the
+ * harness starts) gives a run the {@code i}-th of {@code n} equal slices ({@link #slice}),
+ * so that no port one run chose, released and binds again (a restart on the same address)
+ * can meanwhile be chosen by the other.
  */
 public final class Ports {
     /** Attempts with fresh ports before a start is given up. */
@@ -140,6 +147,13 @@ public final class Ports {
      * read or leaves too little room.
      */
     static int[] candidateRange() {
+        return slice(belowEphemeral(), System.getenv(SLICE_VARIABLE));
+    }
+
+    /** The environment variable naming this run's slice of the range, {@code i/n}. */
+    public static final String SLICE_VARIABLE = "WAYMARK_PORTS_SLICE";
+
+    private static int[] belowEphemeral() {
         try {
             String[] bounds = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
             int ephemeralLow = Integer.parseInt(bounds[0]);
@@ -150,6 +164,38 @@ public final class Ports {
             // Not Linux, or an odd file: the conventional range below.
         }
         return new int[] {LOWEST, 32_767};
+    }
+
+    /**
+     * The {@code i}-th (from 1) of {@code n} equal, disjoint slices of {@code range} for
+     * {@code spec} "i/n"; the whole range for a null or empty spec.
+     *
+     * @throws IllegalArgumentException for any other spec, or a slice too small for a
+     *     broker's ports: a run must not quietly share ports with the run beside it
+     */
+    static int[] slice(int[] range, String spec) {
+        if (spec == null || spec.isBlank()) {
+            return range;
+        }
+        String[] parts = spec.trim().split("/", -1);
+        int i;
+        int n;
+        try {
+            if (parts.length != 2) {
+                throw new NumberFormatException("not i/n");
+            }
+            i = Integer.parseInt(parts[0]);
+            n = Integer.parseInt(parts[1]);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(SLICE_VARIABLE + "=" + spec + ": expected i/n with 1 <= i <= n", e);
+        }
+        int width = (range[1] - range[0] + 1) / Math.max(n, 1);
+        if (n < 1 || i < 1 || i > n || width < 100) {
+            throw new IllegalArgumentException(SLICE_VARIABLE + "=" + spec + ": expected i/n with 1 <= i <= n"
+                + " and slices of at least 100 ports of " + range[0] + ".." + range[1]);
+        }
+        int low = range[0] + (i - 1) * width;
+        return new int[] {low, low + width - 1};
     }
 
     /** Whether {@code port} can be bound on all interfaces right now. */

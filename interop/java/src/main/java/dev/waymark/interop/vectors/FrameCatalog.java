@@ -26,107 +26,108 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * <p>Names are {@code <code>_<name>_<form>_<tag>_<nnn>}: code is the request code of the
  * exchange (also for its responses), form is {@code json} or {@code rocketmq} (the header
  * serialization), tag the release. Opaque values are fixed; {@code version} is
- * {@link Release#specVersion()} for the spec reproductions and {@link Release#current()}
- * for everything else; every description says which.
+ * {@link Release#referenceVersion()} for the reference frames (the frames rmq-wire's
+ * {@code tests/common/mod.rs} also holds as byte dumps) and {@link Release#current()} for
+ * everything else.
  */
 public final class FrameCatalog {
     private static final SerializeType[] FORMS = {SerializeType.JSON, SerializeType.ROCKETMQ};
 
     private final String release = Release.version();
-    private final int specVersion = Release.specVersion();
+    private final int referenceVersion = Release.referenceVersion();
     private final int current = Release.current();
     private final Names names = new Names(Release.tag());
     private final List<Frame> frames = new ArrayList<>();
 
     public static List<Frame> build() {
         FrameCatalog catalog = new FrameCatalog();
-        catalog.spec();
+        catalog.referenceFrames();
         catalog.everyRequestCode();
         catalog.responses();
         catalog.edgeCases();
         return catalog.frames;
     }
 
-    // ---- spec section 12 --------------------------------------------------------------------
+    // ---- the reference frames ------------------------------------------------------------------
 
-    private void spec() {
-        int v = specVersion;
+    private void referenceFrames() {
+        int v = referenceVersion;
         for (SerializeType form : FORMS) {
-            add("105_get_routeinfo_by_topic", form, "spec 12.1/12.2 GET_ROUTEINFO_BY_TOPIC request, topic=TopicTest",
+            add("105_get_routeinfo_by_topic", form, "GET_ROUTEINFO_BY_TOPIC request, topic=TopicTest",
                 request(105, Headers.routeRequest(TOPIC), v, 1));
         }
         for (SerializeType form : FORMS) {
             add("105_get_routeinfo_by_topic_response_standard", form,
-                "spec 12.3 route found, standard-JSON TopicRouteData body, no header class",
+                "route found, standard-JSON TopicRouteData body, no header class",
                 response(0, null, null, v, 1).body(Bodies.routeSimple(true)));
         }
         add("105_get_routeinfo_by_topic_response_default", SerializeType.JSON,
-            "spec 12.3 route found for a client below 4.9.4, default-dialect TopicRouteData body",
+            "route found for a client below 4.9.4, default-dialect TopicRouteData body",
             response(0, null, null, v, 1).body(Bodies.routeSimple(false)));
         String notFound = "No topic route info in name server for the topic: " + TOPIC
             + FAQUrl.suggestTodo(FAQUrl.APPLY_TOPIC_URL);
         for (SerializeType form : FORMS) {
             add("105_get_routeinfo_by_topic_response_not_exist", form,
-                "spec 12.4 TOPIC_NOT_EXIST, remark with a line feed (this release's FAQ URL)",
+                "TOPIC_NOT_EXIST, remark with a line feed (this release's FAQ URL)",
                 response(17, notFound, null, v, 1));
         }
-        add("99999_unknown_code", SerializeType.JSON, "spec 12.5 request with unknown code 99999, no header",
+        add("99999_unknown_code", SerializeType.JSON, "request with unknown code 99999, no header",
             request(99999, null, v, 7));
         for (SerializeType form : FORMS) {
-            add("99999_unknown_code_response", form, "spec 12.5 REQUEST_CODE_NOT_SUPPORTED",
+            add("99999_unknown_code_response", form, "REQUEST_CODE_NOT_SUPPORTED",
                 response(3, " request type 99999 not supported", null, v, 7));
         }
-        byte[] registerBody = Bodies.registerBrokerSpec(false);
+        byte[] registerBody = Bodies.registerBrokerReference(false);
         for (SerializeType form : FORMS) {
             add("103_register_broker", form,
-                "spec 12.6 REGISTER_BROKER master, JSON RegisterBrokerBody, bodyCrc32 over the body",
+                "REGISTER_BROKER master, JSON RegisterBrokerBody, bodyCrc32 over the body",
                 request(103, Headers.registerBroker(registerBody, false, false, 0L, null), v, 2).body(registerBody));
         }
         for (SerializeType form : FORMS) {
             add("103_register_broker_response_master", form,
-                "spec 12.6 master registered: header class with all fields null, no body",
+                "master registered: header class with all fields null, no body",
                 response(0, null, Headers.registerBrokerResponse(null, null), v, 2));
         }
         for (SerializeType form : FORMS) {
             add("103_register_broker_response_slave", form,
-                "spec 12.6 slave registered: masterAddr+haServerAddr, KVTable body with the order-topic namespace",
+                "slave registered: masterAddr+haServerAddr, KVTable body with the order-topic namespace",
                 response(0, null, Headers.registerBrokerResponse(HA_ADDR, MASTER_ADDR), v, 3)
                     .body(Bodies.kvTable(ORDER_TOPIC, ORDER_CONF)));
         }
-        byte[] compressed = Bodies.registerBrokerSpec(true);
+        byte[] compressed = Bodies.registerBrokerReference(true);
         for (SerializeType form : FORMS) {
             add("103_register_broker_compressed", form,
-                "spec 12.7 REGISTER_BROKER compressed=true, zlib RegisterBrokerBody",
+                "REGISTER_BROKER compressed=true, zlib RegisterBrokerBody",
                 request(103, Headers.registerBroker(compressed, true, false, 0L, null), v, 2).body(compressed));
         }
         for (SerializeType form : FORMS) {
             add("322_query_data_version_response", form,
-                "spec 12.8 changed=false, stored DataVersion body",
-                response(0, null, Headers.queryDataVersionResponse(false), v, 9).body(Bodies.dataVersionSpec()));
+                "changed=false, stored DataVersion body",
+                response(0, null, Headers.queryDataVersionResponse(false), v, 9).body(Bodies.dataVersionReference()));
         }
         // 12.9
         if (Release.isV5()) {
             for (SerializeType form : FORMS) {
-                add("904_broker_heartbeat_oneway", form, "spec 12.9 BROKER_HEARTBEAT one-way, flag 2",
+                add("904_broker_heartbeat_oneway", form, "BROKER_HEARTBEAT one-way, flag 2",
                     request(904, Headers.heartbeat(), v, 43).oneway());
             }
         }
         for (SerializeType form : FORMS) {
-            add("104_unregister_broker", form, "spec 12.9 UNREGISTER_BROKER",
+            add("104_unregister_broker", form, "UNREGISTER_BROKER",
                 request(104, Headers.unregisterBroker(), v, 44));
-            add("216_delete_topic_in_namesrv", form, "spec 12.9 DELETE_TOPIC_IN_NAMESRV with clusterName",
+            add("216_delete_topic_in_namesrv", form, "DELETE_TOPIC_IN_NAMESRV with clusterName",
                 request(216, Headers.deleteTopic(TOPIC, Samples.CLUSTER), v, 45));
-            add("205_wipe_write_perm_of_broker_response", form, "spec 12.9 wipeTopicCount=3",
+            add("205_wipe_write_perm_of_broker_response", form, "wipeTopicCount=3",
                 response(0, null, Headers.wipeWritePermResponse(3), v, 10));
             add("101_get_kv_config_response_not_found", form,
-                "spec 12.9 QUERY_NOT_FOUND, header class with null value",
+                "QUERY_NOT_FOUND, header class with null value",
                 response(22, "No config item, Namespace: ns Key: k", Headers.getKvConfigResponse(null), v, 11));
             if (Release.isV5()) {
                 add("905_notify_min_broker_id_change_oneway", form,
-                    "spec 12.9 NOTIFY_MIN_BROKER_ID_CHANGE sent by the NameServer, one-way",
+                    "NOTIFY_MIN_BROKER_ID_CHANGE sent by the NameServer, one-way",
                     request(905, Headers.notifyMinBrokerIdChange(), v, 42).oneway());
             }
-            add("1_system_error_response_non_ascii", form, "spec 12.9 remark with non-ASCII and a slash",
+            add("1_system_error_response_non_ascii", form, "remark with non-ASCII and a slash",
                 response(1, "\u9519\u8bef/x", null, v, 3));
         }
     }
@@ -156,8 +157,8 @@ public final class FrameCatalog {
     private void responses() {
         int v = current;
         for (SerializeType form : FORMS) {
-            add("106_get_broker_cluster_info_response", form, "ClusterInfo body (spec 2.7)",
-                response(0, null, null, v, 301).body(Bodies.clusterInfoSpec()));
+            add("106_get_broker_cluster_info_response", form, "ClusterInfo body",
+                response(0, null, null, v, 301).body(Bodies.clusterInfoReference()));
             add("206_get_all_topic_list_from_nameserver_response", form, "TopicList body",
                 response(0, null, null, v, 302).body(Bodies.topicList(null, TOPIC)));
             add("304_get_system_topic_list_from_ns_response", form, "TopicList body with brokerAddr",
@@ -173,7 +174,7 @@ public final class FrameCatalog {
             add("319_get_namesrv_config_response", form, "properties text body",
                 response(0, null, null, v, 308).body(
                     "enableTopicList=true\nlistenPort=9876\n".getBytes(StandardCharsets.UTF_8)));
-            byte[] memberGroup = Bodies.memberGroupSpec();
+            byte[] memberGroup = Bodies.memberGroupReference();
             if (memberGroup != null) {
                 add("901_get_broker_member_group_response", form, "GetBrokerMemberGroupResponseBody body",
                     response(0, null, null, v, 309).body(memberGroup));
@@ -197,8 +198,8 @@ public final class FrameCatalog {
             add("1_system_error_response_strange_remark", form,
                 "remark with quotes, backslash, slash, every control escape, NUL, DEL, C1, U+2028/9, astral",
                 response(1, STRANGE, null, v, 401));
-            add("1_system_error_response_spec_escaping", form, "remark = the spec 9.3 escaping example",
-                response(1, Samples.SPEC_STRANGE, null, v, 402));
+            add("1_system_error_response_escaping_example", form, "remark = the escaping example",
+                response(1, Samples.ESCAPING_EXAMPLE, null, v, 402));
             add("0_success_response_empty_remark", form,
                 "remark is the empty string (JSON keeps \"\", ROCKETMQ writes length 0 = null)",
                 response(0, "", null, v, 403));
@@ -226,12 +227,12 @@ public final class FrameCatalog {
                 request(105, Headers.routeRequest(TOPIC), v, 409).ext("__ZONE_MODE", "true")
                     .ext("__ZONE_NAME", "zone-1"));
             add("322_query_data_version_oneway", form, "QUERY_DATA_VERSION one-way (5.x heartbeat mode)",
-                request(322, Headers.queryDataVersion(), v, 410).body(Bodies.dataVersionSpec()).oneway());
+                request(322, Headers.queryDataVersion(), v, 410).body(Bodies.dataVersionReference()).oneway());
             if (Release.isV5()) {
                 add("103_register_broker_acting_master", form,
                     "slave in acting-master mode: enableActingMaster=true, heartbeatTimeoutMillis, zone",
-                    request(103, Headers.registerBroker(Bodies.registerBrokerSpec(false), false, true, 1L, 10000L),
-                        v, 411).body(Bodies.registerBrokerSpec(false)).ext("__ZONE_NAME", "zone-1"));
+                    request(103, Headers.registerBroker(Bodies.registerBrokerReference(false), false, true, 1L, 10000L),
+                        v, 411).body(Bodies.registerBrokerReference(false)).ext("__ZONE_NAME", "zone-1"));
             }
             add("0_response_large_body", form, "64 KiB body", response(0, null, null, v, 412).body(largeBody()));
         }

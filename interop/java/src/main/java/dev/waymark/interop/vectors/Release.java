@@ -34,11 +34,11 @@ public final class Release {
     }
 
     /**
-     * The {@code version} of the vectors that reproduce the spec's section 12 examples:
-     * 479 (5.3.3) for 5.x releases, so the bytes can be compared with the spec; a 4.x
-     * release's own number otherwise.
+     * The {@code version} of the reference frames: 479 (5.3.3) for 5.x releases, so that
+     * their bytes equal the dumps in rmq-wire's {@code tests/common/mod.rs}; a 4.x release's
+     * own number otherwise.
      */
-    public static int specVersion() {
-        return isV5() ? Samples.SPEC_VERSION : current();
+    public static int referenceVersion() {
+        return isV5() ? Samples.REFERENCE_VERSION : current();
     }
 }

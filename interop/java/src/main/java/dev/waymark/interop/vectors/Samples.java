@@ -1,6 +1,9 @@
 package dev.waymark.interop.vectors;
 
-/** Fixed values shared by every vector, so that runs are repeatable and match the spec. */
+/**
+ * Fixed values shared by every vector, so that runs are repeatable and the reference frames
+ * equal the byte dumps of rmq-wire's {@code tests/common/mod.rs}.
+ */
 public final class Samples {
     private Samples() {
     }
@@ -20,11 +23,19 @@ public final class Samples {
     /** DataVersion timestamp used everywhere (2023-11-14T22:13:20Z). */
     public static final long TIMESTAMP = 1_700_000_000_000L;
 
-    /** The version the spec's section 12 examples carry (Java 5.3.3). */
-    public static final int SPEC_VERSION = 479;
+    /**
+     * The version the reference frames carry on 5.x (Java 5.3.3's), so that they equal the byte
+     * dumps of rmq-wire's {@code tests/common/mod.rs} whichever 5.x release wrote them.
+     */
+    public static final int REFERENCE_VERSION = 479;
 
-    /** The escaping example of wire-protocol.md section 9.3, verbatim. */
-    public static final String SPEC_STRANGE = "a/b\u00e9\u4e2d\"\\\n\u0001\u007f\u2028";
+    /**
+     * One character of each class fastjson escapes differently: slash (raw in the default
+     * dialect, escaped in the standard one), Latin-1 and CJK (raw in the default dialect,
+     * Unicode escapes in the standard one), quote and backslash, a named control, another C0
+     * control, DEL and U+2028 (Unicode escapes in both).
+     */
+    public static final String ESCAPING_EXAMPLE = "a/b\u00e9\u4e2d\"\\\n\u0001\u007f\u2028";
 
     /**
      * Everything a JSON writer may treat specially: quotes, backslash, slash, every named

@@ -9,7 +9,7 @@ import static dev.waymark.interop.vectors.Samples.ORDER_CONF;
 import static dev.waymark.interop.vectors.Samples.ORDER_NAMESPACE;
 import static dev.waymark.interop.vectors.Samples.ORDER_TOPIC;
 import static dev.waymark.interop.vectors.Samples.SLAVE_ADDR;
-import static dev.waymark.interop.vectors.Samples.SPEC_STRANGE;
+import static dev.waymark.interop.vectors.Samples.ESCAPING_EXAMPLE;
 import static dev.waymark.interop.vectors.Samples.STRANGE;
 import static dev.waymark.interop.vectors.Samples.STRANGE_NAME;
 import static dev.waymark.interop.vectors.Samples.TIMESTAMP;
@@ -86,7 +86,7 @@ public final class Bodies {
         return standard ? Json.standard(simpleRoute()) : simpleRoute().encode();
     }
 
-    static RegisterBrokerBody specRegisterBody() {
+    static RegisterBrokerBody referenceRegisterBody() {
         TopicConfigSerializeWrapper wrapper = new TopicConfigSerializeWrapper();
         wrapper.setDataVersion(dataVersion(3));
         wrapper.getTopicConfigTable().put(TOPIC, new TopicConfig(TOPIC, 4, 4, 6));
@@ -95,13 +95,13 @@ public final class Bodies {
         return body;
     }
 
-    public static byte[] registerBrokerSpec(boolean compressed) {
-        return specRegisterBody().encode(compressed);
+    public static byte[] registerBrokerReference(boolean compressed) {
+        return referenceRegisterBody().encode(compressed);
     }
 
     /** A registration with several topics, as real brokers send; same content as the 5.x one. */
     public static byte[] registerBrokerMulti(boolean compressed) {
-        RegisterBrokerBody body = specRegisterBody();
+        RegisterBrokerBody body = referenceRegisterBody();
         TopicConfig order = new TopicConfig(ORDER_TOPIC, 8, 8, 6);
         order.setOrder(true);
         body.getTopicConfigSerializeWrapper().getTopicConfigTable().put(ORDER_TOPIC, order);
@@ -118,11 +118,11 @@ public final class Bodies {
         return table.encode();
     }
 
-    public static byte[] dataVersionSpec() {
+    public static byte[] dataVersionReference() {
         return dataVersion(3).encode();
     }
 
-    public static byte[] clusterInfoSpec() {
+    public static byte[] clusterInfoReference() {
         ClusterInfo info = new ClusterInfo();
         HashMap<String, BrokerData> brokers = new HashMap<>();
         brokers.put(BROKER_A, brokerData(CLUSTER, BROKER_A, Maps.of(0L, MASTER_ADDR, 1L, SLAVE_ADDR)));
@@ -141,7 +141,7 @@ public final class Bodies {
     }
 
     /** 4.x has no GET_BROKER_MEMBER_GROUP. */
-    public static byte[] memberGroupSpec() {
+    public static byte[] memberGroupReference() {
         return null;
     }
 
@@ -168,7 +168,7 @@ public final class Bodies {
             topicList(MASTER_ADDR, BROKER_A, CLUSTER));
         set.json("206_topic_list_strange", "TopicList", "default", topicList(STRANGE, STRANGE_NAME));
 
-        set.json("322_data_version", "DataVersion", "default", dataVersionSpec());
+        set.json("322_data_version", "DataVersion", "default", dataVersionReference());
         DataVersion zero = dataVersion(0);
         zero.setTimestamp(0L);
         set.json("322_data_version_zero", "DataVersion", "default", zero.encode());
@@ -216,9 +216,9 @@ public final class Bodies {
         multi.getFilterServerTable().put(MASTER_ADDR, List.of());
         both(set, "105_route_multi", multi);
 
-        TopicRouteData spec = route(List.of(brokerData(SPEC_STRANGE, BROKER_A, Maps.of(0L, MASTER_ADDR))),
+        TopicRouteData escaping = route(List.of(brokerData(ESCAPING_EXAMPLE, BROKER_A, Maps.of(0L, MASTER_ADDR))),
             List.of(queueData(BROKER_A, 4, 4, 6, 0)));
-        both(set, "105_route_spec_escaping", spec);
+        both(set, "105_route_escaping_example", escaping);
         TopicRouteData strange = route(List.of(brokerData(STRANGE_NAME, STRANGE_NAME, Maps.of(0L, STRANGE))),
             List.of(queueData(STRANGE_NAME, 4, 4, 6, 0)));
         strange.setOrderTopicConf(STRANGE);
@@ -232,10 +232,10 @@ public final class Bodies {
     }
 
     private static void registerBodies(BodySet set) {
-        set.json("103_register_broker_body", "RegisterBrokerBody", "json", registerBrokerSpec(false));
-        set.bin("103_register_broker_body_compressed", "RegisterBrokerBody", "compressed", registerBrokerSpec(true));
+        set.json("103_register_broker_body", "RegisterBrokerBody", "json", registerBrokerReference(false));
+        set.bin("103_register_broker_body_compressed", "RegisterBrokerBody", "compressed", registerBrokerReference(true));
 
-        RegisterBrokerBody multi = specRegisterBody();
+        RegisterBrokerBody multi = referenceRegisterBody();
         TopicConfig order = new TopicConfig(ORDER_TOPIC, 8, 8, 6);
         order.setOrder(true);
         order.setTopicFilterType(TopicFilterType.MULTI_TAG);
@@ -265,7 +265,7 @@ public final class Bodies {
     }
 
     private static void clusterInfos(BodySet set) {
-        set.json("106_cluster_info", "ClusterInfo", "default", clusterInfoSpec());
+        set.json("106_cluster_info", "ClusterInfo", "default", clusterInfoReference());
         ClusterInfo empty = new ClusterInfo();
         empty.setBrokerAddrTable(new HashMap<>());
         empty.setClusterAddrTable(new HashMap<>());

@@ -9,7 +9,7 @@ import static dev.waymark.interop.vectors.Samples.ORDER_CONF;
 import static dev.waymark.interop.vectors.Samples.ORDER_NAMESPACE;
 import static dev.waymark.interop.vectors.Samples.ORDER_TOPIC;
 import static dev.waymark.interop.vectors.Samples.SLAVE_ADDR;
-import static dev.waymark.interop.vectors.Samples.SPEC_STRANGE;
+import static dev.waymark.interop.vectors.Samples.ESCAPING_EXAMPLE;
 import static dev.waymark.interop.vectors.Samples.STRANGE;
 import static dev.waymark.interop.vectors.Samples.STRANGE_NAME;
 import static dev.waymark.interop.vectors.Samples.TIMESTAMP;
@@ -94,7 +94,7 @@ public final class Bodies {
 
     // ---- bodies the frames use ------------------------------------------------------------
 
-    /** Spec 9.2 / 12.3: one master, four queues. */
+    /** The reference route: one master, four queues. */
     static TopicRouteData simpleRoute() {
         return route(List.of(brokerData(CLUSTER, BROKER_A, Maps.of(0L, MASTER_ADDR), null)),
             List.of(queueData(BROKER_A, 4, 4, 6, 0)));
@@ -104,8 +104,8 @@ public final class Bodies {
         return standard ? Json.standard(simpleRoute()) : simpleRoute().encode();
     }
 
-    /** Spec 12.6: DataVersion counter 3 at {@link Samples#TIMESTAMP}, topic TopicTest 4/4/6. */
-    static RegisterBrokerBody specRegisterBody() {
+    /** The reference registration: DataVersion counter 3 at {@link Samples#TIMESTAMP}, topic TopicTest 4/4/6. */
+    static RegisterBrokerBody referenceRegisterBody() {
         TopicConfigAndMappingSerializeWrapper wrapper = new TopicConfigAndMappingSerializeWrapper();
         wrapper.setDataVersion(dataVersion(3, 0));
         wrapper.setMappingDataVersion(dataVersion(0, 0));
@@ -115,8 +115,8 @@ public final class Bodies {
         return body;
     }
 
-    public static byte[] registerBrokerSpec(boolean compressed) {
-        return specRegisterBody().encode(compressed);
+    public static byte[] registerBrokerReference(boolean compressed) {
+        return referenceRegisterBody().encode(compressed);
     }
 
     /**
@@ -138,11 +138,11 @@ public final class Bodies {
         return table.encode();
     }
 
-    public static byte[] dataVersionSpec() {
+    public static byte[] dataVersionReference() {
         return dataVersion(3, 0).encode();
     }
 
-    static ClusterInfo specClusterInfo() {
+    static ClusterInfo referenceClusterInfo() {
         ClusterInfo info = new ClusterInfo();
         Map<String, BrokerData> brokers = new HashMap<>();
         brokers.put(BROKER_A, brokerData(CLUSTER, BROKER_A, Maps.of(0L, MASTER_ADDR, 1L, SLAVE_ADDR), null));
@@ -153,8 +153,8 @@ public final class Bodies {
         return info;
     }
 
-    public static byte[] clusterInfoSpec() {
-        return specClusterInfo().encode();
+    public static byte[] clusterInfoReference() {
+        return referenceClusterInfo().encode();
     }
 
     public static byte[] topicList(String brokerAddr, String... topics) {
@@ -164,8 +164,8 @@ public final class Bodies {
         return list.encode();
     }
 
-    /** Spec 2.6. Null on 4.x, which has no member groups. */
-    public static byte[] memberGroupSpec() {
+    /** A master and its slave of broker-a. Null on 4.x, which has no member groups. */
+    public static byte[] memberGroupReference() {
         return memberGroup(Maps.of(0L, MASTER_ADDR, 1L, SLAVE_ADDR));
     }
 
@@ -193,7 +193,7 @@ public final class Bodies {
         multi.getTable().put("TopicOrder3", "broker-b:2");
         set.json("219_kv_table_multi", "KVTable", "default", multi.encode());
 
-        set.json("901_member_group_two", "GetBrokerMemberGroupResponseBody", "default", memberGroupSpec());
+        set.json("901_member_group_two", "GetBrokerMemberGroupResponseBody", "default", memberGroupReference());
         set.json("901_member_group_single", "GetBrokerMemberGroupResponseBody", "default",
             memberGroup(Maps.of(0L, MASTER_ADDR)));
         set.json("901_member_group_unknown", "GetBrokerMemberGroupResponseBody", "default", memberGroup(Maps.of()));
@@ -207,7 +207,7 @@ public final class Bodies {
             topicList(MASTER_ADDR, BROKER_A, CLUSTER));
         set.json("206_topic_list_strange", "TopicList", "default", topicList(STRANGE, STRANGE_NAME));
 
-        set.json("322_data_version", "DataVersion", "default", dataVersionSpec());
+        set.json("322_data_version", "DataVersion", "default", dataVersionReference());
         set.json("322_data_version_state", "DataVersion", "default", dataVersion(12, 5).encode());
         set.json("322_data_version_zero", "DataVersion", "default", zeroDataVersion().encode());
 
@@ -238,7 +238,7 @@ public final class Bodies {
     private static void routes(BodySet set) {
         both(set, "105_route_simple", simpleRoute());
 
-        // Spec 9.2's richer route: slave, zone, order conf, static-topic mapping, and a
+        // A richer route: slave, zone, order conf, static-topic mapping, and a
         // filter-server entry whose list is null (so it is omitted).
         TopicRouteData rich = route(
             List.of(brokerData(CLUSTER, BROKER_A, Maps.of(0L, MASTER_ADDR, 1L, SLAVE_ADDR), "zone-1")),
@@ -274,10 +274,10 @@ public final class Bodies {
         multi.getFilterServerTable().put(MASTER_ADDR, List.of());
         both(set, "105_route_multi", multi);
 
-        // Escaping: the spec 9.3 example, then every special character, in names and values.
-        TopicRouteData spec = route(List.of(brokerData(CLUSTER, BROKER_A, Maps.of(0L, MASTER_ADDR), SPEC_STRANGE)),
+        // Escaping: the escaping example, then every special character, in names and values.
+        TopicRouteData escaping = route(List.of(brokerData(CLUSTER, BROKER_A, Maps.of(0L, MASTER_ADDR), ESCAPING_EXAMPLE)),
             List.of(queueData(BROKER_A, 4, 4, 6, 0)));
-        both(set, "105_route_spec_escaping", spec);
+        both(set, "105_route_escaping_example", escaping);
         TopicRouteData strange = route(
             List.of(brokerData(STRANGE_NAME, STRANGE_NAME, Maps.of(0L, STRANGE), STRANGE)),
             List.of(queueData(STRANGE_NAME, 4, 4, 6, 0)));
@@ -305,8 +305,8 @@ public final class Bodies {
     }
 
     private static void registerBodies(BodySet set) {
-        set.json("103_register_broker_body", "RegisterBrokerBody", "json", registerBrokerSpec(false));
-        set.bin("103_register_broker_body_compressed", "RegisterBrokerBody", "compressed", registerBrokerSpec(true));
+        set.json("103_register_broker_body", "RegisterBrokerBody", "json", registerBrokerReference(false));
+        set.bin("103_register_broker_body_compressed", "RegisterBrokerBody", "compressed", registerBrokerReference(true));
 
         RegisterBrokerBody mapped = mappedRegisterBody();
         set.json("103_register_broker_body_static_topic", "RegisterBrokerBody", "json", mapped.encode(false));
@@ -338,7 +338,7 @@ public final class Bodies {
 
     /** One static topic: mapping info and detail (with hosted queues), 5.x only. */
     static RegisterBrokerBody mappedRegisterBody() {
-        RegisterBrokerBody body = specRegisterBody();
+        RegisterBrokerBody body = referenceRegisterBody();
         TopicConfigAndMappingSerializeWrapper wrapper =
             (TopicConfigAndMappingSerializeWrapper) body.getTopicConfigSerializeWrapper();
         wrapper.getTopicConfigTable().clear();
@@ -353,7 +353,7 @@ public final class Bodies {
 
     /** Several topics with filter types, order flag, system flag and attributes. */
     static RegisterBrokerBody multiRegisterBody() {
-        RegisterBrokerBody body = specRegisterBody();
+        RegisterBrokerBody body = referenceRegisterBody();
         TopicConfigAndMappingSerializeWrapper wrapper =
             (TopicConfigAndMappingSerializeWrapper) body.getTopicConfigSerializeWrapper();
         TopicConfig order = new TopicConfig(ORDER_TOPIC, 8, 8, 6);
@@ -369,7 +369,7 @@ public final class Bodies {
     }
 
     private static void clusterInfos(BodySet set) {
-        set.json("106_cluster_info", "ClusterInfo", "default", clusterInfoSpec());
+        set.json("106_cluster_info", "ClusterInfo", "default", clusterInfoReference());
         ClusterInfo empty = new ClusterInfo();
         empty.setBrokerAddrTable(new HashMap<>());
         empty.setClusterAddrTable(new HashMap<>());

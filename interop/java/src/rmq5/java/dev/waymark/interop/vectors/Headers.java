@@ -58,7 +58,7 @@ public final class Headers {
         deleteKv.setKey(ORDER_TOPIC);
         all.add(new RequestSample(RequestCode.DELETE_KV_CONFIG, "delete_kv_config", deleteKv, null, false,
             "mqadmin deleteKvConfig"));
-        byte[] registerBody = Bodies.registerBrokerSpec(false);
+        byte[] registerBody = Bodies.registerBrokerReference(false);
         all.add(new RequestSample(RequestCode.REGISTER_BROKER, "register_broker",
             registerBroker(registerBody, false, false, 0L, null), registerBody, false,
             "master broker-a, enableActingMaster=false, JSON body with TopicTest, bodyCrc32 of the body"));
@@ -101,7 +101,7 @@ public final class Headers {
         all.add(new RequestSample(RequestCode.GET_NAMESRV_CONFIG, "get_namesrv_config", null, null, false,
             "mqadmin getNamesrvConfig"));
         all.add(new RequestSample(RequestCode.QUERY_DATA_VERSION, "query_data_version", queryDataVersion(),
-            Bodies.dataVersionSpec(), false, "broker before re-registering, DataVersion body"));
+            Bodies.dataVersionReference(), false, "broker before re-registering, DataVersion body"));
         AddWritePermOfBrokerRequestHeader addPerm = new AddWritePermOfBrokerRequestHeader();
         addPerm.setBrokerName(BROKER_A);
         all.add(new RequestSample(RequestCode.ADD_WRITE_PERM_OF_BROKER, "add_write_perm_of_broker", addPerm, null,

@@ -160,12 +160,15 @@ class ControllerVectorTest {
 
     // ---- scenarios -------------------------------------------------------------------------
 
-    /** Spec §9.1 without the real death: three replicas join, first election, SSS growth, an admin election. */
+    /**
+     * A broker set's life without the real death: three replicas join, the first election, the
+     * SyncStateSet grows, an admin election.
+     */
     @Test
     @Order(1)
     void timeline() throws Exception {
         String set = "broker-a";
-        Scenario s = scenario("timeline", "Spec section 9.1 without the real death: replicas A (10.0.0.1), B "
+        Scenario s = scenario("timeline", "A controller group's life in one scenario, no replica dying: replicas A (10.0.0.1), B "
             + "(10.0.0.2) and C (10.0.0.3) of broker-a join (GET_NEXT_BROKER_ID, APPLY_BROKER_ID, REGISTER_BROKER, "
             + "heartbeat), A wins the first election, A grows the SyncStateSet, reads, B's election answers "
             + "MASTER_STILL_EXIST, then an admin designates B, A re-registers and B grows the set again.");

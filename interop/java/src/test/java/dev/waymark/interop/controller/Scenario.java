@@ -27,7 +27,8 @@ final class Scenario {
     /**
      * Requests that may append to the controller's log. Java answers them once the entry is
      * committed, and applies it to its state a moment later; the next request is only sent
-     * after a short pause, so that it never sees the state from before (spec §10.1).
+     * after a short pause, so that it never sees the state from before (DLedger applies a
+     * committed entry on its own thread, after the answer may have gone).
      */
     private static final Set<Integer> WRITES = Set.of(ControllerCodes.ALTER_SYNC_STATE_SET,
         ControllerCodes.ELECT_MASTER, ControllerCodes.REGISTER_BROKER, ControllerCodes.CLEAN_BROKER_DATA,

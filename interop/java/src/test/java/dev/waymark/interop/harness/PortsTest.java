@@ -1,5 +1,6 @@
 package dev.waymark.interop.harness;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -77,6 +78,22 @@ class PortsTest {
         }
         assertTrue(e.getMessage().startsWith("test server: no free ports after " + Ports.ATTEMPTS + " attempts"),
             e.getMessage());
+    }
+
+    @Test
+    void concurrentRunsChooseFromDisjointSlices() {
+        int[] range = {10_000, 32_767};
+        assertArrayEquals(range, Ports.slice(range, null));
+        assertArrayEquals(range, Ports.slice(range, ""));
+        int[] first = Ports.slice(range, "1/2");
+        int[] second = Ports.slice(range, "2/2");
+        assertEquals(10_000, first[0]);
+        assertEquals(first[1] + 1, second[0]);
+        assertTrue(second[1] <= range[1], second[1] + " past " + range[1]);
+        assertEquals(first[1] - first[0], second[1] - second[0]);
+        for (String bad : new String[] {"0/2", "3/2", "1/0", "2", "a/b", "1/2/3", "1/1000"}) {
+            assertThrows(IllegalArgumentException.class, () -> Ports.slice(range, bad), bad);
+        }
     }
 
     @Test

@@ -4,13 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.lang.reflect.Field;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.nio.charset.Charset;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -24,9 +18,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import dev.waymark.interop.harness.BrokerSpec;
@@ -51,7 +43,6 @@ import org.apache.rocketmq.client.impl.consumer.ProcessQueue;
 import org.apache.rocketmq.client.impl.factory.MQClientInstance;
 import org.apache.rocketmq.common.TopicConfig;
 import org.apache.rocketmq.common.message.MessageQueue;
-import org.apache.rocketmq.remoting.protocol.RemotingSerializable;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -67,14 +58,10 @@ import org.junit.jupiter.api.Test;
  * new group of three real push consumers starts (one group of subscribing lite pull consumers
  * too); once their rebalance has settled, each consumer's assigned queues (the push consumer's
  * {@code RebalanceImpl} process queue table, the lite pull consumer's assigned queues) and
- * client id are read, and the Rust example {@code allocate} (route fetch, subscribe view and strategy of
- * rmq-route-client) is run with the same NameServer, topic and client ids. Both answers must
- * be identical queue for queue; for the index-arithmetic strategies they must also be the
- * allocation worked out by hand below, so a fault shared by both sides (or a route missing
- * queues) still fails.
- *
- * <p>The example binary is {@code <dir of waymark.namesrv.bin>/examples/allocate} (cargo's
- * layout), or {@code -Dwaymark.allocate.bin}.
+ * client id are read, and the Rust example {@code allocate} ({@link RouteClientAllocate}) is run
+ * with the same NameServer, topic and client ids. Both answers must be identical queue for
+ * queue; for the index-arithmetic strategies they must also be the allocation worked out by
+ * hand below, so a fault shared by both sides (or a route missing queues) still fails.
  */
 class AllocationAgreementTest extends ScenarioBase {
     // room@name: the form AllocateMessageQueueByMachineRoom reads rooms from.
@@ -527,69 +514,10 @@ class AllocationAgreementTest extends ScenarioBase {
     /** Runs the Rust example and returns its allocation; its subscribe view must be {@code topic.all()}. */
     private Map<String, List<MessageQueue>> rust(Topic topic, String strategy, Collection<String> clientIds, String group,
         List<String> extraArgs) throws Exception {
-        List<String> command = new ArrayList<>(List.of(allocateBinary().toString(), "--namesrv", ns.addr(),
-            "--topic", topic.name(), "--strategy", strategy, "--group", group));
-        for (String cid : clientIds) {
-            command.add("--consumer");
-            command.add(cid);
-        }
-        command.addAll(extraArgs);
-        Process process = new ProcessBuilder(command).start();
-        CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> drain(process.getInputStream()));
-        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> drain(process.getErrorStream()));
-        if (!process.waitFor(30, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-            throw new AssertionError("allocate did not finish in 30 s: " + command);
-        }
-        String stdout = out.get(5, TimeUnit.SECONDS);
-        String stderr = err.get(5, TimeUnit.SECONDS);
-        assertEquals(0, process.exitValue(), () -> "allocate failed: " + command + "\n" + stderr + stdout);
-
-        Map<?, ?> doc = RemotingSerializable.fromJson(stdout.trim(), Map.class);
-        assertEquals(strategy, doc.get("strategy"), stdout);
-        assertEquals(topic.all(), queues(topic, (List<?>) doc.get("queues")),
-            () -> "the Rust subscribe view: " + stdout);
-        Map<String, List<MessageQueue>> allocation = new TreeMap<>();
-        for (Map.Entry<?, ?> e : ((Map<?, ?>) doc.get("allocation")).entrySet()) {
-            allocation.put((String) e.getKey(), queues(topic, (List<?>) e.getValue()));
-        }
-        return allocation;
-    }
-
-    private static List<MessageQueue> queues(Topic topic, List<?> json) {
-        List<MessageQueue> out = new ArrayList<>();
-        for (Object o : json) {
-            Map<?, ?> q = (Map<?, ?>) o;
-            out.add(new MessageQueue(topic.name(), (String) q.get("brokerName"),
-                ((Number) q.get("queueId")).intValue()));
-        }
-        return out;
-    }
-
-    private static String drain(InputStream in) {
-        try (in) {
-            ByteArrayOutputStream buf = new ByteArrayOutputStream();
-            in.transferTo(buf);
-            return buf.toString(StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "(unreadable: " + e + ")";
-        }
-    }
-
-    private static Path allocateBinary() {
-        String explicit = System.getProperty("waymark.allocate.bin");
-        Path path;
-        if (explicit != null && !explicit.isBlank()) {
-            path = Path.of(explicit);
-        } else {
-            String namesrvBin = System.getProperty("waymark.namesrv.bin");
-            assertTrue(namesrvBin != null && !namesrvBin.isBlank(),
-                "set -Dwaymark.namesrv.bin (its directory holds examples/allocate) or -Dwaymark.allocate.bin");
-            path = Path.of(namesrvBin).toAbsolutePath().getParent().resolve("examples").resolve("allocate");
-        }
-        assertTrue(Files.isExecutable(path),
-            () -> path + " is not built: cargo build -p rmq-route-client --example allocate");
-        return path;
+        RouteClientAllocate.Answer answer = RouteClientAllocate.run(ns.addr(), topic.name(), strategy, group, clientIds,
+            extraArgs);
+        assertEquals(topic.all(), answer.queues(), () -> "the Rust subscribe view: " + answer);
+        return answer.allocation();
     }
 
     /** {@code indexes[i]} = positions in {@code topic.all()} of the i-th client id in sorted order. */

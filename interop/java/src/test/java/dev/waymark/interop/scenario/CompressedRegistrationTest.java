@@ -17,8 +17,8 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import org.junit.jupiter.api.Test;
 
 /**
- * A broker with {@code compressedRegister=true} sends its registrations as the zlib body
- * (nameserver.md §3.3) instead of JSON: the incremental registration of each new topic and
+ * A broker with {@code compressedRegister=true} sends its registrations as a zlib body
+ * (a DataVersion, each topic config as a text line, the filter-server list) instead of JSON: the incremental registration of each new topic and
  * the full registration of its whole topic table must both land, queue counts and perm
  * intact.
  *

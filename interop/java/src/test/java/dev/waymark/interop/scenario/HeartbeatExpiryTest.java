@@ -40,7 +40,9 @@ class HeartbeatExpiryTest extends ScenarioBase {
         admin.createAndUpdateTopicConfig(broker.addr(), new TopicConfig(topic, 2, 2, 6));
         Poll.until(seconds(10), "route of " + topic, () -> raw.route(ns.addr(), topic));
 
-        // Heartbeats keep it alive well past its timeout.
+        // Heartbeats keep it alive well past its timeout: by 2 × 3 s, with a scan every second,
+        // a broker whose heartbeats were not counted would have expired (and stays expired until
+        // its next full registration, 30 s after the start-up one).
         Poll.sleep(2 * TIMEOUT);
         assertEquals(Map.of(0L, broker.addr()), raw.clusterInfo(ns.addr()).addrsOf("expiry-a"),
             "a heartbeating broker must stay registered past its heartbeatTimeoutMillis");

@@ -70,7 +70,8 @@ import org.junit.jupiter.api.Test;
  */
 class SecurityTest extends ScenarioBase {
     private static final String NO_JAVA_AUTH =
-        "the Java NameServer has no authentication (security.md 1.2): no control for this test";
+        "the Java NameServer has no authentication (its only server hook, ZoneRouteRPCHook, checks "
+            + "no signature): no control for this test";
     /** Waymark's reason for a request without AccessKey from an address no allow-list names. */
     private static final String UNSIGNED = "username cannot be null";
     private static final String LOCAL_METADATA_PROVIDER =
@@ -133,7 +134,9 @@ class SecurityTest extends ScenarioBase {
     /**
      * A Waymark NameServer with authentication on (accounts as a 5.x JSON user list: the broker's
      * key bound to its broker name, and a Super user for mqadmin), and a 5.5.1 broker whose
-     * broker.conf has the two lines of security.md 2.1. It registers (signed), else start fails.
+     * broker.conf has the two lines that make a 5.3+ broker sign (innerClientAuthenticationCredentials,
+     * and the authenticationMetadataProvider without which it does not start). It registers
+     * (signed), else start fails.
      */
     private void startSigned() throws Exception {
         if (authNs != null) {
@@ -330,7 +333,7 @@ class SecurityTest extends ScenarioBase {
 
     @Test
     void allowListedBrokerRegisters() throws Exception {
-        assumeFalse(v5(), "4.9.x brokers cannot sign (security.md 2.2): profile rmq4");
+        assumeFalse(v5(), "4.9.x brokers cannot sign (their BrokerOuterAPI has no RPC hook): profile rmq4");
         assumeTrue(waymark(), NO_JAVA_AUTH);
         Path accounts = write("accounts4-allow.yml", "globalWhiteRemoteAddresses:\n"
             + "  - 127.0.0.*\n"
@@ -374,7 +377,7 @@ class SecurityTest extends ScenarioBase {
         Pki.Leaf nsCert = ca.issue("ns4", "waymark-ns.test");
         Pki.Leaf brokerCert = ca.issue("broker4", BROKER4_CN);
         Pki.Leaf clientCert = ca.issue("client4", CLIENT4_CN);
-        // One file per JVM, as security.md 3.5: the broker's certificate serves both its
+        // One tls.config.file per JVM, as Java reads it: the broker's certificate serves both its
         // connections (client) and its own listener (server, reached by TLS producers).
         Path brokerTls = write("broker4-tls.properties", "tls.test.mode.enable=false\n"
             + "tls.client.certPath=" + brokerCert.certPem() + "\n"
@@ -397,7 +400,8 @@ class SecurityTest extends ScenarioBase {
                 "a TLS client without a certificate reached " + ns);
         }
 
-        // The 4.9.7 broker in its own JVM with security.md 3.5's flags (server mode permissive
+        // The 4.9.7 broker in its own JVM with the flags that give a 4.x broker a client
+        // certificate (-Dtls.enable, -Dtls.config.file; server mode permissive
         // instead of disabled: the TLS producer below must reach its listener too). Returns once
         // the NameServer lists it (the launcher checks over the broker's own mTLS connection).
         BrokerProcess broker = perTest.add(BrokerProcess.start(harnessClasspath(),
@@ -436,7 +440,7 @@ class SecurityTest extends ScenarioBase {
      * client certificates checked against the test CA. Waymark also with authentication on and
      * one account, named by the broker certificate's CN ({@code tlsSubject}); the control: a
      * stock Java NameServer with {@code -Dtls.server.mode=enforcing -Dtls.config.file=...}
-     * holding the same keys (security.md 3.5).
+     * holding the same keys.
      */
     private NameServer mutualTlsNamesrv4(Pki ca, Pki.Leaf nsCert) throws Exception {
         Map<String, String> serverTls = new LinkedHashMap<>();
@@ -502,7 +506,7 @@ class SecurityTest extends ScenarioBase {
 
     /** REGISTER_BROKER as a master broker at {@code addr} sends it, with a real RegisterBrokerBody (TopicTest). */
     private static RemotingCommand register(String cluster, String broker, String addr) {
-        byte[] body = Bodies.registerBrokerSpec(false);
+        byte[] body = Bodies.registerBrokerReference(false);
         RemotingCommand request = RemotingCommand.createRequestCommand(103, null);
         request.addExtField("brokerName", broker);
         request.addExtField("brokerAddr", addr);
@@ -536,7 +540,7 @@ class SecurityTest extends ScenarioBase {
     }
 
     /**
-     * What a Java client shows for a NO_PERMISSION answer (security.md 4): {@code CODE: 16  DESC:
+     * What a Java client shows for a NO_PERMISSION answer: {@code CODE: 16  DESC:
      * <remark>}, the remark naming {@code reason} and the request code.
      */
     private static void assertRefusedOutput(String text, Mqadmin.Result result, String reason, int code) {

@@ -8,10 +8,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 import dev.waymark.interop.harness.BrokerSpec;
 import dev.waymark.interop.harness.EmbeddedBroker;
@@ -152,7 +148,7 @@ class WarmRestartTest extends ScenarioBase {
      * wait may take a few seconds ({@link EmbeddedBroker#awaitRegistered}).
      */
     private List<Member> startBrokers(String namesrv) throws Exception {
-        Fleet fleet = perTest.add(new Fleet());
+        BrokerFleet fleet = perTest.add(new BrokerFleet());
         List<Member> members = new ArrayList<>();
         for (int i = 0; i < BROKERS; i++) {
             BrokerSpec spec = new BrokerSpec().cluster(CLUSTER).name(String.format("warm-%02d", i)).namesrv(namesrv)
@@ -162,69 +158,8 @@ class WarmRestartTest extends ScenarioBase {
             broker.controller().getBrokerOuterAPI().registerRPCHook(watch);
             members.add(new Member(broker, watch));
         }
-        inParallel(members, member -> member.broker.awaitRegistered(List.of(namesrv), seconds(30)));
+        BrokerFleet.inParallel(members, member -> member.broker.awaitRegistered(List.of(namesrv), seconds(30)));
         return members;
-    }
-
-    /**
-     * The brokers, closed all at once when the test ends: a broker's shutdown takes seconds (its
-     * message store alone waits 3 s for its last flushes), which ten brokers closed one after
-     * another would pay ten times over.
-     */
-    private static final class Fleet implements AutoCloseable {
-        private final List<EmbeddedBroker> brokers = new ArrayList<>();
-
-        EmbeddedBroker add(EmbeddedBroker broker) {
-            brokers.add(broker);
-            return broker;
-        }
-
-        @Override
-        public void close() throws Exception {
-            inParallel(brokers, EmbeddedBroker::close);
-        }
-    }
-
-    /** What {@link #inParallel} runs for each item. */
-    @FunctionalInterface
-    private interface Action<T> {
-        void run(T item) throws Exception;
-    }
-
-    /**
-     * Runs {@code action} for every item at once, one thread each (the common pool has a
-     * single thread on a two-core machine), and rethrows the first failure once all ended.
-     */
-    private static <T> void inParallel(List<T> items, Action<T> action) throws Exception {
-        if (items.isEmpty()) {
-            return;
-        }
-        ExecutorService pool = Executors.newFixedThreadPool(items.size());
-        try {
-            List<Future<?>> runs = new ArrayList<>();
-            for (T item : items) {
-                runs.add(pool.submit(() -> {
-                    action.run(item);
-                    return null;
-                }));
-            }
-            Throwable first = null;
-            for (Future<?> run : runs) {
-                try {
-                    run.get();
-                } catch (ExecutionException e) {
-                    first = first == null ? e.getCause() : first;
-                }
-            }
-            if (first instanceof Exception e) {
-                throw e;
-            }
-            if (first instanceof Error e) {
-                throw e;
-            }
-        } finally {
-            pool.shutdownNow();
-        }
     }
 
     private static RemotingCommand routeBody(RawClient client, String namesrv, String topic) {

@@ -1,0 +1,137 @@
+//! How figures are written in the report: thousands separators, latencies,
+//! CPU time, memory and ratios, each in one place.
+
+use crate::sample::ServerCpu;
+use crate::stats::Latency;
+
+/// `a ÷ b` as `4.10×` (`41×` from 10 up), or `n/a`.
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => match a / b {
+            r if r >= 10.0 => format!("{r:.0}×"),
+            r => format!("{r:.2}×"),
+        },
+        _ => "n/a".into(),
+    }
+}
+
+/// `a ÷ b`, if `b` is positive.
+pub fn div(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    }
+}
+
+/// A whole number with thousands separators: `1,234,567`.
+pub fn num(value: f64) -> String {
+    let rounded = value.round() as i64;
+    let digits = rounded.abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if rounded < 0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+/// Microseconds as milliseconds: `1.23 ms`, `12.3 ms`, `123 ms`.
+pub fn ms(us: f64) -> String {
+    match us / 1_000.0 {
+        ms if ms >= 100.0 => format!("{ms:.0} ms"),
+        ms if ms >= 10.0 => format!("{ms:.1} ms"),
+        ms => format!("{ms:.2} ms"),
+    }
+}
+
+/// A percentile of `latency` as [`ms`], `n/a` when nothing was answered.
+pub fn answered_ms(latency: &Latency, us: f64) -> String {
+    if latency.count == 0 {
+        "n/a".into()
+    } else {
+        ms(us)
+    }
+}
+
+/// Seconds: `1.23 s`, under a second as [`ms`].
+pub fn seconds(s: f64) -> String {
+    if s < 1.0 {
+        ms(s * 1e6)
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
+/// KiB as `12.3 MiB`, or `n/a`.
+pub fn mib(kib: Option<u64>) -> String {
+    mib_of(kib.map(|k| k as f64))
+}
+
+/// As [`mib`], of a fractional KiB figure (a median).
+pub fn mib_of(kib: Option<f64>) -> String {
+    kib.map_or_else(|| "n/a".into(), |k| format!("{:.1} MiB", k / 1024.0))
+}
+
+/// Other processes' CPU during a measurement (the machine is shared).
+pub fn noise(percent: Option<f64>) -> String {
+    percent.map_or_else(|| "n/a".into(), |p| format!("{p:.0} %"))
+}
+
+/// Microseconds of CPU: `3.42 µs`, `123 µs`, `1,234 µs`, or `n/a`.
+pub fn us(value: Option<f64>) -> String {
+    match value {
+        Some(v) if v >= 1_000.0 => format!("{} µs", num(v)),
+        Some(v) if v >= 100.0 => format!("{v:.0} µs"),
+        Some(v) => format!("{v:.2} µs"),
+        None => "n/a".into(),
+    }
+}
+
+/// The server's share of one CPU over a window, raw (however few ticks).
+pub fn cpu_share(cpu: Option<&ServerCpu>) -> String {
+    cpu.map_or_else(
+        || "n/a".into(),
+        |c| format!("{:.1} %", c.server_cpu_percent),
+    )
+}
+
+/// A value with a format, or `n/a`.
+pub fn or_na<T>(value: Option<T>, format: impl FnOnce(T) -> String) -> String {
+    value.map_or_else(|| "n/a".into(), format)
+}
+
+/// `yes`, `**no**` or `n/a`.
+pub fn met(met: Option<bool>) -> &'static str {
+    match met {
+        Some(true) => "yes",
+        Some(false) => "**no**",
+        None => "n/a",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_ratios() {
+        assert_eq!(num(1234567.4), "1,234,567");
+        assert_eq!(num(-1234.0), "-1,234");
+        assert_eq!(num(12.0), "12");
+        assert_eq!(ratio(Some(3.0), Some(1.5)), "2.00×");
+        assert_eq!(ratio(Some(30.0), Some(1.5)), "20×");
+        assert_eq!(ratio(None, Some(1.0)), "n/a");
+        assert_eq!(ms(1_234.0), "1.23 ms");
+        assert_eq!(ms(123_456.0), "123 ms");
+        assert_eq!(seconds(0.5), "500 ms");
+        assert_eq!(us(Some(1_234.4)), "1,234 µs");
+        assert_eq!(us(Some(4.0)), "4.00 µs");
+        assert_eq!(mib(Some(2048)), "2.0 MiB");
+    }
+}

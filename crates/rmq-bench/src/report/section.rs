@@ -1,0 +1,393 @@
+//! The renderer every scenario declares its report section for: tables of
+//! columns, error rows, ratio rows, targets, the two-CPU pass and charts.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+
+use super::charts::{self, Panel};
+use super::format::{cpu_share, met, or_na, us};
+use crate::peer::PeerKind;
+use crate::results::{PeerInfo, Results, ScenarioRuns};
+use crate::sample::ServerCpu;
+use crate::scenario::{TwoCpus, TWO_CPUS};
+
+/// A column: its heading and how a row's value is written.
+pub type Col<T> = (&'static str, fn(&T) -> String);
+
+/// A row of a ratio table: Waymark ÷ peer for a rate, peer ÷ Waymark for a cost; `—` for
+/// `not_for`.
+pub struct Ratio<T> {
+    pub label: &'static str,
+    pub value: fn(&T) -> Option<f64>,
+    pub waymark_over_peer: bool,
+    pub not_for: &'static [PeerKind],
+}
+
+impl<T> Ratio<T> {
+    /// Waymark ÷ peer: more is better.
+    pub const fn rate(label: &'static str, value: fn(&T) -> Option<f64>) -> Ratio<T> {
+        Ratio {
+            label,
+            value,
+            waymark_over_peer: true,
+            not_for: &[],
+        }
+    }
+
+    /// Peer ÷ Waymark: less is better.
+    pub const fn cost(label: &'static str, value: fn(&T) -> Option<f64>) -> Ratio<T> {
+        Ratio {
+            label,
+            value,
+            waymark_over_peer: false,
+            not_for: &[],
+        }
+    }
+}
+
+/// The peers a NameServer ratio table compares Waymark with.
+pub const OTHERS: [PeerKind; 3] = [PeerKind::Java, PeerKind::RustPort, PeerKind::Ceiling];
+
+/// One row: its label (the peer's title, unless the scenario says
+/// otherwise) and the value, or the text of its error row.
+pub struct Row<T> {
+    pub peer: PeerKind,
+    pub label: String,
+    pub result: Result<T, String>,
+}
+
+impl<T> Row<T> {
+    pub fn new(peer: PeerKind, label: impl Into<String>, result: Result<T, String>) -> Row<T> {
+        Row {
+            peer,
+            label: label.into(),
+            result,
+        }
+    }
+
+    pub fn ok(&self) -> Option<&T> {
+        self.result.as_ref().ok()
+    }
+}
+
+/// `peer`'s value among `rows`.
+pub fn of<T>(rows: &[Row<T>], peer: PeerKind) -> Option<&T> {
+    rows.iter().find(|r| r.peer == peer).and_then(Row::ok)
+}
+
+/// `peer`'s `f` ÷ `other`'s among `rows`.
+pub fn over<T>(
+    rows: &[Row<T>],
+    f: fn(&T) -> Option<f64>,
+    peer: PeerKind,
+    other: PeerKind,
+) -> Option<f64> {
+    super::format::div(of(rows, peer).and_then(f), of(rows, other).and_then(f))
+}
+
+/// The error row's text of a failed run: `failed: …`, at most 160 characters of why.
+pub fn failed(why: &str) -> String {
+    format!("failed: {}", why.chars().take(160).collect::<String>())
+}
+
+/// What a scenario's two-CPU pass is measured by: its rate (heading and
+/// value), the server's CPU over the window, and the CPU per request.
+pub struct TwoCpuMeasure<T> {
+    pub rate: &'static str,
+    pub per_request: &'static str,
+    pub rate_of: fn(&T) -> f64,
+    pub cpu_of: fn(&T) -> Option<&ServerCpu>,
+    pub per_request_of: fn(&T) -> Option<f64>,
+}
+
+/// One scenario's section being declared.
+pub struct Section<'a> {
+    pub results: &'a Results,
+    pub runs: &'a ScenarioRuns,
+    pub id: &'static str,
+    /// Where charts are drawn (`None`: not drawn).
+    pub chart_dir: Option<&'a Path>,
+    /// The peer table: the NameServer peers that ran, unless replaced.
+    pub peers: Vec<PeerInfo>,
+    targets: Vec<String>,
+    body: String,
+}
+
+impl<'a> Section<'a> {
+    pub fn new(
+        id: &'static str,
+        results: &'a Results,
+        runs: &'a ScenarioRuns,
+        chart_dir: Option<&'a Path>,
+    ) -> Section<'a> {
+        let ran = |p: &PeerInfo| runs.runs.iter().any(|r| r.peer == p.peer);
+        let peers = results.peers.iter().filter(|p| ran(p)).cloned().collect();
+        Section {
+            results,
+            runs,
+            id,
+            chart_dir,
+            peers,
+            targets: Vec::new(),
+            body: String::new(),
+        }
+    }
+
+    /// The runs of `part`, in the order they ran.
+    pub fn rows<T: DeserializeOwned>(&self, part: &str) -> Vec<Row<T>> {
+        let runs = self.runs.runs.iter().filter(|r| r.part == part);
+        runs.map(|r| Row {
+            peer: r.peer,
+            label: r.peer.title().to_owned(),
+            result: r.outcome().map_err(|e| failed(&e)),
+        })
+        .collect()
+    }
+
+    /// The parameters the runs recorded (the first that did).
+    pub fn params<P: DeserializeOwned>(&self) -> Option<P> {
+        let mut all = self
+            .runs
+            .runs
+            .iter()
+            .filter_map(|r| r.result.as_ref()?.get("params"));
+        all.find_map(|p| P::deserialize(p).ok())
+    }
+
+    /// A paragraph.
+    pub fn text(&mut self, text: impl AsRef<str>) {
+        let _ = writeln!(self.body, "\n{}", text.as_ref());
+    }
+
+    /// A heading within the section.
+    pub fn heading(&mut self, title: impl AsRef<str>) {
+        let _ = writeln!(self.body, "\n#### {}", title.as_ref());
+    }
+
+    /// A list item (consecutive ones make one list).
+    pub fn item(&mut self, text: impl AsRef<str>) {
+        if !self
+            .body
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("- "))
+        {
+            self.body.push('\n');
+        }
+        let _ = writeln!(self.body, "- {}", text.as_ref());
+    }
+
+    /// A table with a `peer` column first, a row per row.
+    pub fn table<T>(&mut self, rows: &[Row<T>], cols: &[Col<T>]) {
+        self.table_headed(Some("peer"), rows, cols);
+    }
+
+    /// A table whose first column is headed `first` (`None`: no label
+    /// column, the rows' values alone).
+    pub fn table_headed<T>(&mut self, first: Option<&str>, rows: &[Row<T>], cols: &[Col<T>]) {
+        let heads: Vec<&str> = cols.iter().map(|(head, _)| *head).collect();
+        let cells = rows.iter().map(|row| Row {
+            peer: row.peer,
+            label: row.label.clone(),
+            result: row
+                .result
+                .as_ref()
+                .map(|x| cols.iter().map(|(_, cell)| cell(x)).collect())
+                .map_err(Clone::clone),
+        });
+        self.cells(first, &heads, &cells.collect::<Vec<_>>());
+    }
+
+    /// A table of rows already written as cells, under `heads` (and
+    /// `first`, the label column's, if the rows have one).
+    pub fn cells(&mut self, first: Option<&str>, heads: &[&str], rows: &[Row<Vec<String>>]) {
+        let all: Vec<&str> = first.into_iter().chain(heads.iter().copied()).collect();
+        // An empty heading is one space wide, as Markdown writers put it.
+        let cell = |h: &&str| {
+            if h.is_empty() {
+                " |".to_owned()
+            } else {
+                format!(" {h} |")
+            }
+        };
+        let head: String = all.iter().map(cell).collect();
+        let _ = writeln!(self.body, "\n|{head}\n|{}", "---|".repeat(all.len()));
+        for row in rows {
+            let mut cells: Vec<String> = first.map(|_| row.label.clone()).into_iter().collect();
+            match &row.result {
+                Ok(values) => cells.extend(values.iter().cloned()),
+                Err(error) => {
+                    cells.push(error.replace('|', "/"));
+                    let empty = " |".repeat(all.len().saturating_sub(cells.len()));
+                    let _ = writeln!(self.body, "| {} |{empty}", cells.join(" | "));
+                    continue;
+                }
+            }
+            let _ = writeln!(self.body, "| {} |", cells.join(" | "));
+        }
+    }
+
+    /// Waymark's figures against those of each of `against`.
+    pub fn ratios<T>(&mut self, rows: &[Row<T>], against: &[PeerKind], ratios: &[Ratio<T>]) {
+        let heads: Vec<String> = against
+            .iter()
+            .map(|p| format!("vs {}", p.title()))
+            .collect();
+        let _ = writeln!(
+            self.body,
+            "\n| Waymark | {} |\n|{}",
+            heads.join(" | "),
+            "---|".repeat(against.len() + 1)
+        );
+        for ratio in ratios {
+            let waymark = of(rows, PeerKind::Waymark).and_then(ratio.value);
+            let cells: Vec<String> = against
+                .iter()
+                .map(|&peer| {
+                    let other = of(rows, peer).and_then(ratio.value);
+                    match (ratio.not_for.contains(&peer), ratio.waymark_over_peer) {
+                        (true, _) => "—".into(),
+                        (false, true) => super::format::ratio(waymark, other),
+                        (false, false) => super::format::ratio(other, waymark),
+                    }
+                })
+                .collect();
+            let _ = writeln!(self.body, "| {} | {} |", ratio.label, cells.join(" | "));
+        }
+    }
+
+    /// A target: what it asks, what was measured (`None`: n/a), whether it
+    /// was met (`None`: not judged).
+    pub fn target(
+        &mut self,
+        what: impl AsRef<str>,
+        measured: Option<String>,
+        was_met: Option<bool>,
+    ) {
+        let measured = measured.unwrap_or_else(|| "n/a".into());
+        self.targets.push(format!(
+            "| {} | {measured} | {} |",
+            what.as_ref(),
+            met(was_met)
+        ));
+    }
+
+    /// A target that a ratio of at least `min` meets, shown as `{v:.2}×`.
+    pub fn at_least(&mut self, what: &str, value: Option<f64>, min: f64) {
+        self.target(
+            what,
+            value.map(|v| format!("{v:.2}×")),
+            value.map(|v| v >= min),
+        );
+    }
+
+    /// The two-CPU pass: its table against `one` and its target (≥ 1.7×), judged only on two
+    /// CPUs of its own.
+    pub fn two_cpus<T: DeserializeOwned>(&mut self, one: &[Row<T>], m: &TwoCpuMeasure<T>) {
+        let what = format!("{}, server on two CPUs, ≥ 1.7× one CPU", m.rate);
+        let Some(pass) = self.runs.info::<TwoCpus>(TWO_CPUS) else {
+            return self.target(what, None, None);
+        };
+        self.heading(format!("{} on two CPUs", self.id));
+        if let Some(why) = &pass.skipped {
+            self.text(format!("Not run: {why}."));
+            return self.target(what, Some(format!("not run: {why}")), None);
+        }
+        let cpus = self.results.machine.cpus;
+        self.text(format!(
+            "`{}` again on Waymark and Java, each server on CPUs {} (`taskset -c {}`).{}",
+            self.id,
+            pass.server_cpus,
+            pass.server_cpus,
+            if pass.shares_generator_cpus {
+                format!(
+                    " This machine has {cpus} CPUs, so one of the server's two is also the \
+                     generator's: the rate shows how much of the second CPU the server put to use, \
+                     not how it scales, and the target is not judged."
+                )
+            } else {
+                String::new()
+            }
+        ));
+        let two = self.rows::<T>(TWO_CPUS);
+        let rate = |x: Option<&T>| x.map(m.rate_of);
+        let _ = writeln!(
+            self.body,
+            "\n| peer | {0}, one CPU | two CPUs | two ÷ one | server CPU, two CPUs | {1}, one CPU | two CPUs |\n\
+             |---|---|---|---|---|---|---|",
+            m.rate, m.per_request
+        );
+        for row in &two {
+            let (x, one) = (row.result.as_ref(), of(one, row.peer));
+            let Ok(x) = x else {
+                let why = row
+                    .result
+                    .as_ref()
+                    .err()
+                    .map_or(String::new(), |e| e.replace('|', "/"));
+                let _ = writeln!(self.body, "| {} | {why} |{}", row.label, " |".repeat(5));
+                continue;
+            };
+            let two_rate = (m.rate_of)(x);
+            let _ = writeln!(
+                self.body,
+                "| {} | {} | {two_rate:.1} | {} | {} | {} | {} |",
+                row.label,
+                or_na(rate(one), |v| format!("{v:.1}")),
+                or_na(rate(one).filter(|v| *v > 0.0), |v| format!(
+                    "{:.2}×",
+                    two_rate / v
+                )),
+                cpu_share((m.cpu_of)(x)),
+                us(one.and_then(m.per_request_of)),
+                us((m.per_request_of)(x)),
+            );
+        }
+        let gain = rate(of(&two, PeerKind::Waymark))
+            .zip(rate(of(one, PeerKind::Waymark)).filter(|v| *v > 0.0))
+            .map(|(two, one)| two / one);
+        match gain {
+            Some(gain) if pass.shares_generator_cpus => self.target(
+                what,
+                Some(format!(
+                    "{gain:.2}×, not judged: the generator ran on one of the two CPUs (the machine has \
+                     {cpus}), see \"{} on two CPUs\"",
+                    self.id
+                )),
+                None,
+            ),
+            gain => self.target(what, gain.map(|g| format!("{g:.2}×")), gain.map(|g| g >= 1.7)),
+        }
+    }
+
+    /// A chart of `panels` side by side, drawn from `rows` into
+    /// `bench-<id>.png` beside the report.
+    pub fn chart<T>(&mut self, rows: &[Row<T>], panels: &[Panel<T>]) {
+        let Some(dir) = self.chart_dir else {
+            return;
+        };
+        let file = format!("bench-{}.png", self.id);
+        let ok: Vec<(PeerKind, &T)> = rows
+            .iter()
+            .filter_map(|r| Some((r.peer, r.ok()?)))
+            .collect();
+        match charts::draw(&dir.join(&file), panels, &ok) {
+            Ok(alt) => self.text(format!("![{alt}]({file})")),
+            Err(why) => self.text(format!("No chart: {why}")),
+        }
+    }
+
+    /// The targets table (if any) and the body.
+    pub fn finish(self) -> (String, String) {
+        let targets = match self.targets.is_empty() {
+            true => String::new(),
+            false => format!(
+                "\n#### Targets\n\n| target | measured | met |\n|---|---|---|\n{}\n",
+                self.targets.join("\n")
+            ),
+        };
+        (targets, self.body)
+    }
+}

@@ -1,0 +1,286 @@
+//! What the NameServer scenarios share: starting a peer, a fleet of
+//! registered brokers that stays registered, route queries, and checking
+//! that the routes a peer answers are the ones the fleet registered.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use futures::future::join_all;
+use rmq_broker_client::wall_ms;
+use rmq_protocol::{JavaJson, TopicRouteData};
+use rmq_transport::RpcClient;
+use rmq_wire::{RemotingCommand, ResponseCode};
+use tokio::time::Instant;
+
+use crate::load::{self, Worker};
+use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer};
+use crate::workload::{self, Layout, Registration};
+
+/// How long a peer may take to answer its first request.
+pub const START_LIMIT: Duration = Duration::from_secs(120);
+/// Timeout of one registration (a Java broker's `registerBrokerTimeoutMills` is 24 s).
+pub const REGISTER_TIMEOUT: Duration = Duration::from_secs(30);
+/// Timeout of one route query.
+pub const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often [`Fleet::keep_registered`] re-registers: Java's
+/// `registerNameServerPeriod` default.
+pub const KEEP_REGISTERED_EVERY: Duration = Duration::from_secs(30);
+/// The layout of one broker with two topics, for scenarios that need a
+/// NameServer but no fleet.
+pub const TINY: Layout = Layout::new(1, 2, 1);
+
+/// Starts `kind` for a scenario over `layout` with `options`, probing every 20 ms.
+pub async fn start_peer(
+    setup: &PeerSetup,
+    kind: PeerKind,
+    layout: &Layout,
+    options: &PeerOptions,
+) -> anyhow::Result<RunningPeer> {
+    peer::start(
+        setup,
+        kind,
+        layout,
+        options,
+        Duration::from_millis(20),
+        START_LIMIT,
+    )
+    .await
+}
+
+/// Brokers that registered with a peer, each on its own connection, which
+/// stays open (a closed connection unregisters its broker).
+pub struct Fleet {
+    pub clients: Vec<RpcClient>,
+    pub registrations: Vec<Registration>,
+}
+
+/// One round of registrations: from the first send to the last answer, and
+/// each registration's latency.
+#[derive(Debug, Clone)]
+pub struct Round {
+    pub elapsed: Duration,
+    pub latencies: Vec<Duration>,
+}
+
+impl Fleet {
+    /// Connects one connection per registration.
+    pub async fn connect(
+        addr: SocketAddr,
+        registrations: Vec<Registration>,
+    ) -> anyhow::Result<Fleet> {
+        let clients = load::connect(addr, registrations.len()).await?;
+        Ok(Fleet {
+            clients,
+            registrations,
+        })
+    }
+
+    /// Connects and registers every broker of `layout` once.
+    pub async fn registered(addr: SocketAddr, layout: &Layout) -> anyhow::Result<Fleet> {
+        let mut fleet = Fleet::connect(addr, registrations(layout)?).await?;
+        fleet.register_all().await?;
+        Ok(fleet)
+    }
+
+    /// Every broker registers once (new DataVersion), all at the same time.
+    pub async fn register_all(&mut self) -> anyhow::Result<Round> {
+        let now = wall_ms();
+        let requests: Vec<_> = self
+            .registrations
+            .iter_mut()
+            .map(|r| r.next_request(now))
+            .collect();
+        let started = Instant::now();
+        let calls = self
+            .clients
+            .iter()
+            .zip(requests)
+            .map(|(client, request)| async move {
+                let sent = Instant::now();
+                let response = client.invoke(request, REGISTER_TIMEOUT).await;
+                (sent.elapsed(), response)
+            });
+        let answers = join_all(calls).await;
+        let elapsed = started.elapsed();
+        let mut latencies = Vec::with_capacity(answers.len());
+        for (i, (latency, response)) in answers.into_iter().enumerate() {
+            let name = self.registrations[i].broker_name();
+            let response = response.with_context(|| format!("registration of {name} failed"))?;
+            if response.response_code() != ResponseCode::Success {
+                bail!(
+                    "registration of {name} refused: code {} {}",
+                    response.code,
+                    response.remark.unwrap_or_default()
+                );
+            }
+            latencies.push(latency);
+        }
+        Ok(Round { elapsed, latencies })
+    }
+
+    /// Closed-loop workers that re-register every broker of the fleet, each
+    /// time with a new DataVersion, as fast as the server answers.
+    pub fn re_registering(&mut self) -> Vec<Worker> {
+        let registrations = std::mem::take(&mut self.registrations);
+        self.clients
+            .iter()
+            .cloned()
+            .zip(registrations)
+            .map(|(client, mut registration)| Worker {
+                client,
+                make: Box::new(move || registration.next_request(wall_ms())),
+            })
+            .collect()
+    }
+
+    /// Re-registers every broker every [`KEEP_REGISTERED_EVERY`] until the guard is dropped, so
+    /// that no server expires them (120 s) during a long part.
+    pub fn keep_registered(mut self) -> KeepRegistered {
+        KeepRegistered(tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(KEEP_REGISTERED_EVERY);
+            ticker.tick().await;
+            loop {
+                ticker.tick().await;
+                if let Err(error) = self.register_all().await {
+                    eprintln!("[keep registered] {error:#}");
+                }
+            }
+        }))
+    }
+}
+
+/// Stops [`Fleet::keep_registered`]'s re-registrations (and closes the
+/// fleet's connections, which unregisters the brokers) when dropped.
+pub struct KeepRegistered(tokio::task::JoinHandle<()>);
+
+impl Drop for KeepRegistered {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Registrations of every broker of `layout`.
+pub fn registrations(layout: &Layout) -> anyhow::Result<Vec<Registration>> {
+    let now = wall_ms();
+    (0..layout.brokers)
+        .map(|b| Registration::of_layout(layout, b, now))
+        .collect()
+}
+
+/// `depth` closed-loop workers on each of `clients`, each sending route
+/// queries for every topic of `layout` in turn, from its own offset.
+pub fn route_workers(clients: &[RpcClient], depth: usize, layout: &Layout) -> Vec<Worker> {
+    let requests: Arc<Vec<RemotingCommand>> = Arc::new(
+        layout
+            .all_topics()
+            .iter()
+            .map(|t| workload::route_request(t))
+            .collect(),
+    );
+    let mut workers = Vec::with_capacity(clients.len() * depth);
+    for client in clients {
+        for _ in 0..depth.max(1) {
+            let requests = requests.clone();
+            let mut next = workers.len() * 7 % requests.len();
+            workers.push(Worker {
+                client: client.clone(),
+                make: Box::new(move || {
+                    next = (next + 1) % requests.len();
+                    requests[next].clone()
+                }),
+            });
+        }
+    }
+    workers
+}
+
+/// The route of `topic`, `None` for TOPIC_NOT_EXIST.
+pub async fn route(client: &RpcClient, topic: &str) -> anyhow::Result<Option<TopicRouteData>> {
+    let response = client
+        .invoke(workload::route_request(topic), QUERY_TIMEOUT)
+        .await?;
+    match response.response_code() {
+        ResponseCode::Success => {
+            let body = response.body.as_deref().unwrap_or_default();
+            let route = TopicRouteData::from_json(body).with_context(|| {
+                format!(
+                    "route of {topic} does not parse: {}",
+                    String::from_utf8_lossy(body)
+                )
+            })?;
+            Ok(Some(route))
+        }
+        ResponseCode::TopicNotExist => Ok(None),
+        _ => bail!(
+            "route of {topic}: code {} {}",
+            response.code,
+            response.remark.unwrap_or_default()
+        ),
+    }
+}
+
+/// Checks that every topic set's first topic routes to exactly its brokers (for the ceiling: as
+/// many).
+pub async fn verify_routes(
+    client: &RpcClient,
+    layout: &Layout,
+    kind: PeerKind,
+) -> anyhow::Result<()> {
+    for set in 0..layout.topic_sets() {
+        let topic = workload::topic_name(set, 0);
+        let route = route(client, &topic)
+            .await?
+            .with_context(|| format!("{topic} is not routed after registration"))?;
+        let mut names: Vec<String> = route
+            .broker_datas
+            .iter()
+            .map(|b| b.broker_name.clone())
+            .collect();
+        names.sort();
+        let mut expected: Vec<String> = layout
+            .brokers_of_set(set)
+            .map(workload::broker_name)
+            .collect();
+        expected.sort();
+        let same = match kind.is_real() {
+            true => names == expected,
+            false => names.len() == layout.brokers_of_set(0).len(),
+        };
+        if !same {
+            bail!("{topic} routes to {names:?}, expected {expected:?}");
+        }
+    }
+    Ok(())
+}
+
+/// Milliseconds as `f64`.
+pub fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1_000.0
+}
+
+/// `to - from` in ms, negative when `to` is earlier.
+pub fn signed_millis(from: Instant, to: Instant) -> f64 {
+    match to.checked_duration_since(from) {
+        Some(after) => millis(after),
+        None => -millis(from - to),
+    }
+}
+
+/// Ms from `since` until `done` holds, checked every `poll` while less than
+/// `give_up` has passed (`None`: it never did).
+pub async fn ms_until(
+    since: Instant,
+    poll: Duration,
+    give_up: Duration,
+    mut done: impl AsyncFnMut() -> anyhow::Result<bool>,
+) -> anyhow::Result<Option<f64>> {
+    while since.elapsed() < give_up {
+        if done().await? {
+            return Ok(Some(millis(since.elapsed())));
+        }
+        tokio::time::sleep(poll).await;
+    }
+    Ok(None)
+}

@@ -1,0 +1,298 @@
+//! Before a run: how each peer is started (binaries, the Java classpaths
+//! through Maven), what it is (versions), and the results a run starts from
+//! (machine, git state, pinning, the NameServer peers).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context};
+
+use crate::cli::Global;
+use crate::peer::{self, JavaSetup, PeerKind, PeerOptions, PeerSetup};
+use crate::pin::{self, Machine};
+use crate::provenance::GitState;
+use crate::results::{utc_now, PeerInfo, Pinning, Results};
+use crate::scenario::{Entry, Starts};
+use crate::workload::Layout;
+
+/// The workspace this crate lives in (for `.bench/` and the Java poms).
+pub fn workspace_root() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
+}
+
+/// Resolves how to start each of `global.peers` that `scenarios` run (and Waymark's NameServer,
+/// where the controller's failover part registers).
+pub fn peers(global: &Global, scenarios: &[&dyn Entry]) -> anyhow::Result<PeerSetup> {
+    let bench_bin = std::env::current_exe()?;
+    // Peers run in their own directories: a relative path would not resolve there.
+    let path = |given: &Option<PathBuf>, default: PathBuf| {
+        let path = given.clone().unwrap_or(default);
+        path.canonicalize().unwrap_or(path)
+    };
+    let beside = |name: &str| {
+        bench_bin
+            .parent()
+            .map_or_else(|| name.into(), |d| d.join(name))
+    };
+    let waymark_bin = path(&global.waymark_bin, beside("rmq-namesrv"));
+    let waymark_controller_bin = path(&global.waymark_controller_bin, beside("rmq-controller"));
+    let rust_port_bin = path(
+        &global.rust_port_bin,
+        workspace_root().join(".bench/rust-port/bin/rocketmq-namesrv-rust"),
+    );
+    let wants = |starts: Starts, kind| {
+        global.peers.contains(&kind)
+            && scenarios
+                .iter()
+                .any(|s| s.starts() == starts && s.runs(kind))
+    };
+    let controllers = scenarios.iter().any(|s| s.starts() == Starts::Controller);
+    if (wants(Starts::NameServer, PeerKind::Waymark) || controllers) && !waymark_bin.is_file() {
+        bail!(
+            "Waymark's rmq-namesrv not found at {} (cargo build --release -p rmq-namesrv, or --waymark-bin)",
+            waymark_bin.display()
+        );
+    }
+    if wants(Starts::Controller, PeerKind::Waymark) && !waymark_controller_bin.is_file() {
+        bail!(
+            "Waymark's rmq-controller not found at {} (cargo build --release -p rmq-controller, \
+             or --waymark-controller-bin)",
+            waymark_controller_bin.display()
+        );
+    }
+    if wants(Starts::NameServer, PeerKind::RustPort) && !rust_port_bin.is_file() {
+        bail!(
+            "the Rust port is not installed at {} (cargo install rocketmq-namesrv --version 1.0.0 \
+             --locked --root .bench/rust-port, or --rust-port-bin, or leave rust-port out of --peers)",
+            rust_port_bin.display()
+        );
+    }
+    let java = match wants(Starts::NameServer, PeerKind::Java) {
+        true => Some(java_namesrv(
+            &path(
+                &global.java_pom,
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("java/pom.xml"),
+            ),
+            &global.java_heap,
+        )?),
+        false => None,
+    };
+    let java_controller = match wants(Starts::Controller, PeerKind::Java) {
+        true => Some(java_controller(
+            &path(
+                &global.java_controller_pom,
+                workspace_root().join("interop/java/pom.xml"),
+            ),
+            &global.java_controller_heap,
+        )?),
+        false => None,
+    };
+    let server_cpus = match global.no_pin {
+        true => None,
+        false => {
+            let usable = pin::usable(&global.server_cpus);
+            if usable.is_none() {
+                tracing::warn!(cpus = %global.server_cpus, "cannot pin servers; running them unpinned");
+            }
+            usable
+        }
+    };
+    Ok(PeerSetup {
+        waymark_bin,
+        waymark_controller_bin,
+        java_controller,
+        rust_port_bin,
+        java,
+        bench_bin,
+        server_cpus,
+        keep_dirs: global.keep_dirs,
+    })
+}
+
+/// A new result set for this process, with the NameServer peers that
+/// `scenarios` run, as they are started.
+pub fn results(
+    global: &Global,
+    setup: &PeerSetup,
+    scenarios: &[&dyn Entry],
+    command: String,
+) -> anyhow::Result<Results> {
+    let example = Layout::new(10, 100, 10);
+    let mut peers = Vec::new();
+    for &kind in &global.peers {
+        if scenarios
+            .iter()
+            .any(|s| s.starts() == Starts::NameServer && s.runs(kind))
+        {
+            peers.push(PeerInfo {
+                peer: kind,
+                version: version(setup, kind, false),
+                command: peer::command_line(setup, kind, &example, &PeerOptions::default())?,
+            });
+        }
+    }
+    Ok(Results {
+        command,
+        started_at: utc_now(),
+        quick: global.quick,
+        machine: Machine::probe(),
+        git: GitState::probe(&workspace_root()),
+        pinning: Pinning {
+            client_cpus_requested: (!global.no_pin).then(|| global.client_cpus.clone()),
+            client_cpus_allowed: pin::proc_status_field(None, "Cpus_allowed_list"),
+            server_cpus: setup.server_cpus.clone(),
+        },
+        peers,
+        ..Results::default()
+    })
+}
+
+/// Asks Maven for the Java NameServer's runtime classpath.
+fn java_namesrv(pom: &Path, heap: &str) -> anyhow::Result<JavaSetup> {
+    let out = std::env::temp_dir().join(format!(
+        "waymark-bench-classpath-{}.txt",
+        std::process::id()
+    ));
+    eprintln!("resolving the Java NameServer classpath (mvn dependency:build-classpath) ...");
+    let status = Command::new("mvn")
+        .args(["-B", "-q", "-ntp", "-f"])
+        .arg(pom)
+        .arg("dependency:build-classpath")
+        .arg(format!("-Dmdep.outputFile={}", out.display()))
+        .status()
+        .context("cannot run mvn (Maven 3.6+ is needed for the Java NameServer)")?;
+    if !status.success() {
+        bail!(
+            "mvn dependency:build-classpath failed for {}",
+            pom.display()
+        );
+    }
+    let classpath = std::fs::read_to_string(&out)?.trim().to_owned();
+    let _ = std::fs::remove_file(&out);
+    if !classpath.contains("rocketmq-namesrv") {
+        bail!(
+            "the classpath from {} has no rocketmq-namesrv jar",
+            pom.display()
+        );
+    }
+    Ok(JavaSetup {
+        java: "java".into(),
+        classpath,
+        heap: heap.to_owned(),
+    })
+}
+
+/// Compiles interop/java's `rmq5` profile (`mvn -P rmq5 test-compile`) and reads its classpath.
+fn java_controller(pom: &Path, heap: &str) -> anyhow::Result<JavaSetup> {
+    let dir = pom.parent().unwrap_or(Path::new("."));
+    eprintln!(
+        "building the Java controller launcher (mvn -P rmq5 test-compile in {}) ...",
+        dir.display()
+    );
+    let status = Command::new("mvn")
+        .args(["-B", "-q", "-ntp", "-Dstyle.color=never", "-f"])
+        .arg(pom)
+        .args(["-P", "rmq5", "test-compile"])
+        .status()
+        .context("cannot run mvn (Maven 3.6+ is needed for the Java controller)")?;
+    if !status.success() {
+        bail!("mvn -P rmq5 test-compile failed for {}", pom.display());
+    }
+    let file = dir.join("target/rmq5/classpath.txt");
+    let classpath = std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read {}", file.display()))?
+        .trim()
+        .to_owned();
+    if !classpath.contains("rocketmq-controller") {
+        bail!(
+            "the classpath in {} has no rocketmq-controller jar",
+            file.display()
+        );
+    }
+    Ok(JavaSetup {
+        java: "java".into(),
+        classpath,
+        heap: heap.to_owned(),
+    })
+}
+
+/// The version of `artifact` on `classpath` (`…/artifact-5.5.1.jar` → `5.5.1`).
+fn jar_version(classpath: &str, artifact: &str) -> Option<String> {
+    let prefix = format!("{artifact}-");
+    classpath.split(':').find_map(|p| {
+        let name = Path::new(p).file_name()?.to_str()?;
+        name.strip_prefix(&prefix)?
+            .strip_suffix(".jar")
+            .map(str::to_owned)
+    })
+}
+
+/// What a peer's NameServer (or, with `controller`, its controller) is,
+/// with versions.
+pub fn version(setup: &PeerSetup, kind: PeerKind, controller: bool) -> String {
+    let java = || {
+        let jvm = first_line(Command::new("java").arg("-version")).unwrap_or_default();
+        jvm.split(" OpenJDK Runtime")
+            .next()
+            .unwrap_or(&jvm)
+            .to_owned()
+    };
+    let release = |java: &Option<JavaSetup>, artifact| {
+        java.as_ref()
+            .and_then(|j| jar_version(&j.classpath, artifact))
+            .unwrap_or_else(|| "?".into())
+    };
+    let waymark = |bin: &Path, name: &str| {
+        let git = first_line(
+            Command::new("git")
+                .arg("-C")
+                .arg(workspace_root())
+                .args(["describe", "--always", "--dirty"]),
+        )
+        .unwrap_or_default();
+        let version = first_line(Command::new(bin).arg("--version")).unwrap_or_else(|| name.into());
+        format!("{version} (release build, git {git})")
+    };
+    match (kind, controller) {
+        (PeerKind::Waymark, false) => waymark(&setup.waymark_bin, "rmq-namesrv"),
+        (PeerKind::Waymark, true) => waymark(&setup.waymark_controller_bin, "rmq-controller"),
+        (PeerKind::Java, false) => format!(
+            "Apache RocketMQ NameServer {} (Maven Central), {}",
+            release(&setup.java, "rocketmq-namesrv"),
+            java()
+        ),
+        (PeerKind::Java, true) => format!(
+            "Apache RocketMQ controller {} (Maven Central; DLedger controller, interop/java's \
+             ControllerLauncher), {}",
+            release(&setup.java_controller, "rocketmq-controller"),
+            java()
+        ),
+        (PeerKind::RustPort, false) => format!(
+            "crates.io rocketmq-namesrv ({})",
+            first_line(Command::new(&setup.rust_port_bin).arg("--version")).unwrap_or_default()
+        ),
+        (PeerKind::Ceiling, false) => "rmq-bench ceiling-server (precomputed answers; each \
+                                       registration decoded as Waymark decodes it and dropped)"
+            .into(),
+        (_, true) => format!("{} has no controller", kind.title()),
+    }
+}
+
+/// What `command` prints (stdout, else stderr), its lines joined.
+fn first_line(command: &mut Command) -> Option<String> {
+    let out = command.output().ok()?;
+    let text = if out.stdout.is_empty() {
+        out.stderr
+    } else {
+        out.stdout
+    };
+    let text = String::from_utf8_lossy(&text).into_owned();
+    Some(
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
