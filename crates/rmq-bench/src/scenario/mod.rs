@@ -36,6 +36,7 @@ registry! {
     hostile::Hostile,
     security::Security,
     route_change::RouteChangeLatency,
+    cluster_convergence::ClusterConvergence,
 }
 
 pub mod fleet;

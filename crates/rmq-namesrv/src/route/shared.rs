@@ -238,6 +238,7 @@ impl SharedRoutes {
             (fingerprint, changes)
         });
         let mut table = self.write();
+        let none_to_drop = table.none_to_drop(&reg, compared.as_ref().map(|c| c.0), source);
         let (outcome, work) = table.begin_registration_from(
             &reg,
             now,
@@ -294,6 +295,9 @@ impl SharedRoutes {
             table.record_held_topics(&work, *fingerprint);
         }
 
+        if none_to_drop {
+            return Ok(outcome);
+        }
         if topics.len() <= TOPICS_PER_LOCK {
             table.finish_topics(&work, &topics);
             return Ok(outcome);

@@ -17,6 +17,7 @@ mod notifications;
 mod oracle;
 mod register_scenarios;
 mod regression_stale_unregistration;
+mod relayed_topics;
 mod sliced_registration;
 mod snapshot;
 mod topic_admin;

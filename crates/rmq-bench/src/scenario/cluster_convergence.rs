@@ -1,0 +1,694 @@
+//! `cluster-convergence`: Waymark NameServers gossiping as one cluster. How
+//! soon a broker registered with one node is routed by every node, and a
+//! removed one by none; what gossip sends when nothing changes; the CPU a
+//! node spends per registration it pulls from a peer; and route latency on
+//! every node while a fleet re-registers, each broker with one node only.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::{bail, ensure, Context};
+use clap::Args;
+use futures::future::{join_all, try_join_all};
+use rmq_broker_client::{wall_ms, BrokerConfig};
+use rmq_protocol::cluster_status::{ClusterStatusBody, Liveness};
+use rmq_protocol::TopicConfig;
+use rmq_transport::RpcClient;
+use rmq_wire::{RemotingCommand, RequestCode, ResponseCode};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+use super::fleet::{millis, route, start_peer, Fleet, QUERY_TIMEOUT, REGISTER_TIMEOUT, TINY};
+use super::{Ctx, Record, Scenario};
+use crate::cli::{millis as ms_arg, secs};
+use crate::load::{self, Progress, Window};
+use crate::peer::{PeerKind, PeerOptions, PeerSetup, RunningPeer};
+use crate::pin::CpuSnapshot;
+use crate::report::format::{mib, ms, num, or_na, seconds, us};
+use crate::report::{Col, Row, Section};
+use crate::sample::{ServerCpu, ServerSample};
+use crate::stats::{Latency, Summary};
+use crate::workload::{self, Layout, Registration, CLUSTER};
+
+pub struct ClusterConvergence;
+
+/// The topic every timed broker registers, beside the anchor that keeps it routed.
+const TOPIC: &str = "ClusterConvergenceTopic";
+const SECOND_TOPIC: &str = "ClusterConvergenceTopic-1";
+/// The `clusterId` of every node.
+const CLUSTER_ID: &str = "rmq-bench";
+/// How often the harness asks for a node's status or metrics while it waits.
+const STATUS_POLL: Duration = Duration::from_millis(50);
+/// How long the cluster may take to form, and a fleet wave or pull round to spread.
+const SPREAD_LIMIT: Duration = Duration::from_secs(120);
+/// Route query connections per node during the fleet's re-registrations.
+const QUERY_CONNECTIONS: usize = 4;
+/// The idle-gossip target holds for a fleet of this many brokers or more.
+const TARGET_BROKERS: usize = 1_000;
+
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+pub struct Params {
+    /// Cluster sizes, each measured on a cluster of its own.
+    #[arg(long, value_delimiter = ',', default_values_t = [3usize, 5])]
+    pub nodes: Vec<usize>,
+    /// Changes timed per direction and cluster size, their origins taking turns.
+    #[arg(long, default_value_t = 60)]
+    pub samples: usize,
+    /// How often every node's route is read while a change travels.
+    #[arg(long = "poll", default_value = "5ms", value_parser = ms_arg)]
+    pub poll_ms: u64,
+    /// A change not seen by every node within this long is missed.
+    #[arg(long = "give-up", default_value_t = 10.0, value_parser = secs)]
+    pub give_up_s: f64,
+    /// Brokers of the fleet, broker b registered with node b mod nodes only.
+    #[arg(long, default_value_t = 1_000)]
+    pub brokers: usize,
+    /// Topics per broker of the fleet.
+    #[arg(long = "topics", default_value_t = 100)]
+    pub topics_per_broker: usize,
+    /// Brokers per topic of the fleet.
+    #[arg(long, default_value_t = 10)]
+    pub spread: usize,
+    /// Rounds in which the first node's brokers re-register once each and
+    /// every other node pulls them (CPU per pulled registration).
+    #[arg(long, default_value_t = 5)]
+    pub pull_rounds: usize,
+    /// Time without registrations over which gossip bytes are counted.
+    #[arg(long = "idle", default_value_t = 10.0, value_parser = secs)]
+    pub idle_s: f64,
+    /// Every broker re-registers once per period during the route load
+    /// (Java's registerNameServerPeriod: 30 s).
+    #[arg(long = "period", default_value_t = 30.0, value_parser = secs)]
+    pub period_s: f64,
+    /// Route queries per second on each node during the re-registrations.
+    #[arg(long, default_value_t = 500.0)]
+    pub query_rate: f64,
+    /// Unmeasured lead-in of the route load.
+    #[arg(long = "warmup", default_value_t = 2.0, value_parser = secs)]
+    pub warmup_s: f64,
+    /// Measured time of the route load.
+    #[arg(long = "duration", default_value_t = 30.0, value_parser = secs)]
+    pub duration_s: f64,
+}
+
+/// One cluster size's measurements.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub params: Params,
+    pub nodes: usize,
+    /// From sending a registration to one node until every node routes the
+    /// broker, ms per sample (`None`: missed).
+    pub added_ms: Vec<Option<f64>>,
+    pub added: Option<Summary>,
+    /// From closing the broker's connection to its node until no node
+    /// routes it, ms per sample.
+    pub removed_ms: Vec<Option<f64>>,
+    pub removed: Option<Summary>,
+    /// From the fleet's first registration until every node holds every broker, s.
+    pub fleet_spread_s: f64,
+    /// Registrations the nodes other than the first pulled in the pull rounds.
+    pub pulls: u64,
+    /// Those nodes' CPU over the pull rounds (summed over the nodes).
+    pub pull_cpu: Option<ServerCpu>,
+    pub cpu_us_per_pull: Option<f64>,
+    /// Gossip bytes each node sent per second while nothing changed.
+    pub idle_sent_bytes_per_s: Vec<f64>,
+    /// Gossip bytes each node received per second while nothing changed.
+    pub idle_received_bytes_per_s: Vec<f64>,
+    /// Route queries on each node while the fleet re-registered.
+    pub routes: Vec<Latency>,
+    pub route_errors: u64,
+    pub route_first_error: Option<String>,
+    pub registrations_per_s: f64,
+    pub registration_errors: u64,
+    pub registration_first_error: Option<String>,
+    /// The largest node's resident memory at the end.
+    #[serde(flatten)]
+    pub server: ServerSample,
+}
+
+impl Outcome {
+    fn worst_route_p99_us(&self) -> Option<f64> {
+        self.routes.iter().map(|l| l.p99_us).reduce(f64::max)
+    }
+
+    fn most_idle_sent(&self) -> Option<f64> {
+        self.idle_sent_bytes_per_s.iter().copied().reduce(f64::max)
+    }
+}
+
+impl Scenario for ClusterConvergence {
+    const ID: &'static str = "cluster-convergence";
+    const ABOUT: &'static str = "Waymark NameServers as one cluster: a registration with one node \
+                                 routed by all, a removal by none; idle gossip; CPU per pulled \
+                                 registration; route latency on every node while a fleet \
+                                 re-registers";
+    type Params = Params;
+
+    fn quick(p: &mut Params) {
+        (p.samples, p.give_up_s) = (4, 5.0);
+        (p.brokers, p.topics_per_broker, p.spread) = (30, 10, 3);
+        p.pull_rounds = 1;
+        (p.idle_s, p.period_s, p.warmup_s, p.duration_s) = (2.0, 2.0, 0.5, 2.0);
+    }
+
+    /// Java's and the Rust port's NameServers exchange nothing: there is no
+    /// cluster of theirs to measure.
+    fn runs(kind: PeerKind) -> bool {
+        kind == PeerKind::Waymark
+    }
+
+    async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
+        for kind in ctx.peers::<Self>() {
+            for &nodes in &p.nodes {
+                let outcome = convergence(ctx.setup, nodes, p).await;
+                record.add(kind, &part(nodes), outcome);
+            }
+        }
+        Ok(())
+    }
+
+    fn report(s: &mut Section<'_>) {
+        s.text(
+            "Java's NameServers and the Rust port's never exchange routes: a broker is routed \
+             only by the NameServers it registered with (the Java control of the cluster \
+             scenario in compatibility.md stays divergent), so only Waymark runs here. Every \
+             node runs with the cluster's default settings (gossip every 500 ms) on the server \
+             CPUs; the fleet's broker b registers with node b mod nodes only.",
+        );
+        let sizes = s.params::<Params>().map_or_else(|| vec![3, 5], |p| p.nodes);
+        let mut rows: Vec<Row<Outcome>> = Vec::new();
+        for nodes in sizes {
+            for mut row in s.rows::<Outcome>(&part(nodes)) {
+                row.label = format!("{}, {nodes} nodes", row.label);
+                rows.push(row);
+            }
+        }
+        for row in &rows {
+            let Some(x) = row.ok() else { continue };
+            let n = x.nodes;
+            let p99 = |s: &Option<Summary>| s.as_ref().map(|s| s.p99);
+            let within = |s: &Option<Summary>, missed: usize| {
+                p99(s).map(|v| v <= 1_000.0 && missed == 0)
+            };
+            let added_missed = missed(&x.added_ms);
+            s.target(
+                format!("{n} nodes: registered with one, routed by all, p99 ≤ 1 s"),
+                p99(&x.added).map(|v| with_missed(ms(v * 1e3), added_missed)),
+                within(&x.added, added_missed),
+            );
+            let removed_missed = missed(&x.removed_ms);
+            s.target(
+                format!("{n} nodes: removed from one, routed by none, p99 ≤ 1 s"),
+                p99(&x.removed).map(|v| with_missed(ms(v * 1e3), removed_missed)),
+                within(&x.removed, removed_missed),
+            );
+            let judged = x.params.brokers >= TARGET_BROKERS;
+            let idle = x.most_idle_sent();
+            s.target(
+                format!("{n} nodes: idle gossip ≤ 2 KiB/s per node with 1,000 brokers"),
+                idle.map(|v| format!("{} B/s ({} brokers)", num(v), x.params.brokers)),
+                idle.filter(|_| judged).map(|v| v <= 2_048.0),
+            );
+            let route = x.worst_route_p99_us();
+            s.target(
+                format!("{n} nodes: route p99 ≤ 2 ms on every node while 1,000 brokers re-register"),
+                route.map(|v| format!("{} (worst node, {} brokers)", ms(v), x.params.brokers)),
+                route.filter(|_| judged && x.route_errors == 0).map(|v| v <= 2_000.0),
+            );
+        }
+        s.table(&rows, COLUMNS);
+        s.text(
+            "Registered → all: from sending a broker's registration to one node until every \
+             node's route of its topic names it. Removed → none: from closing that broker's \
+             connection (its node removes it at once, as Java does) until no node's route names \
+             it. CPU per pull: the CPU of every node but the first over the pull rounds, in which \
+             only the first node's brokers re-register (a new DataVersion each), divided by the \
+             registrations those nodes pulled; it holds their gossip and the harness's status \
+             reads too. Idle gossip: bytes of UDP payload each node sent (and received) per \
+             second while no broker registered, the largest node shown. Route p99: each node \
+             queried at the rate given while every broker re-registers once per period, the \
+             worst node shown.",
+        );
+    }
+}
+
+/// The part of the runs of a cluster of `nodes`.
+fn part(nodes: usize) -> String {
+    format!("{nodes} nodes")
+}
+
+fn missed(samples: &[Option<f64>]) -> usize {
+    samples.iter().filter(|s| s.is_none()).count()
+}
+
+fn with_missed(text: String, missed: usize) -> String {
+    match missed {
+        0 => text,
+        n => format!("{text}, {n} missed"),
+    }
+}
+
+fn summary_ms(s: &Option<Summary>, at: fn(&Summary) -> f64, samples: &[Option<f64>]) -> String {
+    let text = or_na(s.as_ref(), |s| ms(at(s) * 1e3));
+    with_missed(text, missed(samples))
+}
+
+const COLUMNS: &[Col<Outcome>] = &[
+    ("registered → all p50", |x| summary_ms(&x.added, |s| s.p50, &[])),
+    ("p99", |x| summary_ms(&x.added, |s| s.p99, &[])),
+    ("max", |x| summary_ms(&x.added, |s| s.max, &x.added_ms)),
+    ("removed → none p50", |x| summary_ms(&x.removed, |s| s.p50, &[])),
+    ("p99", |x| summary_ms(&x.removed, |s| s.p99, &[])),
+    ("max", |x| summary_ms(&x.removed, |s| s.max, &x.removed_ms)),
+    ("fleet spread", |x| seconds(x.fleet_spread_s)),
+    ("CPU per pull", |x| us(x.cpu_us_per_pull)),
+    ("pulls", |x| x.pulls.to_string()),
+    ("idle gossip sent", |x| {
+        or_na(x.most_idle_sent(), |v| format!("{} B/s", num(v)))
+    }),
+    ("received", |x| {
+        let most = x.idle_received_bytes_per_s.iter().copied().reduce(f64::max);
+        or_na(most, |v| format!("{} B/s", num(v)))
+    }),
+    ("route p99 (worst node)", |x| or_na(x.worst_route_p99_us(), ms)),
+    ("route errors", |x| x.route_errors.to_string()),
+    ("registrations/s", |x| num(x.registrations_per_s)),
+    ("largest RSS", |x| mib(x.server.rss_kib)),
+];
+
+/// One running node: the process, its HTTP port and a connection for status reads.
+struct Node {
+    peer: RunningPeer,
+    http: SocketAddr,
+    client: RpcClient,
+}
+
+impl Node {
+    async fn status(&self) -> anyhow::Result<ClusterStatusBody> {
+        let request = RemotingCommand::request(RequestCode::WaymarkGetClusterStatus, 0);
+        let response = self.client.invoke(request, QUERY_TIMEOUT).await?;
+        ensure!(
+            response.response_code() == ResponseCode::Success,
+            "cluster status of {}: code {} {}",
+            self.peer.addr,
+            response.code,
+            response.remark.unwrap_or_default()
+        );
+        let body = response.body.as_deref().unwrap_or_default();
+        ClusterStatusBody::from_json(body).context("cluster status does not parse")
+    }
+
+    /// Brokers it holds, direct and relayed.
+    async fn brokers(&self) -> anyhow::Result<usize> {
+        let node = self.status().await?.node.context("the cluster is off")?;
+        Ok(node.direct_brokers + node.relayed_brokers)
+    }
+
+    /// Its counters and gauges (`/metrics`), by series.
+    async fn metrics(&self) -> anyhow::Result<BTreeMap<String, f64>> {
+        let text = tokio::time::timeout(QUERY_TIMEOUT, http_get(self.http, "/metrics"))
+            .await
+            .context("GET /metrics timed out")??;
+        Ok(text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let (series, value) = l.rsplit_once(' ')?;
+                Some((series.to_owned(), value.parse().ok()?))
+            })
+            .collect())
+    }
+
+    async fn counter(&self, series: &str) -> anyhow::Result<f64> {
+        let metrics = self.metrics().await?;
+        let value = metrics.get(series).copied();
+        value.with_context(|| format!("no {series} in {}'s metrics", self.peer.addr))
+    }
+}
+
+/// The body of `GET path` on `addr`. One plain-text page read by the
+/// harness, so a few lines of HTTP/1.0 rather than an HTTP client crate.
+async fn http_get(addr: SocketAddr, path: &str) -> anyhow::Result<String> {
+    let mut stream = TcpStream::connect(addr).await?;
+    let request = format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).await?;
+    let (head, body) = text.split_once("\r\n\r\n").context("no HTTP header end")?;
+    ensure!(head.starts_with("HTTP/1.") && head.contains(" 200 "), "GET {path}: {head}");
+    Ok(body.to_owned())
+}
+
+const PULLS_OK: &str = r#"waymark_cluster_pulls_total{result="ok"}"#;
+const GOSSIP_SENT: &str = r#"waymark_cluster_gossip_bytes_total{direction="sent"}"#;
+const GOSSIP_RECEIVED: &str = r#"waymark_cluster_gossip_bytes_total{direction="received"}"#;
+
+/// The HTTP address a node's log names (`httpListenAddr` port 0).
+async fn http_addr(peer: &RunningPeer) -> anyhow::Result<SocketAddr> {
+    const SAYS: &str = "Waymark HTTP listening on http://";
+    let log = peer.process.dir().join("server.log");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if let Some(at) = text.find(SAYS) {
+            let rest = &text[at + SAYS.len()..];
+            let addr = rest.split_whitespace().next().unwrap_or_default();
+            return addr.parse().with_context(|| format!("HTTP address {addr:?}"));
+        }
+        if Instant::now() > deadline {
+            bail!("the log names no HTTP port: {}", peer.process.log_tail());
+        }
+        tokio::time::sleep(STATUS_POLL).await;
+    }
+}
+
+/// Starts a node of the cluster, seeded with `seed` (none for the first).
+async fn start_node(setup: &PeerSetup, seed: Option<&str>) -> anyhow::Result<Node> {
+    let mut settings = vec![
+        ("clusterGossipAddr", "127.0.0.1:0"),
+        ("clusterId", CLUSTER_ID),
+        ("httpListenAddr", "127.0.0.1:0"),
+    ];
+    settings.extend(seed.map(|seed| ("clusterSeeds", seed)));
+    let options = PeerOptions {
+        settings: settings
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+        ..PeerOptions::default()
+    };
+    let peer = start_peer(setup, PeerKind::Waymark, &TINY, &options).await?;
+    let http = http_addr(&peer).await?;
+    let client = load::connect(peer.addr, 1).await?.remove(0);
+    Ok(Node { peer, http, client })
+}
+
+/// `nodes` nodes, each seeded with the first, once every one is ready and sees
+/// every other live and ready.
+async fn start_cluster(setup: &PeerSetup, nodes: usize) -> anyhow::Result<Vec<Node>> {
+    ensure!(nodes >= 2, "a cluster needs two nodes or more, not {nodes}");
+    let first = start_node(setup, None).await?;
+    let seed = first.status().await?.node.context("the cluster is off")?.gossip_addr;
+    let mut all = vec![first];
+    for _ in 1..nodes {
+        all.push(start_node(setup, Some(&seed)).await?);
+    }
+    let formed = async || -> anyhow::Result<bool> {
+        for node in &all {
+            let status = node.status().await?;
+            let me = status.node.context("the cluster is off")?;
+            let others = status.members.iter().filter(|m| m.name != me.name);
+            let live = others.filter(|m| m.liveness == Liveness::Live && m.ready);
+            if !me.ready || live.count() < nodes - 1 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    };
+    let started = Instant::now();
+    while !formed().await? {
+        ensure!(
+            started.elapsed() < SPREAD_LIMIT,
+            "{nodes} nodes did not form one cluster within {SPREAD_LIMIT:?}"
+        );
+        tokio::time::sleep(STATUS_POLL).await;
+    }
+    eprintln!(
+        "[cluster-convergence] {nodes} nodes formed one cluster in {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(all)
+}
+
+/// Waits until every node holds `brokers` brokers; the time it took.
+async fn until_every_node_holds(nodes: &[Node], brokers: usize) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    loop {
+        let held = try_join_all(nodes.iter().map(Node::brokers)).await?;
+        if held.iter().all(|&h| h == brokers) {
+            return Ok(started.elapsed());
+        }
+        if started.elapsed() > SPREAD_LIMIT {
+            bail!("after {SPREAD_LIMIT:?} the nodes hold {held:?} brokers, not {brokers} each");
+        }
+        tokio::time::sleep(STATUS_POLL).await;
+    }
+}
+
+/// Broker `index` of the timed changes (0: the anchor): `TOPIC` and one more (a single topic reads as an
+/// incremental registration, refused before a full one), on an address of its own.
+fn timed_broker(name: &str, index: usize) -> anyhow::Result<Registration> {
+    let config = BrokerConfig::new(CLUSTER, name, workload::broker_addr(50_000 + index));
+    let topics = [TOPIC, SECOND_TOPIC].map(TopicConfig::new).to_vec();
+    Registration::new(config, topics, wall_ms())
+}
+
+/// Whether each node's route of `TOPIC` names `broker`.
+async fn routed_by(nodes: &[Node], broker: &str) -> anyhow::Result<Vec<bool>> {
+    let routes = try_join_all(nodes.iter().map(|n| route(&n.client, TOPIC))).await?;
+    Ok(routes
+        .iter()
+        .map(|r| {
+            r.as_ref()
+                .is_some_and(|r| r.broker_datas.iter().any(|b| b.broker_name == broker))
+        })
+        .collect())
+}
+
+/// Ms from `since` until every node's answer satisfies `done`, read every
+/// `poll` (`None`: not within `give_up`).
+async fn ms_until_all(
+    nodes: &[Node],
+    broker: &str,
+    since: Instant,
+    (poll, give_up): (Duration, Duration),
+    done: fn(&[bool]) -> bool,
+) -> anyhow::Result<Option<f64>> {
+    while since.elapsed() < give_up {
+        if done(&routed_by(nodes, broker).await?) {
+            return Ok(Some(millis(since.elapsed())));
+        }
+        tokio::time::sleep(poll).await;
+    }
+    Ok(None)
+}
+
+/// The timed changes: a broker registers with one node (the nodes taking
+/// turns) until all route it, then its connection closes until none does.
+async fn changes(nodes: &[Node], p: &Params) -> anyhow::Result<(Vec<Option<f64>>, Vec<Option<f64>>)> {
+    let timing = (
+        Duration::from_millis(p.poll_ms.max(1)),
+        Duration::from_secs_f64(p.give_up_s),
+    );
+    let (mut added, mut removed) = (Vec::new(), Vec::new());
+    for k in 0..p.samples {
+        let origin = &nodes[k % nodes.len()];
+        let name = format!("cluster-convergence-{k}");
+        let mut fleet = Fleet::connect(origin.peer.addr, vec![timed_broker(&name, k + 1)?]).await?;
+        let sent = Instant::now();
+        fleet.register_all().await?;
+        let all = |routed: &[bool]| routed.iter().all(|&r| r);
+        let add = ms_until_all(nodes, &name, sent, timing, all).await?;
+        added.push(add);
+        let closed = Instant::now();
+        fleet.clients[0].close();
+        let none = |routed: &[bool]| !routed.iter().any(|&r| r);
+        let remove = ms_until_all(nodes, &name, closed, timing, none).await?;
+        removed.push(remove);
+        eprintln!("[cluster-convergence {} nodes] change {k}: added {add:?} ms, removed {remove:?} ms", nodes.len());
+        if remove.is_none() {
+            // A broker still routed somewhere would make later samples wait on it.
+            bail!("{name} is still routed {:?} s after its connection closed", p.give_up_s);
+        }
+        // Spread the changes over the gossip round, not locked to it.
+        tokio::time::sleep(Duration::from_millis(50 + (k as u64 * 137) % 450)).await;
+    }
+    Ok((added, removed))
+}
+
+/// Pull rounds: the first node's brokers re-register once each, and every
+/// other node pulls them. The pulls and those nodes' CPU over the rounds.
+async fn pull_rounds(
+    nodes: &[Node],
+    first: &mut Fleet,
+    rounds: usize,
+) -> anyhow::Result<(u64, Option<ServerCpu>)> {
+    let pullers = &nodes[1..];
+    let pids: Vec<u32> = pullers.iter().map(|n| n.peer.pid()).collect();
+    let counts = async || try_join_all(pullers.iter().map(|n| n.counter(PULLS_OK))).await;
+    let before_counts = counts().await?;
+    // The first node's CPU is neither theirs nor another process's.
+    let every: Vec<u32> = nodes.iter().map(|n| n.peer.pid()).collect();
+    let snapshot = || CpuSnapshot::take_all(&pids).zip(CpuSnapshot::take_all(&every));
+    let before = snapshot();
+    let each = first.registrations.len() as f64;
+    for round in 1..=rounds {
+        first.register_all().await?;
+        let started = Instant::now();
+        loop {
+            let now = counts().await?;
+            let behind = now.iter().zip(&before_counts).any(|(n, b)| n - b < each * round as f64);
+            if !behind {
+                break;
+            }
+            if started.elapsed() > SPREAD_LIMIT {
+                bail!("pull round {round}: the nodes pulled {now:?} (from {before_counts:?}), {each} each expected");
+            }
+            tokio::time::sleep(STATUS_POLL).await;
+        }
+    }
+    let after = snapshot();
+    let pulled: f64 = counts().await?.iter().zip(&before_counts).map(|(n, b)| n - b).sum();
+    let cpu = before.zip(after).map(|((pullers, all), (pullers_after, all_after))| {
+        ServerCpu::of_ticks(
+            pullers_after.server_ticks_since(&pullers),
+            pullers_after.seconds_since(&pullers),
+            all_after.others_percent_since(&all),
+        )
+    });
+    Ok((pulled as u64, cpu))
+}
+
+/// Gossip bytes each node sent and received per second over `idle` without registrations.
+async fn idle_gossip(nodes: &[Node], idle: Duration) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
+    let read = async || {
+        try_join_all(nodes.iter().map(async |n| {
+            let metrics = n.metrics().await?;
+            let get = |series| metrics.get(series).copied().with_context(|| format!("no {series}"));
+            anyhow::Ok((get(GOSSIP_SENT)?, get(GOSSIP_RECEIVED)?))
+        }))
+        .await
+    };
+    // Let the last changes' gossip die down before counting.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (before, started) = (read().await?, Instant::now());
+    tokio::time::sleep(idle).await;
+    let (after, window) = (read().await?, started.elapsed().as_secs_f64());
+    let rate = |f: fn(&(f64, f64)) -> f64| -> Vec<f64> {
+        after
+            .iter()
+            .zip(&before)
+            .map(|(a, b)| (f(a) - f(b)) / window)
+            .collect()
+    };
+    Ok((rate(|x| x.0), rate(|x| x.1)))
+}
+
+/// Route queries on every node at `query_rate` while every broker of
+/// `fleets` re-registers once per period. Each node's latency, and the
+/// registrations' outcome.
+async fn routes_while_re_registering(
+    nodes: &[Node],
+    fleets: Vec<Fleet>,
+    layout: &Layout,
+    p: &Params,
+) -> anyhow::Result<(Vec<load::Outcome>, load::Outcome)> {
+    let window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
+    let progress = Progress::new(
+        format!("cluster-convergence {} nodes: routes", nodes.len()),
+        window.total(),
+    );
+    let topics = Arc::new(layout.all_topics());
+    let mut query_clients = Vec::new();
+    for node in nodes {
+        query_clients.push(load::connect(node.peer.addr, QUERY_CONNECTIONS).await?);
+    }
+    let (clients, registrations): (Vec<RpcClient>, Vec<Registration>) = fleets
+        .into_iter()
+        .flat_map(|f| f.clients.into_iter().zip(f.registrations))
+        .unzip();
+    let registrations: Arc<Vec<Mutex<Registration>>> =
+        Arc::new(registrations.into_iter().map(Mutex::new).collect());
+    let register: load::Numbered = Arc::new(move |i| {
+        let mut next = registrations[i as usize % registrations.len()]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        next.next_request(wall_ms())
+    });
+    let register_window = Window {
+        timeout: REGISTER_TIMEOUT,
+        ..window
+    };
+    let rate = clients.len() as f64 / p.period_s.max(1e-3);
+    let printer = progress.spawn_printer();
+    let queries = query_clients.iter().map(|clients| {
+        let topics = topics.clone();
+        let query: load::Numbered =
+            Arc::new(move |i| workload::route_request(&topics[i as usize % topics.len()]));
+        load::fixed_rate(clients, p.query_rate, window, query, &progress, None)
+    });
+    let registering = load::fixed_rate(&clients, rate, register_window, register, &progress, None);
+    let (queried, registered) = tokio::join!(join_all(queries), registering);
+    printer.finish();
+    Ok((queried, registered))
+}
+
+/// The scenario on a fresh cluster of `nodes` Waymark NameServers.
+async fn convergence(setup: &PeerSetup, nodes: usize, p: &Params) -> anyhow::Result<Outcome> {
+    let layout = Layout::new(p.brokers, p.topics_per_broker, p.spread);
+    layout.validate()?;
+    let cluster = start_cluster(setup, nodes).await?;
+
+    // An anchor keeps the timed topic routed everywhere between changes.
+    let mut anchor = Fleet::connect(cluster[0].peer.addr, vec![timed_broker("cluster-anchor", 0)?]).await?;
+    anchor.register_all().await?;
+    until_every_node_holds(&cluster, 1).await?;
+    let (added_ms, removed_ms) = changes(&cluster, p).await?;
+
+    // The fleet, broker b with node b mod nodes.
+    let mut fleets = Vec::with_capacity(nodes);
+    for (i, node) in cluster.iter().enumerate() {
+        let mine = (i..layout.brokers).step_by(nodes);
+        let registrations = mine
+            .map(|b| Registration::of_layout(&layout, b, wall_ms()))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        fleets.push(Fleet::connect(node.peer.addr, registrations).await?);
+    }
+    let started = Instant::now();
+    try_join_all(fleets.iter_mut().map(Fleet::register_all)).await?;
+    until_every_node_holds(&cluster, layout.brokers + 1).await?;
+    let fleet_spread_s = started.elapsed().as_secs_f64();
+    eprintln!("[cluster-convergence {nodes} nodes] {} brokers on every node after {fleet_spread_s:.2} s", layout.brokers);
+
+    let (pulls, pull_cpu) = pull_rounds(&cluster, &mut fleets[0], p.pull_rounds).await?;
+    let cpu_us_per_pull = pull_cpu.as_ref().and_then(|c| c.us_per(pulls));
+    let idle = Duration::from_secs_f64(p.idle_s);
+    let (idle_sent_bytes_per_s, idle_received_bytes_per_s) = idle_gossip(&cluster, idle).await?;
+
+    let (queried, registered) = routes_while_re_registering(&cluster, fleets, &layout, p).await?;
+    let rss_kib = cluster.iter().filter_map(|n| n.peer.rss_kib()).max();
+    let server = ServerSample {
+        rss_kib,
+        ..ServerSample::of(&cluster[0].peer, None)
+    };
+    let route_errors = queried.iter().map(|q| q.errors).sum();
+    let route_first_error = queried.iter().find_map(|q| q.first_error.clone());
+    drop((anchor, cluster));
+    let present = |samples: &[Option<f64>]| samples.iter().flatten().copied().collect::<Vec<_>>();
+    Ok(Outcome {
+        params: p.clone(),
+        nodes,
+        added: Summary::of(&present(&added_ms)),
+        added_ms,
+        removed: Summary::of(&present(&removed_ms)),
+        removed_ms,
+        fleet_spread_s,
+        pulls,
+        pull_cpu,
+        cpu_us_per_pull,
+        idle_sent_bytes_per_s,
+        idle_received_bytes_per_s,
+        routes: queried.iter().map(|q| Latency::of(&q.latency)).collect(),
+        route_errors,
+        route_first_error,
+        registrations_per_s: registered.rate(),
+        registration_errors: registered.errors,
+        registration_first_error: registered.first_error,
+        server,
+    })
+}
