@@ -177,8 +177,11 @@ impl Scenario for ClusterConvergence {
             "Java's NameServers and the Rust port's never exchange routes: a broker is routed \
              only by the NameServers it registered with (the Java control of the cluster \
              scenario in compatibility.md stays divergent), so only Waymark runs here. Every \
-             node runs with the cluster's default settings (gossip every 500 ms) on the server \
-             CPUs; the fleet's broker b registers with node b mod nodes only.",
+             node is started as the table below shows with `clusterGossipAddr=127.0.0.1:0`, \
+             `clusterId=rmq-bench` and `httpListenAddr=127.0.0.1:0`, and every node but the \
+             first with the first's gossip address as `clusterSeeds`; the other cluster keys \
+             keep their defaults (gossip every 500 ms). All nodes share the server CPUs. The \
+             fleet's broker b registers with node b mod nodes only.",
         );
         let sizes = s.params::<Params>().map_or_else(|| vec![3, 5], |p| p.nodes);
         let mut rows: Vec<Row<Outcome>> = Vec::new();
