@@ -16,6 +16,7 @@
 //! simulation. Locks: whoever needs both takes the route table's lock
 //! before the core's, never the other way round.
 
+pub mod held_topics;
 mod host;
 pub mod keys;
 pub mod metrics;
@@ -74,6 +75,8 @@ pub struct NamesrvCluster {
     socket: Mutex<Option<std::net::UdpSocket>>,
     /// What the cluster counts (docs/metrics.md).
     pub counters: ClusterCounters,
+    /// The topic lists pulls were answered with ([`held_topics`]).
+    held_topics: held_topics::HeldTopicLists,
 }
 
 impl NamesrvCluster {
@@ -101,6 +104,7 @@ impl NamesrvCluster {
             gossip_stats: OnceLock::new(),
             socket: Mutex::new(Some(socket)),
             counters: ClusterCounters::default(),
+            held_topics: held_topics::HeldTopicLists::default(),
         }
     }
 
@@ -112,6 +116,11 @@ impl NamesrvCluster {
     /// The parts of the NameServer it works on.
     pub fn parts(&self) -> &ClusterParts {
         &self.parts
+    }
+
+    /// The topic lists pulls were answered with, for [`table::held`].
+    pub fn held_topics(&self) -> &held_topics::HeldTopicLists {
+        &self.held_topics
     }
 
     /// The core, for [`table`]'s functions.

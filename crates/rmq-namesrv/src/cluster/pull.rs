@@ -54,8 +54,13 @@ pub fn answer(
     }
     let key = BrokerKey::new(header.cluster_name, header.broker_addr);
     let relayed_ok = header.relayed.unwrap_or(false);
-    let Some((registration, digest)) = super::table::held(routes, cluster.core(), &key, relayed_ok)
-    else {
+    let Some((registration, digest)) = super::table::held(
+        routes,
+        cluster.core(),
+        cluster.held_topics(),
+        &key,
+        relayed_ok,
+    ) else {
         return Err(Error::new(
             ResponseCode::QueryNotFound,
             format!(

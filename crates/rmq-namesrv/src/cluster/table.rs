@@ -7,6 +7,7 @@ use parking_lot::Mutex;
 use rmq_cluster::core::{BrokerDigest, ClusterCore, MemberId, RemovalCause, Removing, Version};
 
 use super::broker_ref;
+use super::held_topics::HeldTopicLists;
 use crate::metrics::RemovalReason;
 use crate::route::{
     BrokerKey, BrokerRegistration, Millis, RegisterError, RegisterOutcome, SharedRoutes,
@@ -208,14 +209,19 @@ pub fn topics_fingerprint(routes: &SharedRoutes, key: &BrokerKey) -> Option<u64>
 /// holds it and its digest, when the broker is registered here directly
 /// (the digest this node publishes), or, with `relayed_ok`, held here as
 /// relayed (the digest of the copy pulled).
+/// Its topics come from `lists` while the topic map is unwritten.
 pub fn held(
     routes: &SharedRoutes,
     core: &Mutex<ClusterCore>,
+    lists: &HeldTopicLists,
     key: &BrokerKey,
     relayed_ok: bool,
 ) -> Option<(BrokerRegistration, BrokerDigest)> {
     let table = routes.read();
-    let registration = table.held_registration(key, 0, relayed_ok)?;
+    let edits = table.topic_edits();
+    let registration = table.held_registration_with(key, 0, relayed_ok, |name, collect| {
+        lists.get_or_collect(name, edits, collect)
+    })?;
     let core = core.lock();
     let broker = broker_ref(key);
     let digest = core

@@ -26,6 +26,19 @@ impl RouteTable {
         conn: ConnId,
         relayed_ok: bool,
     ) -> Option<BrokerRegistration> {
+        self.held_registration_with(key, conn, relayed_ok, |_, collect| collect())
+    }
+
+    /// [`RouteTable::held_registration`], its topics given by `topics`
+    /// (the broker name, and what collects them from the map) where a list
+    /// collected earlier may stand in.
+    pub fn held_registration_with(
+        &self,
+        key: &BrokerKey,
+        conn: ConnId,
+        relayed_ok: bool,
+        topics: impl FnOnce(&str, &dyn Fn() -> Vec<TopicConfig>) -> Vec<TopicConfig>,
+    ) -> Option<BrokerRegistration> {
         let live = self
             .live
             .get(key)
@@ -38,7 +51,7 @@ impl RouteTable {
             || (live.enable_acting_master.is_some() && group.min_id() == Some(broker_id));
         let (topic_configs, mappings) = if makes_routes {
             (
-                self.group_topics(&group.name),
+                topics(&group.name, &|| self.group_topics(&group.name)),
                 self.group_mappings(&group.name),
             )
         } else {

@@ -13,6 +13,7 @@ use rmq_cluster::core::{
 };
 use rmq_cluster::model::GossipModel;
 use rmq_namesrv::cluster::broker_key;
+use rmq_namesrv::cluster::held_topics::HeldTopicLists;
 use rmq_namesrv::cluster::table::{self, Registered};
 use rmq_namesrv::metrics::RemovalReason;
 use rmq_namesrv::route::{
@@ -40,6 +41,8 @@ pub struct Node {
     pub routes: SharedRoutes,
     /// Its cluster core.
     pub core: Mutex<ClusterCore>,
+    /// The topic lists it answered pulls with (gone with the incarnation).
+    pub held_topics: HeldTopicLists,
     /// Up or crashed.
     pub up: bool,
     /// When this incarnation started.
@@ -238,6 +241,7 @@ impl World {
             generation,
             routes,
             core: Mutex::new(core),
+            held_topics: HeldTopicLists::default(),
             up: true,
             started: self.now,
             ready: None,
@@ -787,6 +791,7 @@ impl World {
             let answer = table::held(
                 &self.nodes[h].routes,
                 &self.nodes[h].core,
+                &self.nodes[h].held_topics,
                 &key,
                 pull.request.relayed,
             );
