@@ -60,6 +60,25 @@ pub fn run_all<R: Send>(
     results
 }
 
+/// The outcomes of the seeds that passed and, in order, the seeds that
+/// failed, each failure printed as it is found (a simulation's report).
+pub fn passed_and_failed<T, E: std::fmt::Display>(
+    results: Vec<(u64, Result<T, E>)>,
+) -> (Vec<T>, Vec<u64>) {
+    let mut passed = Vec::new();
+    let mut failed = Vec::new();
+    for (seed, result) in results {
+        match result {
+            Ok(outcome) => passed.push(outcome),
+            Err(failure) => {
+                eprintln!("\n{failure}\n");
+                failed.push(seed);
+            }
+        }
+    }
+    (passed, failed)
+}
+
 /// The cores this machine offers.
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
@@ -68,6 +87,14 @@ pub fn cores() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failures_are_named_by_seed_and_passes_kept_in_order() {
+        let results = vec![(3, Ok(30)), (4, Err("boom")), (5, Ok(50)), (9, Err("bang"))];
+        let (passed, failed) = passed_and_failed(results);
+        assert_eq!(passed, vec![30, 50]);
+        assert_eq!(failed, vec![4, 9]);
+    }
 
     #[test]
     fn every_seed_runs_once_and_comes_back_in_order() {

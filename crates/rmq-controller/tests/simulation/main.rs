@@ -109,21 +109,13 @@ fn seeds() {
         .clamp(1, seeds.len().max(1));
     let started = Instant::now();
     let results = seeds::run_all(&seeds, threads, |seed| run_seed(seed, |p| p.flaw = flaw));
+    let (passed, failures) = seeds::passed_and_failed(results);
     let mut total = Outcome::default();
-    let mut failures = Vec::new();
-    for (seed, result) in results {
-        match result {
-            Ok(outcome) => {
-                total.events += outcome.events;
-                total.entries += outcome.entries;
-                total.leaders += outcome.leaders;
-                total.masters += outcome.masters;
-            }
-            Err(failure) => {
-                eprintln!("\n{failure}\n");
-                failures.push(seed);
-            }
-        }
+    for outcome in passed {
+        total.events += outcome.events;
+        total.entries += outcome.entries;
+        total.leaders += outcome.leaders;
+        total.masters += outcome.masters;
     }
     eprintln!(
         "simulated {} seeds on {threads} threads in {:.1} s: {} events, {} leader elections, {} committed entries, {} master elections; {} failed{}",

@@ -607,14 +607,17 @@ impl RouteTable {
         if !self.groups.contains_key(&reg.broker_name) {
             return true;
         }
-        let relayed = matches!(source, RegistrationSource::Relayed { .. });
+        // Asked under the write lock of every registration: a direct one
+        // leaves before the key is built.
+        let (RegistrationSource::Relayed { .. }, Some(fingerprint)) = (source, fingerprint) else {
+            return false;
+        };
         let key = BrokerKey::new(&reg.cluster, &reg.broker_addr);
-        let previous = self
-            .live
+        self.live
             .get(&key)
-            .filter(|live| live.relayed_from.is_some());
-        let applied = previous.and_then(|live| live.held_topics.map(|held| held.fingerprint));
-        relayed && fingerprint.is_some() && applied == fingerprint
+            .filter(|live| live.relayed_from.is_some())
+            .and_then(|live| live.held_topics)
+            .is_some_and(|held| held.fingerprint == fingerprint)
     }
 
     /// The topics [`RouteTable::finish_topics`] removes the broker from:

@@ -83,22 +83,14 @@ fn seeds() {
     let started = Instant::now();
     let threads = seeds::cores().min(seeds.len().max(1));
     let results = seeds::run_all(&seeds, threads, |seed| run_seed(seed, |_| {}));
+    let (passed, failures) = seeds::passed_and_failed(results);
     let mut total = Counts::default();
-    let mut failures = Vec::new();
-    for (seed, result) in results {
-        match result {
-            Ok(counts) => {
-                total.registrations += counts.registrations;
-                total.applied += counts.applied;
-                total.dropped += counts.dropped;
-                total.demoted += counts.demoted;
-                total.crashes += counts.crashes;
-            }
-            Err(failure) => {
-                eprintln!("\n{failure}\n");
-                failures.push(seed);
-            }
-        }
+    for counts in passed {
+        total.registrations += counts.registrations;
+        total.applied += counts.applied;
+        total.dropped += counts.dropped;
+        total.demoted += counts.demoted;
+        total.crashes += counts.crashes;
     }
     eprintln!(
         "simulated {} seeds in {:.1} s on {threads} threads: {} registrations, {} relayed applied, {} relayed dropped, {} kept as relayed, {} node crashes; {} failed{}",

@@ -8,7 +8,6 @@
 //! NameServer does.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use rmq_auth::Credentials;
@@ -17,23 +16,10 @@ use rmq_wire::{RequestCode as C, ResponseCode as R};
 use serde_json::Value;
 
 use crate::common::*;
-use crate::http_port::get;
+use crate::http_port::{get, scrape};
 
 /// Long enough for gossip (500 ms rounds) and a pull on a loaded machine.
 const CONVERGE: Duration = Duration::from_secs(20);
-
-/// Every sample of a scrape: `name{labels}` → value.
-async fn scrape(http: SocketAddr) -> BTreeMap<String, f64> {
-    let (status, text) = get(http, "/metrics").await;
-    assert_eq!(status, 200, "{text}");
-    text.lines()
-        .filter(|line| !line.starts_with('#') && !line.is_empty())
-        .map(|line| {
-            let (series, value) = line.rsplit_once(' ').expect("series and value");
-            (series.to_owned(), value.parse().expect("a number"))
-        })
-        .collect()
-}
 
 fn value(samples: &BTreeMap<String, f64>, series: &str) -> f64 {
     samples

@@ -44,7 +44,7 @@ async fn json(addr: SocketAddr, path: &str) -> Value {
 }
 
 /// Every sample of a scrape: `name{labels}` → value.
-async fn scrape(addr: SocketAddr) -> BTreeMap<String, f64> {
+pub async fn scrape(addr: SocketAddr) -> BTreeMap<String, f64> {
     let (status, text) = get(addr, "/metrics").await;
     assert_eq!(status, 200, "{text}");
     text.lines()
