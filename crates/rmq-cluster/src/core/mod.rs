@@ -282,6 +282,12 @@ pub struct ClusterCore {
     own: BTreeMap<BrokerRef, Published>,
     direct: BTreeMap<BrokerRef, Direct>,
     relayed: BTreeMap<BrokerRef, Relayed>,
+    /// Relayed copies let go because no member vouched for them any more:
+    /// a down member's word on the same registration no longer brings the
+    /// broker back (when a down member was last up is an estimate that
+    /// later gossip can move later, and a stopped broker must not return
+    /// with it). Only a member up now, or a newer registration, does.
+    outlived: BTreeMap<BrokerRef, BrokerDigest>,
     members: BTreeMap<MemberId, Member>,
     /// The highest publication number received from each member.
     received: BTreeMap<MemberId, u64>,
@@ -318,6 +324,7 @@ impl ClusterCore {
             own: BTreeMap::new(),
             direct: BTreeMap::new(),
             relayed: BTreeMap::new(),
+            outlived: BTreeMap::new(),
             members: BTreeMap::new(),
             received: BTreeMap::new(),
             holders: BTreeMap::new(),

@@ -46,8 +46,7 @@ impl ClusterCore {
             .iter()
             .filter_map(|id| {
                 let member = &self.members[id];
-                if self.superseded(id, broker) || !member.vouches(broker, self.last_up_of(id), now)
-                {
+                if !self.vouched_by(id, broker, now) {
                     return None;
                 }
                 match &member.brokers[broker].published.entry {
@@ -64,6 +63,28 @@ impl ClusterCore {
                     .then(b_id.cmp(a_id))
             })
             .map(|(id, _, digest)| (id, digest))
+    }
+
+    /// Whether member `id` vouches for `broker` at `now`: not superseded
+    /// by a later incarnation, alive by what it last said, and, while it
+    /// is down, not for a registration this node has already outlived.
+    fn vouched_by(&self, id: &MemberId, broker: &BrokerRef, now: Millis) -> bool {
+        let Some(member) = self.members.get(id) else {
+            return false;
+        };
+        if self.superseded(id, broker) || !member.vouches(broker, self.last_up_of(id), now) {
+            return false;
+        }
+        if member.liveness.is_up() {
+            return true;
+        }
+        let outlived = self.outlived.get(broker);
+        match (&member.brokers[broker].published.entry, outlived) {
+            (Entry::Present(digest), Some(gone)) => {
+                !(digest.same_registration(gone) && digest.changed_at <= gone.changed_at)
+            }
+            _ => true,
+        }
     }
 
     /// Whether this node holds `broker` as the cluster says it should:
@@ -83,7 +104,11 @@ impl ClusterCore {
     pub(super) fn reconcile(&mut self, broker: &BrokerRef, now: Millis, effects: &mut Vec<Effect>) {
         if self.direct.contains_key(broker) {
             self.relayed.remove(broker);
+            self.outlived.remove(broker);
             return;
+        }
+        if !self.holders.contains_key(broker) {
+            self.outlived.remove(broker);
         }
         let best = self
             .best_voucher(broker, now)
@@ -92,7 +117,8 @@ impl ClusterCore {
             if self.awaits_word_of_my_past(broker, now) {
                 return;
             }
-            if self.relayed.remove(broker).is_some() {
+            if let Some(gone) = self.relayed.remove(broker) {
+                self.outlived.insert(broker.clone(), gone.digest);
                 effects.push(Effect::RemoveRelayed {
                     broker: broker.clone(),
                     why: self.why_gone(broker),
@@ -364,7 +390,7 @@ impl ClusterCore {
             return effects;
         }
         let still_published = self.members.get(&pull.origin).is_some_and(|member| {
-            member.vouches(&pull.broker, self.last_up_of(&pull.origin), now)
+            self.vouched_by(&pull.origin, &pull.broker, now)
                 && member.brokers.get(&pull.broker).is_some_and(|held| {
                     match &held.published.entry {
                         Entry::Present(current) => answer.version >= current.version,

@@ -112,6 +112,10 @@ pub struct Broker {
     /// For each node: since when its table has routed the broker without
     /// a break (restored entries not counted).
     pub routed_since: Vec<Option<Millis>>,
+    /// When a node last removed it while it held it directly (closed,
+    /// expired, unregistered: a removal the peers will hear of), until it
+    /// next registers with one.
+    pub removed_at: Option<Millis>,
 }
 
 /// A pull on its way.
@@ -212,6 +216,7 @@ impl World {
                 last_seen: 0,
                 direct: vec![None; world.params.nodes],
                 routed_since: vec![None; world.params.nodes],
+                removed_at: None,
             });
         }
         world
@@ -562,6 +567,7 @@ impl World {
         broker.last_seen = self.now;
         let since = broker.direct[i].map_or(self.now, |(since, _)| since);
         broker.direct[i] = Some((since, version));
+        broker.removed_at = None;
         self.counts.registrations += 1;
     }
 
@@ -617,6 +623,9 @@ impl World {
             table::remove_batch(&node.routes, &node.core, &batch, &reasons, false, self.now);
         for key in &outcome.removed.removed_brokers {
             self.forget_direct(i, key);
+            if let Some(broker) = self.brokers.iter_mut().find(|b| b.key == *key) {
+                broker.removed_at = Some(self.now);
+            }
             self.trace
                 .line(self.now, format!("n{i} removes {} ({reason:?})", key.addr));
         }

@@ -2,10 +2,14 @@
 //! (bootstrap, not its timeout) routes every live broker that a node it
 //! could reach the whole time has routed the whole time since it started
 //! (held directly there, or relayed: the node that held it directly may be
-//! the very node restarting).
+//! the very node restarting). Not a broker whose last direct holder
+//! removed it (its connection closed, it expired, it unregistered) and
+//! that has registered nowhere since: it is on its way out everywhere,
+//! peers that still route it have not yet heard of the removal, and a
+//! node that starts without it is right.
 
 use super::Invariant;
-use crate::world::World;
+use crate::world::{Broker, World};
 
 /// Nodes already judged at their readiness.
 #[derive(Default)]
@@ -30,7 +34,14 @@ impl Invariant for ReadyHoldsPeersRoutes {
             if at != world.now {
                 continue;
             }
-            for broker in world.brokers.iter().filter(|broker| broker.alive) {
+            let removed_everywhere = |broker: &Broker| {
+                broker.removed_at.is_some() && broker.direct.iter().all(Option::is_none)
+            };
+            for broker in world
+                .brokers
+                .iter()
+                .filter(|broker| broker.alive && !removed_everywhere(broker))
+            {
                 let routed_by_a_steady_peer =
                     broker.routed_since.iter().enumerate().any(|(h, since)| {
                         h != i
