@@ -245,14 +245,48 @@ pub fn attach(routes: &SharedRoutes, now: Millis, file: SnapshotFile) -> Arc<Sna
 
 /// Writes the snapshot when the routes changed, every [`WRITE_INTERVAL`] or
 /// [`WRITER_SHARE_DIVISOR`] times the last encoding's time, whichever is
-/// longer; runs until aborted. The disk is written on the blocking pool.
+/// longer; runs until aborted (its thread ends with it).
+///
+/// The encoding runs on a thread of its own at [`ENCODER_NICE`]: it is a
+/// burst of CPU (tens of milliseconds for a large table) that nothing waits
+/// for, and at normal priority it took the CPU from route answers, of this
+/// server and of any other on the same CPU (several cluster nodes on one
+/// machine, a NameServer beside a broker).
 pub async fn periodic_writer(routes: Arc<SharedRoutes>, writer: Arc<SnapshotWriter>) {
+    let (requests, next) = std::sync::mpsc::channel::<tokio::sync::oneshot::Sender<Duration>>();
+    let encoder = std::thread::Builder::new()
+        .name("route-snapshot".into())
+        .spawn(move || {
+            lower_priority();
+            while let Ok(done) = next.recv() {
+                let _ = done.send(writer.write(&routes));
+            }
+        });
+    if let Err(error) = encoder {
+        tracing::warn!(%error, "cannot start the route snapshot thread: the snapshot is not written until a restart");
+        return;
+    }
     loop {
-        let (routes, writer) = (routes.clone(), writer.clone());
-        let encoded_in = tokio::task::spawn_blocking(move || writer.write(&routes))
-            .await
-            .unwrap_or_default();
+        let (done, encoded) = tokio::sync::oneshot::channel();
+        if requests.send(done).is_err() {
+            return;
+        }
+        let encoded_in = encoded.await.unwrap_or_default();
         tokio::time::sleep(pause_after(encoded_in)).await;
+    }
+}
+
+/// The nice value of the snapshot's thread: its CPU weight is a tenth of a
+/// request thread's while both want the CPU, and all of it otherwise.
+pub const ENCODER_NICE: i32 = 10;
+
+/// Gives the calling thread [`ENCODER_NICE`] (Linux: a thread's own nice
+/// value). Raising it needs no privilege; where it fails, the thread runs at
+/// normal priority, as every thread did before.
+fn lower_priority() {
+    let thread = rustix::thread::gettid();
+    if let Err(error) = rustix::process::setpriority_process(Some(thread), ENCODER_NICE) {
+        tracing::debug!(%error, "the route snapshot thread keeps normal priority");
     }
 }
 
@@ -301,6 +335,51 @@ mod tests {
             path: dir.join("routes.snapshot"),
             max_bytes,
         }
+    }
+
+    /// The nice value of this process's thread named `name`, once there is one.
+    fn nice_of_thread(name: &str) -> Option<i64> {
+        std::fs::read_dir("/proc/self/task")
+            .ok()?
+            .flatten()
+            .find_map(|task| {
+                let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
+                if comm.trim() != name {
+                    return None;
+                }
+                let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+                // After the command's closing parenthesis: state is field 3,
+                // nice field 19.
+                let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+                fields.get(16)?.parse().ok()
+            })
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn the_periodic_writer_encodes_on_a_thread_of_lower_priority() {
+        let file = temp_file("periodic", 1 << 20);
+        let routes = Arc::new(SharedRoutes::new());
+        let reg = registration("broker-a", "127.0.0.1:10911", &["T1", "T2"]);
+        routes.register_broker(reg, 0, false, false).unwrap();
+        let writer = Arc::new(SnapshotWriter::new(file.clone()));
+        let task = tokio::spawn(periodic_writer(routes, writer));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !file.path.exists() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(file.load(0).expect("written").all_topics(), ["T1", "T2"]);
+        assert_eq!(
+            nice_of_thread("route-snapshot"),
+            Some(i64::from(ENCODER_NICE))
+        );
+        // Aborting the writer ends its thread (it waits for no more work).
+        task.abort();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while nice_of_thread("route-snapshot").is_some() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(nice_of_thread("route-snapshot"), None, "the thread ended");
+        let _ = std::fs::remove_dir_all(file.path.parent().unwrap());
     }
 
     #[test]

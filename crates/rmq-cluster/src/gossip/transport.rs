@@ -6,7 +6,18 @@
 //! Hand-written rather than chitchat's own `UdpSocket` because that one
 //! drops a malformed datagram with a log line only: an operator needs the
 //! count, and the idle-gossip figure needs the bytes.
+//!
+//! Datagrams to a peer known to read them are zstd-compressed: an idle
+//! round is mostly digests (every member's id, address, generation,
+//! heartbeat and versions, in fixed-width integers), which compress to
+//! less than half. A peer is known to read them once it sent a compressed
+//! datagram, or a plain one ending in [`READS_COMPRESSED`] (the message
+//! parser, this version's and earlier ones', ignores bytes after a
+//! message): a node of an earlier version, which reads only plain
+//! datagrams, keeps getting plain ones, so a cluster can be upgraded one
+//! node at a time.
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -18,6 +29,21 @@ use chitchat::{ChitchatMessage, Deserializable, Serializable};
 
 /// The largest UDP payload (IPv4).
 const MAX_DATAGRAM: usize = 65_507;
+
+/// Ends a plain datagram of a node that reads compressed ones.
+const READS_COMPRESSED: &[u8; 4] = b"WMz1";
+
+/// How a zstd frame begins.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// zstd's level for gossip: datagrams are small, the fastest levels
+/// compress them as well as the slow ones.
+const ZSTD_LEVEL: i32 = 1;
+
+/// Peers remembered as reading compressed datagrams at most (a forged
+/// sender address costs one entry; past this the set starts over, and
+/// peers are plain until they are heard from again).
+const MAX_COMPRESSED_PEERS: usize = 1_024;
 
 /// Log lines about refused datagrams: the first and then one in this many,
 /// so a flood cannot flood the log.
@@ -82,6 +108,12 @@ impl Transport for CountingTransport {
             cluster_id: self.cluster_id.clone(),
             send_buf: Vec::with_capacity(MAX_DATAGRAM),
             recv_buf: vec![0; MAX_DATAGRAM].into_boxed_slice(),
+            packed: Vec::with_capacity(MAX_DATAGRAM),
+            compressor: zstd::bulk::Compressor::new(ZSTD_LEVEL)
+                .context("cannot make a zstd compressor")?,
+            decompressor: zstd::bulk::Decompressor::new()
+                .context("cannot make a zstd decompressor")?,
+            reads_compressed: HashSet::new(),
         }))
     }
 }
@@ -93,6 +125,62 @@ pub struct CountingSocket {
     cluster_id: String,
     send_buf: Vec<u8>,
     recv_buf: Box<[u8]>,
+    /// A datagram compressed to send, or one decompressed as received.
+    packed: Vec<u8>,
+    compressor: zstd::bulk::Compressor<'static>,
+    decompressor: zstd::bulk::Decompressor<'static>,
+    /// Peers that read compressed datagrams.
+    reads_compressed: HashSet<SocketAddr>,
+}
+
+impl CountingSocket {
+    /// Readies the datagram to `to` for the message in `send_buf`: whether
+    /// it went compressed into `packed` (else it is `send_buf`).
+    fn pack(&mut self, to: SocketAddr) -> bool {
+        if !self.reads_compressed.contains(&to) {
+            // Chitchat fills a message up to the largest datagram: one
+            // that full goes without the mark.
+            if self.send_buf.len() + READS_COMPRESSED.len() <= MAX_DATAGRAM {
+                self.send_buf.extend_from_slice(READS_COMPRESSED);
+            }
+            return false;
+        }
+        self.packed.clear();
+        // Larger than it was, or than a datagram: plain (a plain message
+        // is never taken for a zstd frame).
+        self.compressor
+            .compress_to_buffer(&self.send_buf[..], &mut self.packed)
+            .is_ok_and(|len| len < self.send_buf.len())
+    }
+
+    /// The message bytes of a datagram from `from` (decompressed into
+    /// `packed` when compressed), noting whether the peer reads compressed
+    /// datagrams; `None` for a compressed datagram that does not
+    /// decompress to a message's size.
+    fn unpack(&mut self, len: usize, from: SocketAddr) -> Option<&[u8]> {
+        let datagram = &self.recv_buf[..len];
+        let compressed = datagram.starts_with(&ZSTD_MAGIC);
+        let plain_reader = datagram.ends_with(READS_COMPRESSED);
+        if compressed || plain_reader {
+            if self.reads_compressed.len() >= MAX_COMPRESSED_PEERS {
+                self.reads_compressed.clear();
+            }
+            self.reads_compressed.insert(from);
+        } else {
+            // A plain datagram without the mark: a node that reads only
+            // plain ones (restarted at an earlier version, say).
+            self.reads_compressed.remove(&from);
+        }
+        if !compressed {
+            // The mark stays: a message's parser ignores what follows it.
+            return Some(datagram);
+        }
+        self.packed.clear();
+        self.decompressor
+            .decompress_to_buffer(datagram, &mut self.packed)
+            .ok()?;
+        Some(&self.packed)
+    }
 }
 
 #[async_trait]
@@ -100,7 +188,12 @@ impl Socket for CountingSocket {
     async fn send(&mut self, to: SocketAddr, message: ChitchatMessage) -> anyhow::Result<()> {
         self.send_buf.clear();
         message.serialize(&mut self.send_buf);
-        match self.socket.send_to(&self.send_buf, to).await {
+        let datagram = if self.pack(to) {
+            &self.packed
+        } else {
+            &self.send_buf
+        };
+        match self.socket.send_to(datagram, to).await {
             Ok(sent) => {
                 GossipStats::add(&self.stats.bytes_sent, sent as u64);
                 GossipStats::add(&self.stats.messages_sent, 1);
@@ -121,8 +214,13 @@ impl Socket for CountingSocket {
                 Err(error) => return Err(error).context("the gossip socket failed"),
             };
             GossipStats::add(&self.stats.bytes_received, len as u64);
-            let mut bytes = &self.recv_buf[..len];
-            let message = match ChitchatMessage::deserialize(&mut bytes) {
+            let parsed = match self.unpack(len, from) {
+                Some(mut bytes) => ChitchatMessage::deserialize(&mut bytes),
+                None => Err(anyhow::anyhow!(
+                    "a zstd frame that is not a compressed message"
+                )),
+            };
+            let message = match parsed {
                 Ok(message) => message,
                 Err(error) => {
                     let n = GossipStats::add(&self.stats.garbage, 1);
@@ -160,4 +258,109 @@ fn transient(error: &std::io::Error) -> bool {
             | std::io::ErrorKind::ConnectionReset
             | std::io::ErrorKind::OutOfMemory
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn socket_of(cluster_id: &str) -> (CountingTransport, SocketAddr) {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let addr = socket.local_addr().unwrap();
+        let transport = CountingTransport {
+            socket: parking_lot::Mutex::new(Some(socket)),
+            stats: Arc::new(GossipStats::default()),
+            cluster_id: cluster_id.to_owned(),
+        };
+        (transport, addr)
+    }
+
+    /// A SYN with an empty digest, read from its bytes (chitchat keeps the
+    /// digest type to itself): magic number, protocol version 0, type 0,
+    /// no members, the cluster id.
+    fn syn(cluster_id: &str) -> ChitchatMessage {
+        let mut bytes = vec![0x53, 0xb0, 0, 0, 0, 0];
+        bytes.extend_from_slice(&(cluster_id.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(cluster_id.as_bytes());
+        ChitchatMessage::deserialize(&mut &bytes[..]).expect("a SYN")
+    }
+
+    #[test]
+    fn a_plain_datagram_with_the_mark_still_parses_as_its_message() {
+        for message in [syn("waymark"), ChitchatMessage::BadCluster] {
+            let mut bytes = Vec::new();
+            message.serialize(&mut bytes);
+            bytes.extend_from_slice(READS_COMPRESSED);
+            let mut read = &bytes[..];
+            assert_eq!(ChitchatMessage::deserialize(&mut read).unwrap(), message);
+        }
+    }
+
+    #[tokio::test]
+    async fn datagrams_go_compressed_once_the_peer_is_known_to_read_them() {
+        // A long, repetitive cluster id: a message that compresses.
+        let cluster_id = "waymark-".repeat(40);
+        let (a, a_addr) = socket_of(&cluster_id);
+        let (b, b_addr) = socket_of(&cluster_id);
+        let (mut a_socket, mut b_socket) =
+            (a.open(a_addr).await.unwrap(), b.open(b_addr).await.unwrap());
+        let plain_len = {
+            let mut bytes = Vec::new();
+            syn(&cluster_id).serialize(&mut bytes);
+            bytes.len() as u64
+        };
+
+        // b has never heard from a: plain, with the mark.
+        b_socket.send(a_addr, syn(&cluster_id)).await.unwrap();
+        let (from, message) = a_socket.recv().await.unwrap();
+        assert_eq!((from, message), (b_addr, syn(&cluster_id)));
+        let sent = GossipStats::get(&b.stats.bytes_sent);
+        assert_eq!(sent, plain_len + READS_COMPRESSED.len() as u64);
+
+        // a has: compressed, and read back as the same message.
+        a_socket.send(b_addr, syn(&cluster_id)).await.unwrap();
+        let (from, message) = b_socket.recv().await.unwrap();
+        assert_eq!((from, message), (a_addr, syn(&cluster_id)));
+        let sent = GossipStats::get(&a.stats.bytes_sent);
+        assert!(sent < plain_len / 2, "{sent} bytes sent for {plain_len}");
+    }
+
+    #[tokio::test]
+    async fn a_peer_sending_plain_datagrams_without_the_mark_gets_plain_ones() {
+        let (a, a_addr) = socket_of("waymark");
+        let (mut a_socket, old) = (a.open(a_addr).await.unwrap(), {
+            std::net::UdpSocket::bind("127.0.0.1:0").unwrap()
+        });
+        let old_addr = old.local_addr().unwrap();
+        // A node of an earlier version: plain, no mark.
+        let mut bytes = Vec::new();
+        syn("waymark").serialize(&mut bytes);
+        old.send_to(&bytes, a_addr).unwrap();
+        let (from, _) = a_socket.recv().await.unwrap();
+        assert_eq!(from, old_addr);
+        a_socket.send(old_addr, syn("waymark")).await.unwrap();
+        let mut buf = [0u8; 2048];
+        let len = old.recv(&mut buf).unwrap();
+        let mut read = &buf[..len];
+        assert_eq!(
+            ChitchatMessage::deserialize(&mut read).unwrap(),
+            syn("waymark")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_zstd_frame_that_is_no_message_is_refused_as_garbage() {
+        let (a, a_addr) = socket_of("waymark");
+        let mut a_socket = a.open(a_addr).await.unwrap();
+        let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let frame = zstd::bulk::compress(b"not a gossip message at all", 1).unwrap();
+        peer.send_to(&frame, a_addr).unwrap();
+        // A real message after it, so the receive returns.
+        let mut bytes = Vec::new();
+        syn("waymark").serialize(&mut bytes);
+        peer.send_to(&bytes, a_addr).unwrap();
+        let (_, message) = a_socket.recv().await.unwrap();
+        assert_eq!(message, syn("waymark"));
+        assert_eq!(GossipStats::get(&a.stats.garbage), 1);
+    }
 }
