@@ -197,8 +197,9 @@ impl Scenario for Controller {
             }
             Err(error) => {
                 for &kind in &kinds {
-                    let why = format!("the NameServer of the failover part did not start: {error:#}");
-                    record.add::<Failover>(kind, FAILOVER, Err(anyhow::anyhow!(why)));
+                    let why = "the NameServer of the failover part did not start";
+                    let error = anyhow::anyhow!("{why}: {error:#}");
+                    record.add::<Failover>(kind, FAILOVER, Err(error));
                 }
             }
         }
@@ -562,7 +563,7 @@ async fn run_heartbeats(
         schedule_lag_max_ms: window.lag_ms,
         server_cpu_s: window.server_cpu_s,
         cpu_us_per_heartbeat: per_heartbeat(window.server_cpu_s),
-        cpu_us_per_heartbeat_above_idle: idle_cpu_percent.and_then(|i| per_heartbeat(above_idle(i))),
+        cpu_us_per_heartbeat_above_idle: idle_cpu_percent.map(above_idle).and_then(per_heartbeat),
         server_cpu_percent: window.server_cpu_s * 100.0 / seconds,
         rss_kib,
         rss_max_kib,
