@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context};
@@ -14,15 +14,17 @@ use clap::Args;
 use futures::future::{join_all, try_join_all};
 use rmq_broker_client::{wall_ms, BrokerConfig};
 use rmq_protocol::cluster_status::{ClusterStatusBody, Liveness};
-use rmq_protocol::TopicConfig;
+use rmq_protocol::{TopicConfig, TopicRouteData};
 use rmq_transport::RpcClient;
-use rmq_wire::{RemotingCommand, RequestCode, ResponseCode};
+use rmq_wire::{RemotingCommand, RequestCode};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::fleet::{millis, route, start_peer, Fleet, QUERY_TIMEOUT, REGISTER_TIMEOUT, TINY};
+use super::controller::lock;
+use super::fleet::{ms_until, route, start_peer, Fleet, QUERY_TIMEOUT, REGISTER_TIMEOUT, TINY};
+use super::security::{settings, success};
 use super::{Ctx, Record, Scenario};
 use crate::cli::{millis as ms_arg, secs};
 use crate::load::{self, Progress, Window};
@@ -295,15 +297,9 @@ impl Node {
     async fn status(&self) -> anyhow::Result<ClusterStatusBody> {
         let request = RemotingCommand::request(RequestCode::WaymarkGetClusterStatus, 0);
         let response = self.client.invoke(request, QUERY_TIMEOUT).await?;
-        ensure!(
-            response.response_code() == ResponseCode::Success,
-            "cluster status of {}: code {} {}",
-            self.peer.addr,
-            response.code,
-            response.remark.unwrap_or_default()
-        );
-        let body = response.body.as_deref().unwrap_or_default();
-        ClusterStatusBody::from_json(body).context("cluster status does not parse")
+        let body = response.body.clone().unwrap_or_default();
+        success(response, format_args!("cluster status of {}", self.peer.addr))?;
+        ClusterStatusBody::from_json(&body).context("cluster status does not parse")
     }
 
     /// Brokers it holds, direct and relayed.
@@ -317,19 +313,15 @@ impl Node {
         let text = tokio::time::timeout(QUERY_TIMEOUT, http_get(self.http, "/metrics"))
             .await
             .context("GET /metrics timed out")??;
-        Ok(text
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .filter_map(|l| {
-                let (series, value) = l.rsplit_once(' ')?;
-                Some((series.to_owned(), value.parse().ok()?))
-            })
-            .collect())
+        let series = |line: &str| {
+            let (series, value) = line.rsplit_once(' ')?;
+            Some((series.to_owned(), value.parse().ok()?))
+        };
+        Ok(text.lines().filter(|l| !l.starts_with('#')).filter_map(series).collect())
     }
 
     async fn counter(&self, series: &str) -> anyhow::Result<f64> {
-        let metrics = self.metrics().await?;
-        let value = metrics.get(series).copied();
+        let value = self.metrics().await?.get(series).copied();
         value.with_context(|| format!("no {series} in {}'s metrics", self.peer.addr))
     }
 }
@@ -372,17 +364,14 @@ async fn http_addr(peer: &RunningPeer) -> anyhow::Result<SocketAddr> {
 
 /// Starts a node of the cluster, seeded with `seed` (none for the first).
 async fn start_node(setup: &PeerSetup, seed: Option<&str>) -> anyhow::Result<Node> {
-    let mut settings = vec![
+    let mut pairs = vec![
         ("clusterGossipAddr", "127.0.0.1:0"),
         ("clusterId", CLUSTER_ID),
         ("httpListenAddr", "127.0.0.1:0"),
     ];
-    settings.extend(seed.map(|seed| ("clusterSeeds", seed)));
+    pairs.extend(seed.map(|seed| ("clusterSeeds", seed)));
     let options = PeerOptions {
-        settings: settings
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect(),
+        settings: settings(&pairs),
         ..PeerOptions::default()
     };
     let peer = start_peer(setup, PeerKind::Waymark, &TINY, &options).await?;
@@ -421,10 +410,8 @@ async fn start_cluster(setup: &PeerSetup, nodes: usize) -> anyhow::Result<Vec<No
         );
         tokio::time::sleep(STATUS_POLL).await;
     }
-    eprintln!(
-        "[cluster-convergence] {nodes} nodes formed one cluster in {:.2} s",
-        started.elapsed().as_secs_f64()
-    );
+    let took = started.elapsed().as_secs_f64();
+    eprintln!("[cluster-convergence] {nodes} nodes formed one cluster in {took:.2} s");
     Ok(all)
 }
 
@@ -443,70 +430,53 @@ async fn until_every_node_holds(nodes: &[Node], brokers: usize) -> anyhow::Resul
     }
 }
 
-/// Broker `index` of the timed changes (0: the anchor): `TOPIC` and one more (a single topic reads as an
-/// incremental registration, refused before a full one), on an address of its own.
+/// Broker `index` of the timed changes (0: the anchor) on an address of its own: `TOPIC` and
+/// one more (a single topic reads as an incremental registration, refused before a full one).
 fn timed_broker(name: &str, index: usize) -> anyhow::Result<Registration> {
     let config = BrokerConfig::new(CLUSTER, name, workload::broker_addr(50_000 + index));
     let topics = [TOPIC, SECOND_TOPIC].map(TopicConfig::new).to_vec();
     Registration::new(config, topics, wall_ms())
 }
 
-/// Whether each node's route of `TOPIC` names `broker`.
-async fn routed_by(nodes: &[Node], broker: &str) -> anyhow::Result<Vec<bool>> {
+/// How many nodes' route of `TOPIC` names `broker`.
+async fn routed_by(nodes: &[Node], broker: &str) -> anyhow::Result<usize> {
     let routes = try_join_all(nodes.iter().map(|n| route(&n.client, TOPIC))).await?;
-    Ok(routes
-        .iter()
-        .map(|r| {
-            r.as_ref()
-                .is_some_and(|r| r.broker_datas.iter().any(|b| b.broker_name == broker))
-        })
-        .collect())
+    let names = |r: &TopicRouteData| r.broker_datas.iter().any(|b| b.broker_name == broker);
+    Ok(routes.iter().filter(|r| r.as_ref().is_some_and(names)).count())
 }
 
-/// Ms from `since` until every node's answer satisfies `done`, read every
-/// `poll` (`None`: not within `give_up`).
-async fn ms_until_all(
-    nodes: &[Node],
-    broker: &str,
-    since: Instant,
-    (poll, give_up): (Duration, Duration),
-    done: fn(&[bool]) -> bool,
-) -> anyhow::Result<Option<f64>> {
-    while since.elapsed() < give_up {
-        if done(&routed_by(nodes, broker).await?) {
-            return Ok(Some(millis(since.elapsed())));
-        }
-        tokio::time::sleep(poll).await;
-    }
-    Ok(None)
-}
+type Samples = Vec<Option<f64>>;
 
 /// The timed changes: a broker registers with one node (the nodes taking
 /// turns) until all route it, then its connection closes until none does.
-async fn changes(nodes: &[Node], p: &Params) -> anyhow::Result<(Vec<Option<f64>>, Vec<Option<f64>>)> {
-    let timing = (
-        Duration::from_millis(p.poll_ms.max(1)),
-        Duration::from_secs_f64(p.give_up_s),
-    );
+async fn changes(nodes: &[Node], p: &Params) -> anyhow::Result<(Samples, Samples)> {
+    let poll = Duration::from_millis(p.poll_ms.max(1));
+    let give_up = Duration::from_secs_f64(p.give_up_s);
     let (mut added, mut removed) = (Vec::new(), Vec::new());
     for k in 0..p.samples {
         let origin = &nodes[k % nodes.len()];
         let name = format!("cluster-convergence-{k}");
-        let mut fleet = Fleet::connect(origin.peer.addr, vec![timed_broker(&name, k + 1)?]).await?;
+        let broker = vec![timed_broker(&name, k + 1)?];
+        let mut fleet = Fleet::connect(origin.peer.addr, broker).await?;
         let sent = Instant::now();
         fleet.register_all().await?;
-        let all = |routed: &[bool]| routed.iter().all(|&r| r);
-        let add = ms_until_all(nodes, &name, sent, timing, all).await?;
+        let routed = async || routed_by(nodes, &name).await;
+        let add = ms_until(sent, poll, give_up, async || Ok(routed().await? == nodes.len()));
+        let add = add.await?;
         added.push(add);
         let closed = Instant::now();
         fleet.clients[0].close();
-        let none = |routed: &[bool]| !routed.iter().any(|&r| r);
-        let remove = ms_until_all(nodes, &name, closed, timing, none).await?;
+        let remove = ms_until(closed, poll, give_up, async || Ok(routed().await? == 0));
+        let remove = remove.await?;
         removed.push(remove);
-        eprintln!("[cluster-convergence {} nodes] change {k}: added {add:?} ms, removed {remove:?} ms", nodes.len());
+        let n = nodes.len();
+        eprintln!(
+            "[cluster-convergence {n} nodes] change {k}: added {add:?} ms, removed {remove:?} ms"
+        );
         if remove.is_none() {
             // A broker still routed somewhere would make later samples wait on it.
-            bail!("{name} is still routed {:?} s after its connection closed", p.give_up_s);
+            let give_up = p.give_up_s;
+            bail!("{name} is still routed {give_up:?} s after its connection closed");
         }
         // Spread the changes over the gossip round, not locked to it.
         tokio::time::sleep(Duration::from_millis(50 + (k as u64 * 137) % 450)).await;
@@ -535,18 +505,23 @@ async fn pull_rounds(
         let started = Instant::now();
         loop {
             let now = counts().await?;
-            let behind = now.iter().zip(&before_counts).any(|(n, b)| n - b < each * round as f64);
-            if !behind {
+            let behind = |(n, b): (&f64, &f64)| n - b < each * round as f64;
+            if !now.iter().zip(&before_counts).any(behind) {
                 break;
             }
             if started.elapsed() > SPREAD_LIMIT {
-                bail!("pull round {round}: the nodes pulled {now:?} (from {before_counts:?}), {each} each expected");
+                let from = &before_counts;
+                bail!(
+                    "pull round {round}: the nodes pulled {now:?} (from {from:?}), {each} each \
+                     expected"
+                );
             }
             tokio::time::sleep(STATUS_POLL).await;
         }
     }
     let after = snapshot();
-    let pulled: f64 = counts().await?.iter().zip(&before_counts).map(|(n, b)| n - b).sum();
+    let now = counts().await?;
+    let pulled: f64 = now.iter().zip(&before_counts).map(|(n, b)| n - b).sum();
     let cpu = before.zip(after).map(|((pullers, all), (pullers_after, all_after))| {
         ServerCpu::of_ticks(
             pullers_after.server_ticks_since(&pullers),
@@ -573,11 +548,8 @@ async fn idle_gossip(nodes: &[Node], idle: Duration) -> anyhow::Result<(Vec<f64>
     tokio::time::sleep(idle).await;
     let (after, window) = (read().await?, started.elapsed().as_secs_f64());
     let rate = |f: fn(&(f64, f64)) -> f64| -> Vec<f64> {
-        after
-            .iter()
-            .zip(&before)
-            .map(|(a, b)| (f(a) - f(b)) / window)
-            .collect()
+        let pairs = after.iter().zip(&before);
+        pairs.map(|(a, b)| (f(a) - f(b)) / window).collect()
     };
     Ok((rate(|x| x.0), rate(|x| x.1)))
 }
@@ -592,10 +564,8 @@ async fn routes_while_re_registering(
     p: &Params,
 ) -> anyhow::Result<(Vec<load::Outcome>, load::Outcome)> {
     let window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
-    let progress = Progress::new(
-        format!("cluster-convergence {} nodes: routes", nodes.len()),
-        window.total(),
-    );
+    let label = format!("cluster-convergence {} nodes: routes", nodes.len());
+    let progress = Progress::new(label, window.total());
     let topics = Arc::new(layout.all_topics());
     let mut query_clients = Vec::new();
     for node in nodes {
@@ -605,13 +575,9 @@ async fn routes_while_re_registering(
         .into_iter()
         .flat_map(|f| f.clients.into_iter().zip(f.registrations))
         .unzip();
-    let registrations: Arc<Vec<Mutex<Registration>>> =
-        Arc::new(registrations.into_iter().map(Mutex::new).collect());
+    let registrations: Vec<_> = registrations.into_iter().map(Mutex::new).collect();
     let register: load::Numbered = Arc::new(move |i| {
-        let mut next = registrations[i as usize % registrations.len()]
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        next.next_request(wall_ms())
+        lock(&registrations[i as usize % registrations.len()]).next_request(wall_ms())
     });
     let register_window = Window {
         timeout: REGISTER_TIMEOUT,
@@ -638,7 +604,8 @@ async fn convergence(setup: &PeerSetup, nodes: usize, p: &Params) -> anyhow::Res
     let cluster = start_cluster(setup, nodes).await?;
 
     // An anchor keeps the timed topic routed everywhere between changes.
-    let mut anchor = Fleet::connect(cluster[0].peer.addr, vec![timed_broker("cluster-anchor", 0)?]).await?;
+    let first = cluster[0].peer.addr;
+    let mut anchor = Fleet::connect(first, vec![timed_broker("cluster-anchor", 0)?]).await?;
     anchor.register_all().await?;
     until_every_node_holds(&cluster, 1).await?;
     let (added_ms, removed_ms) = changes(&cluster, p).await?;
@@ -656,7 +623,11 @@ async fn convergence(setup: &PeerSetup, nodes: usize, p: &Params) -> anyhow::Res
     try_join_all(fleets.iter_mut().map(Fleet::register_all)).await?;
     until_every_node_holds(&cluster, layout.brokers + 1).await?;
     let fleet_spread_s = started.elapsed().as_secs_f64();
-    eprintln!("[cluster-convergence {nodes} nodes] {} brokers on every node after {fleet_spread_s:.2} s", layout.brokers);
+    let brokers = layout.brokers;
+    eprintln!(
+        "[cluster-convergence {nodes} nodes] {brokers} brokers on every node after \
+         {fleet_spread_s:.2} s"
+    );
 
     let (pulls, pull_cpu) = pull_rounds(&cluster, &mut fleets[0], p.pull_rounds).await?;
     let cpu_us_per_pull = pull_cpu.as_ref().and_then(|c| c.us_per(pulls));

@@ -2,10 +2,9 @@
 //! and RSS under broker heartbeats, and failover.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -17,6 +16,7 @@ use rmq_broker_client::{
     Registrar, ReplicaRole, Running, Schedule, TopicTable,
 };
 use rmq_protocol::headers::BrokerHeartbeatRequestHeader;
+use rmq_transport::RpcClient;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -26,9 +26,9 @@ use tokio::time::{Instant, MissedTickBehavior};
 use super::fleet::{ms_until, route, start_peer, TINY};
 use super::{settle, Ctx, Record, Scenario, Starts};
 use crate::cli::{millis as ms_arg, secs};
-use crate::group::{self, ControllerGroup};
+use crate::group;
 use crate::load;
-use crate::peer::{self, PeerKind, PeerOptions, PeerSetup};
+use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer};
 use crate::pin::CpuSnapshot;
 use crate::report::format::{mib, noise, num, or_na};
 use crate::report::{of, over, Col, Ratio, Section};
@@ -42,7 +42,6 @@ pub struct Controller;
 const GROUP_LIMIT: Duration = Duration::from_secs(180);
 /// The cluster of every broker set here.
 const CLUSTER: &str = "BenchControllerCluster";
-/// The parts of each peer's run.
 const HEARTBEATS: &str = "heartbeats";
 const FAILOVER: &str = "failover";
 
@@ -98,7 +97,6 @@ pub struct Params {
 }
 
 impl Params {
-    /// Replicas of the heartbeat measurement.
     pub fn replica_count(&self) -> usize {
         self.broker_sets * self.replicas
     }
@@ -158,14 +156,8 @@ impl Scenario for Controller {
     type Params = Params;
 
     fn quick(p: &mut Params) {
-        (p.broker_sets, p.failover_samples) = (10, 1);
-        (
-            p.idle_settle_s,
-            p.idle_s,
-            p.warmup_s,
-            p.duration_s,
-            p.pause_s,
-        ) = (0.5, 1.0, 1.0, 2.0, 0.5);
+        (p.broker_sets, p.failover_samples, p.pause_s) = (10, 1, 0.5);
+        (p.idle_settle_s, p.idle_s, p.warmup_s, p.duration_s) = (0.5, 1.0, 1.0, 2.0);
     }
 
     fn runs(kind: PeerKind) -> bool {
@@ -177,43 +169,37 @@ impl Scenario for Controller {
         let mut peers = Vec::new();
         for &peer in &kinds {
             let command = group::command_line(ctx.setup, peer, p.nodes)?;
+            let version = setup::version(ctx.setup, peer, true);
             peers.push(PeerInfo {
                 peer,
-                version: setup::version(ctx.setup, peer, true),
+                version,
                 command,
             });
         }
         record.note("peers", &peers);
-        let addrs = refused_broker_addrs(p.replica_count());
+        // Addresses that refuse connections: the controllers' role-change notices fail at once.
+        let addrs: Vec<String> = (0..p.replica_count())
+            .map(|_| rmq_testkit::ports::refused_addr().to_string())
+            .collect();
         for &kind in &kinds {
-            record.add(
-                kind,
-                HEARTBEATS,
-                run_heartbeats(ctx.setup, kind, p, &addrs).await,
-            );
+            record.add(kind, HEARTBEATS, run_heartbeats(ctx.setup, kind, p, &addrs).await);
         }
         let options = PeerOptions::default();
         match start_peer(ctx.setup, PeerKind::Waymark, &TINY, &options).await {
             Ok(namesrv) => {
-                record.note(
-                    "namesrv",
-                    &peer::command_line(ctx.setup, PeerKind::Waymark, &TINY, &options)?,
-                );
+                let command = peer::command_line(ctx.setup, PeerKind::Waymark, &TINY, &options)?;
+                record.note("namesrv", &command);
                 for &kind in &kinds {
-                    let pid = Some(namesrv.pid());
-                    record.add(
-                        kind,
-                        FAILOVER,
-                        run_failover(ctx.setup, kind, p, namesrv.addr, pid).await,
-                    );
+                    let outcome = run_failover(ctx.setup, kind, p, &namesrv).await;
+                    record.add(kind, FAILOVER, outcome);
                 }
                 namesrv.stop();
             }
             Err(error) => {
                 for &kind in &kinds {
-                    let why =
-                        format!("the NameServer of the failover part did not start: {error:#}");
-                    record.add::<Failover>(kind, FAILOVER, Err(anyhow::anyhow!(why)));
+                    let why = "the NameServer of the failover part did not start";
+                    let error = anyhow::anyhow!("{why}: {error:#}");
+                    record.add::<Failover>(kind, FAILOVER, Err(error));
                 }
             }
         }
@@ -299,6 +285,11 @@ fn set_name(kind: PeerKind, set: usize) -> String {
     format!("bench-{}-{set}", kind.id())
 }
 
+/// The guard of `mutex`, poisoned or not.
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// One replica of the heartbeat load: its connections and its heartbeat.
 struct Replica {
     client: ControllerClient,
@@ -314,23 +305,11 @@ struct Beats {
     first_error: Mutex<Option<String>>,
 }
 
-impl Beats {
-    fn failed(&self, error: String) {
-        self.errors.fetch_add(1, Ordering::Relaxed);
-        self.first_error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get_or_insert(error);
-    }
-}
-
 /// Runs `step` up to 5 times while it fails.
-async fn retry<T, E, F, Fut>(what: &str, mut step: F) -> anyhow::Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, E>>,
-    E: std::fmt::Display,
-{
+async fn retry<T, E: std::fmt::Display>(
+    what: &str,
+    mut step: impl AsyncFnMut() -> Result<T, E>,
+) -> anyhow::Result<T> {
     let mut failures = Vec::new();
     for _ in 0..5 {
         match step().await {
@@ -342,49 +321,37 @@ where
     bail!("{what} failed 5 times: {}", failures.join("; "))
 }
 
-/// Loopback addresses that refuse connections, one per heartbeat replica: the controllers'
-/// role-change notices fail at once.
-pub fn refused_broker_addrs(count: usize) -> Vec<String> {
-    (0..count)
-        .map(|_| rmq_testkit::ports::refused_addr().to_string())
-        .collect()
-}
-
-/// One broker set joins: every replica obtains its id and registers, sends
-/// one heartbeat to every node, and the first replica asks for the election.
+/// Broker set `name` joins, a replica on each of `addrs`: every replica obtains its id and
+/// registers, sends one heartbeat to every node, and the first asks for the election. The
+/// replicas and the requests it took.
 async fn join_set(
     controllers: &str,
-    kind: PeerKind,
-    set: usize,
+    name: &str,
     params: &Params,
     addrs: &[String],
 ) -> anyhow::Result<(Vec<Replica>, u64)> {
-    let name = set_name(kind, set);
     let mut config = ControllerModeConfig::new(controllers)?;
     config.request_timeout = Duration::from_secs(10);
-    let mut replicas = Vec::with_capacity(params.replicas);
-    let mut requests = 0;
-    for r in 0..params.replicas {
-        let addr = &addrs[set * params.replicas + r];
+    let mut replicas = Vec::with_capacity(addrs.len());
+    for addr in addrs {
         let client = ControllerClient::new(&config);
-        let id = retry("CONTROLLER_GET_NEXT_BROKER_ID", || {
-            client.next_broker_id(CLUSTER, &name)
+        let id = retry("CONTROLLER_GET_NEXT_BROKER_ID", async || {
+            client.next_broker_id(CLUSTER, name).await
         })
         .await?;
         let code = format!("{addr};{}", wall_ms());
-        retry("CONTROLLER_APPLY_BROKER_ID", || {
-            client.apply_broker_id(CLUSTER, &name, id, &code)
+        retry("CONTROLLER_APPLY_BROKER_ID", async || {
+            client.apply_broker_id(CLUSTER, name, id, &code).await
         })
         .await?;
-        retry("CONTROLLER_REGISTER_BROKER", || {
-            client.register(CLUSTER, &name, id, addr)
+        retry("CONTROLLER_REGISTER_BROKER", async || {
+            client.register(CLUSTER, name, id, addr).await
         })
         .await?;
-        requests += 3;
         let header = BrokerHeartbeatRequestHeader {
             cluster_name: CLUSTER.to_owned(),
             broker_addr: addr.clone(),
-            broker_name: name.clone(),
+            broker_name: name.to_owned(),
             broker_id: Some(id),
             epoch: Some(0),
             max_offset: Some(0),
@@ -394,30 +361,25 @@ async fn join_set(
         };
         replicas.push(Replica { client, header });
     }
-    for replica in &replicas {
-        for (node, outcome) in replica
-            .client
-            .heartbeat(&replica.header, Duration::from_secs(5))
-            .await
-        {
+    for Replica { client, header } in &replicas {
+        for (node, outcome) in client.heartbeat(header, Duration::from_secs(5)).await {
             outcome.with_context(|| format!("first heartbeat of {name} to {node}"))?;
         }
     }
     let first = &replicas[0];
     let id = first.header.broker_id.unwrap_or(1);
+    let mut requests = 3 * replicas.len() as u64;
     let mut failures = Vec::new();
     loop {
         requests += 1;
-        match first.client.elect(CLUSTER, &name, id).await {
+        match first.client.elect(CLUSTER, name, id).await {
             Ok(decision) if decision.master_id.is_some() => break,
             Ok(decision) => failures.push(format!("no master in {decision:?}")),
             Err(error) => failures.push(error.to_string()),
         }
         if failures.len() >= 20 {
-            bail!(
-                "CONTROLLER_ELECT_MASTER for {name} failed: {}",
-                failures.join("; ")
-            );
+            let failures = failures.join("; ");
+            bail!("CONTROLLER_ELECT_MASTER for {name} failed: {failures}");
         }
         // The heartbeat may not have reached the leader yet.
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -425,36 +387,31 @@ async fn join_set(
     Ok((replicas, requests))
 }
 
-/// Replica `index` of `count` heartbeats every node once per `interval`, at offset `index /
-/// count` of it after `anchor`, as a broker's fixed-rate task does.
+/// `replica` heartbeats every node once per `interval` from `phase` on (its slot of the
+/// interval), as a broker's fixed-rate task does.
 async fn heartbeat_loop(
     replica: Arc<Replica>,
-    (index, count): (usize, usize),
-    anchor: Instant,
+    phase: Instant,
     interval: Duration,
     beats: Arc<Beats>,
 ) {
     // Java's `sendHeartbeatTimeoutMillis` (1 s) bounds one send.
     let timeout = Duration::from_secs(1);
-    let offset = interval.mul_f64(index as f64 / count.max(1) as f64);
-    let since = Instant::now().saturating_duration_since(anchor + offset);
+    let since = Instant::now().saturating_duration_since(phase);
     let periods = (since.as_secs_f64() / interval.as_secs_f64()).ceil();
-    let mut ticker =
-        tokio::time::interval_at(anchor + offset + interval.mul_f64(periods), interval);
+    let mut ticker = tokio::time::interval_at(phase + interval.mul_f64(periods), interval);
     ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
-        let due = ticker.tick().await;
-        let lag = Instant::now().saturating_duration_since(due);
-        beats.max_lag_us.fetch_max(
-            u64::try_from(lag.as_micros()).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
+        let lag = ticker.tick().await.elapsed();
+        let lag_us = u64::try_from(lag.as_micros()).unwrap_or(u64::MAX);
+        beats.max_lag_us.fetch_max(lag_us, Relaxed);
         for (node, outcome) in replica.client.heartbeat(&replica.header, timeout).await {
             match outcome {
-                Ok(()) => {
-                    beats.sent.fetch_add(1, Ordering::Relaxed);
+                Ok(()) => _ = beats.sent.fetch_add(1, Relaxed),
+                Err(error) => {
+                    beats.errors.fetch_add(1, Relaxed);
+                    lock(&beats.first_error).get_or_insert(format!("to {node}: {error}"));
                 }
-                Err(error) => beats.failed(format!("to {node}: {error}")),
             }
         }
     }
@@ -470,31 +427,6 @@ struct Window {
     lag_ms: f64,
 }
 
-async fn measure_window(
-    group: &ControllerGroup,
-    beats: &Beats,
-    duration: Duration,
-) -> anyhow::Result<Window> {
-    let pids = group.pids();
-    let unreadable = || anyhow::anyhow!("cannot read /proc of the controller nodes {pids:?}");
-    beats.max_lag_us.store(0, Ordering::Relaxed);
-    let before = CpuSnapshot::take_all(&pids).ok_or_else(unreadable)?;
-    let (sent, errors) = (
-        beats.sent.load(Ordering::Relaxed),
-        beats.errors.load(Ordering::Relaxed),
-    );
-    tokio::time::sleep(duration).await;
-    let after = CpuSnapshot::take_all(&pids).ok_or_else(unreadable)?;
-    Ok(Window {
-        heartbeats: beats.sent.load(Ordering::Relaxed) - sent,
-        errors: beats.errors.load(Ordering::Relaxed) - errors,
-        seconds: after.seconds_since(&before),
-        server_cpu_s: after.server_seconds_since(&before),
-        others: after.others_percent_since(&before),
-        lag_ms: beats.max_lag_us.load(Ordering::Relaxed) as f64 / 1_000.0,
-    })
-}
-
 fn sum_max(values: &[Option<u64>]) -> (Option<u64>, Option<u64>) {
     let known: Option<Vec<u64>> = values.iter().copied().collect();
     match known {
@@ -503,29 +435,19 @@ fn sum_max(values: &[Option<u64>]) -> (Option<u64>, Option<u64>) {
     }
 }
 
-/// The heartbeat measurement on a fresh `kind` group. `broker_addrs` holds
-/// one address per replica ([`refused_broker_addrs`]).
-pub async fn run_heartbeats(
+/// The heartbeat measurement on a fresh `kind` group, replica `i` on `broker_addrs[i]`.
+async fn run_heartbeats(
     setup: &PeerSetup,
     kind: PeerKind,
     params: &Params,
     broker_addrs: &[String],
 ) -> anyhow::Result<Heartbeats> {
-    anyhow::ensure!(
-        broker_addrs.len() >= params.replica_count(),
-        "{} broker addresses for {} replicas",
-        broker_addrs.len(),
-        params.replica_count()
-    );
     let mut group = group::start(setup, kind, params.nodes, GROUP_LIMIT).await?;
     let group_ready_s = group.ready_after.as_secs_f64();
+    let controllers = group.controller_addr();
     let tag = format!("[controller {}]", kind.id());
-    eprintln!(
-        "{tag} group of {} ready after {:.1} s: {}",
-        params.nodes,
-        group.ready_after.as_secs_f64(),
-        group.controller_addr()
-    );
+    let nodes = params.nodes;
+    eprintln!("{tag} group of {nodes} ready after {group_ready_s:.1} s: {controllers}");
     tokio::time::sleep(Duration::from_secs_f64(params.idle_settle_s)).await;
     let idle_before = CpuSnapshot::take_all(&group.pids());
     tokio::time::sleep(Duration::from_secs_f64(params.idle_s)).await;
@@ -534,12 +456,10 @@ pub async fn run_heartbeats(
         .map(|(b, a)| a.server_seconds_since(&b) * 100.0 / a.seconds_since(&b).max(1e-3));
     let idle_rss_kib = group.rss_kib();
 
-    let controllers = group.controller_addr();
     let beats = Arc::new(Beats::default());
     // Aborted when dropped: no replica outlives the measurement.
-    let schedule: Mutex<JoinSet<()>> = Mutex::new(JoinSet::new());
+    let schedule = Mutex::new(JoinSet::new());
     let interval = Duration::from_millis(params.heartbeat_interval_ms.max(1));
-    let count = params.replica_count();
     let joined = Instant::now();
     // Each set heartbeats from the moment it joined, as brokers do (and so
     // that no connection sits idle while the other sets join).
@@ -547,27 +467,26 @@ pub async fn run_heartbeats(
         .map(|set| {
             let (controllers, beats, schedule) = (&controllers, &beats, &schedule);
             async move {
-                let (replicas, requests) =
-                    join_set(controllers, kind, set, params, broker_addrs).await?;
-                let replicas: Vec<Arc<Replica>> = replicas.into_iter().map(Arc::new).collect();
-                let mut tasks = schedule.lock().unwrap_or_else(PoisonError::into_inner);
+                let first = set * params.replicas;
+                let addrs = &broker_addrs[first..first + params.replicas];
+                let name = set_name(kind, set);
+                let (replicas, requests) = join_set(controllers, &name, params, addrs).await?;
+                let replicas: Vec<_> = replicas.into_iter().map(Arc::new).collect();
+                let mut tasks = lock(schedule);
                 for (r, replica) in replicas.iter().enumerate() {
-                    tasks.spawn(heartbeat_loop(
-                        replica.clone(),
-                        (set * params.replicas + r, count),
-                        joined,
-                        interval,
-                        beats.clone(),
-                    ));
+                    // Replica i of n heartbeats at i/n of the interval.
+                    let slot = (first + r) as f64 / params.replica_count() as f64;
+                    let phase = joined + interval.mul_f64(slot);
+                    tasks.spawn(heartbeat_loop(replica.clone(), phase, interval, beats.clone()));
                 }
-                Ok::<_, anyhow::Error>((replicas, requests))
+                anyhow::Ok((replicas, requests))
             }
         })
         .buffered(params.join_concurrency.max(1))
         .try_collect()
         .await?;
     let join_s = joined.elapsed().as_secs_f64();
-    let join_requests: u64 = sets.iter().map(|(_, n)| n).sum();
+    let join_requests = sets.iter().map(|(_, n)| n).sum();
     let replicas: Vec<Arc<Replica>> = sets.into_iter().flat_map(|(r, _)| r).collect();
     eprintln!(
         "{tag} {} broker sets × {} replicas joined in {join_s:.1} s; heartbeating {:.0}/s",
@@ -579,9 +498,22 @@ pub async fn run_heartbeats(
 
     let outcome = async {
         tokio::time::sleep(Duration::from_secs_f64(params.warmup_s)).await;
-        let duration = Duration::from_secs_f64(params.duration_s);
+        let pids = group.pids();
+        let unreadable = || anyhow::anyhow!("cannot read /proc of the controller nodes {pids:?}");
         let measure = async || {
-            let window = measure_window(&group, &beats, duration).await?;
+            beats.max_lag_us.store(0, Relaxed);
+            let before = CpuSnapshot::take_all(&pids).ok_or_else(unreadable)?;
+            let (sent, errors) = (beats.sent.load(Relaxed), beats.errors.load(Relaxed));
+            tokio::time::sleep(Duration::from_secs_f64(params.duration_s)).await;
+            let after = CpuSnapshot::take_all(&pids).ok_or_else(unreadable)?;
+            let window = Window {
+                heartbeats: beats.sent.load(Relaxed) - sent,
+                errors: beats.errors.load(Relaxed) - errors,
+                seconds: after.seconds_since(&before),
+                server_cpu_s: after.server_seconds_since(&before),
+                others: after.others_percent_since(&before),
+                lag_ms: beats.max_lag_us.load(Relaxed) as f64 / 1_000.0,
+            };
             eprintln!(
                 "{tag} window: {} heartbeats in {:.1} s, server CPU {:.2} s, others {:.0} %",
                 window.heartbeats, window.seconds, window.server_cpu_s, window.others
@@ -593,40 +525,29 @@ pub async fn run_heartbeats(
         group.check_running()?;
         let rss_kib = group.rss_kib();
         // Which replicas the leader takes for alive, set by set.
-        let probe = &replicas[0].client;
         let mut alive_replicas = 0;
         for set in 0..params.broker_sets {
-            if let Some(info) = probe.sync_state_data(&set_name(kind, set)).await? {
-                alive_replicas += info
-                    .in_sync_replicas
-                    .iter()
-                    .chain(&info.not_in_sync_replicas)
-                    .filter(|r| r.alive)
-                    .count();
+            if let Some(info) = replicas[0].client.sync_state_data(&set_name(kind, set)).await? {
+                let all = info.in_sync_replicas.iter().chain(&info.not_in_sync_replicas);
+                alive_replicas += all.filter(|r| r.alive).count();
             }
         }
-        Ok::<_, anyhow::Error>((window, windows, rss_kib, alive_replicas))
+        anyhow::Ok((window, windows, rss_kib, alive_replicas))
     }
     .await;
-    schedule
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .abort_all();
+    lock(&schedule).abort_all();
     let server_cpus = group.cpus_allowed();
     // The group goes first, so that the replicas' connections closing
     // cannot set off elections.
     group.stop();
-    for replica in replicas.iter() {
-        replica.client.close();
-    }
+    replicas.iter().for_each(|r| r.client.close());
     let (window, windows, rss_kib, alive_replicas) = outcome?;
-    let first_error = beats
-        .first_error
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone();
     let (rss_max_kib, rss_sum_kib) = sum_max(&rss_kib);
+    let first_error = lock(&beats.first_error).clone();
     let seconds = window.seconds.max(1e-3);
+    let counted = (window.heartbeats > 0).then_some(window.heartbeats as f64);
+    let per_heartbeat = |cpu_s: f64| counted.map(|n| cpu_s * 1e6 / n);
+    let above_idle = |idle: f64| (window.server_cpu_s - idle / 100.0 * window.seconds).max(0.0);
     Ok(Heartbeats {
         params: params.clone(),
         group_ready_s,
@@ -641,14 +562,8 @@ pub async fn run_heartbeats(
         heartbeats_per_s: window.heartbeats as f64 / seconds,
         schedule_lag_max_ms: window.lag_ms,
         server_cpu_s: window.server_cpu_s,
-        cpu_us_per_heartbeat: (window.heartbeats > 0)
-            .then(|| window.server_cpu_s * 1e6 / window.heartbeats as f64),
-        cpu_us_per_heartbeat_above_idle: idle_cpu_percent.filter(|_| window.heartbeats > 0).map(
-            |idle| {
-                let above = window.server_cpu_s - idle / 100.0 * window.seconds;
-                above.max(0.0) * 1e6 / window.heartbeats as f64
-            },
-        ),
+        cpu_us_per_heartbeat: per_heartbeat(window.server_cpu_s),
+        cpu_us_per_heartbeat_above_idle: idle_cpu_percent.map(above_idle).and_then(per_heartbeat),
         server_cpu_percent: window.server_cpu_s * 100.0 / seconds,
         rss_kib,
         rss_max_kib,
@@ -660,8 +575,8 @@ pub async fn run_heartbeats(
     })
 }
 
-/// One failover replica: a registrar, its schedule, its agent and the
-/// listener for role-change notices, as `rmq-broker-sim --controller` runs them.
+/// One failover replica: a registrar, its schedule, its agent and the listener for
+/// role-change notices, as `rmq-broker-sim --controller` runs them (`None` once crashed).
 struct AgentReplica {
     addr: String,
     live: Option<LiveReplica>,
@@ -678,7 +593,7 @@ impl AgentReplica {
     async fn start(
         name: &str,
         controllers: &str,
-        namesrv: SocketAddr,
+        namesrv: &RunningPeer,
         dir: &Path,
         heartbeat_timeout: Duration,
     ) -> anyhow::Result<AgentReplica> {
@@ -688,17 +603,14 @@ impl AgentReplica {
         // Two topics: a registration of one alone reads as an incremental
         // one, which a NameServer refuses before the full registration.
         let topics = TopicTable::with_topics(numbered_topics(&topic_prefix(name), 2, 8), wall_ms());
-        let list = NameServerList::from_static(&namesrv.to_string())?;
+        let list = NameServerList::from_static(&namesrv.addr.to_string())?;
         let registrar = Arc::new(Registrar::new(broker, topics, list)?);
         let mut config =
             ControllerModeConfig::new(controllers)?.with_identity_path(dir.join("brokerIdentity"));
         config.controller_heart_beat_timeout = heartbeat_timeout;
         let agent = ControllerAgent::start(registrar.clone(), config, None);
-        let schedule = rmq_broker_client::spawn(
-            registrar.clone(),
-            Schedule::java(registrar.config(), None),
-            None,
-        );
+        let java = Schedule::java(registrar.config(), None);
+        let schedule = rmq_broker_client::spawn(registrar.clone(), java, None);
         let (stop, stopped) = oneshot::channel::<()>();
         let service = agent.notice_service();
         let notices = tokio::spawn(async move {
@@ -707,14 +619,16 @@ impl AgentReplica {
             })
             .await;
         });
+        let notices = (notices, stop);
+        let live = LiveReplica {
+            agent,
+            registrar,
+            schedule,
+            notices,
+        };
         Ok(AgentReplica {
             addr,
-            live: Some(LiveReplica {
-                agent,
-                registrar,
-                schedule,
-                notices: (notices, stop),
-            }),
+            live: Some(live),
         })
     }
 
@@ -723,8 +637,7 @@ impl AgentReplica {
     }
 
     fn role(&self) -> ReplicaRole {
-        self.agent()
-            .map_or(ReplicaRole::Unknown, ControllerAgent::role)
+        self.agent().map_or(ReplicaRole::Unknown, ControllerAgent::role)
     }
 
     /// Stops it as a kill would: every connection closed at once, nothing
@@ -747,16 +660,9 @@ fn topic_prefix(name: &str) -> String {
     format!("{name}-topic-")
 }
 
-fn topic_of(name: &str) -> String {
-    format!("{}0", topic_prefix(name))
-}
-
 /// The NameServer's route of the set `name`: id → address.
-async fn routed(
-    query: &rmq_transport::RpcClient,
-    name: &str,
-) -> anyhow::Result<BTreeMap<i64, String>> {
-    Ok(route(query, &topic_of(name))
+async fn routed(query: &RpcClient, name: &str) -> anyhow::Result<BTreeMap<i64, String>> {
+    Ok(route(query, &format!("{}0", topic_prefix(name)))
         .await?
         .and_then(|r| r.broker_datas.into_iter().find(|b| b.broker_name == name))
         .map(|b| b.broker_addrs)
@@ -765,70 +671,51 @@ async fn routed(
 
 /// Waits until `set` has a master with every replica in sync, routed by the NameServer as id 0
 /// (slaves under their ids).
-async fn wait_settled(
-    set: &[AgentReplica],
-    name: &str,
-    query: &rmq_transport::RpcClient,
-    limit: Duration,
-) -> anyhow::Result<()> {
+async fn wait_settled(set: &[AgentReplica], name: &str, query: &RpcClient) -> anyhow::Result<()> {
+    let limit = Duration::from_secs(60);
     let deadline = Instant::now() + limit;
     let mut last = String::new();
     while Instant::now() < deadline {
         let master = set.iter().find(|r| r.role() == ReplicaRole::Master);
-        let slaves = set
-            .iter()
-            .filter(|r| matches!(r.role(), ReplicaRole::Slave { .. }))
-            .count();
+        let slaves = set.iter().filter(|r| matches!(r.role(), ReplicaRole::Slave { .. }));
+        let slaves = slaves.count();
+        last = "no master".into();
         if let Some(master) = master {
             let agent = master.agent().context("the master runs")?;
             let sss = agent.sync_state_set().sync_state_set.len();
-            let expected: BTreeMap<i64, String> = set
-                .iter()
-                .map(|r| {
-                    let id = if r.role() == ReplicaRole::Master {
-                        0
-                    } else {
-                        r.agent()
-                            .and_then(ControllerAgent::controller_id)
-                            .unwrap_or(-1)
-                    };
-                    (id, r.addr.clone())
-                })
-                .collect();
+            let routed_as = |r: &AgentReplica| match r.role() {
+                ReplicaRole::Master => 0,
+                _ => r.agent().and_then(ControllerAgent::controller_id).unwrap_or(-1),
+            };
+            let expected: BTreeMap<i64, String> =
+                set.iter().map(|r| (routed_as(r), r.addr.clone())).collect();
             let route = routed(query, name).await?;
             if sss == set.len() && slaves + 1 == set.len() && route == expected {
                 return Ok(());
             }
             last = format!("sync-state set of {sss}, {slaves} slaves, route {route:?}");
-        } else {
-            last = "no master".into();
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     bail!("{name} did not settle within {limit:?}: {last}")
 }
 
-/// The failover measurement on a fresh `kind` group, with replicas
-/// registering at the NameServer `namesrv` (process `namesrv_pid`).
-pub async fn run_failover(
+/// The failover measurement on a fresh `kind` group, with replicas registering at `namesrv`.
+async fn run_failover(
     setup: &PeerSetup,
     kind: PeerKind,
     params: &Params,
-    namesrv: SocketAddr,
-    namesrv_pid: Option<u32>,
+    namesrv: &RunningPeer,
 ) -> anyhow::Result<Failover> {
     let group = group::start(setup, kind, params.nodes, GROUP_LIMIT).await?;
     let tag = format!("[controller {} failover]", kind.id());
     let controllers = group.controller_addr();
-    let store: PathBuf = std::env::temp_dir().join(format!(
-        "waymark-bench-{}-agents-{}",
-        std::process::id(),
-        kind.id()
-    ));
+    let store = format!("waymark-bench-{}-agents-{}", std::process::id(), kind.id());
+    let store = std::env::temp_dir().join(store);
     let _ = std::fs::remove_dir_all(&store);
     let timeout = Duration::from_millis(params.agent_heartbeat_timeout_ms);
     let outcome = async {
-        let mut sets: Vec<(String, Vec<AgentReplica>)> = Vec::new();
+        let mut sets = Vec::new();
         for k in 0..params.failover_samples {
             let name = format!("bench-failover-{}-{k}", kind.id());
             let mut set = Vec::new();
@@ -846,14 +733,14 @@ pub async fn run_failover(
             }
             sets.push((name, set));
         }
-        let query = load::connect(namesrv, 1).await?.remove(0);
+        let query = load::connect(namesrv.addr, 1).await?.remove(0);
         for (name, set) in &sets {
-            wait_settled(set, name, &query, Duration::from_secs(60)).await?;
+            wait_settled(set, name, &query).await?;
         }
         eprintln!("{tag} {} broker sets settled", sets.len());
         // The NameServer is part of what a failover goes through.
         let mut pids = group.pids();
-        pids.extend(namesrv_pid);
+        pids.push(namesrv.pid());
         let cpu_before = CpuSnapshot::take_all(&pids);
         let poll = Duration::from_millis(params.poll_ms);
         let give_up = Duration::from_secs_f64(params.give_up_s);
@@ -862,31 +749,23 @@ pub async fn run_failover(
             // Also before the first sample, so that "others' CPU" is read
             // over seconds rather than over one failover.
             tokio::time::sleep(Duration::from_secs_f64(params.pause_s)).await;
-            let master = set
-                .iter()
-                .position(|r| r.role() == ReplicaRole::Master)
-                .context("no master to crash")?;
-            let old = set[master].addr.clone();
-            let killed = set[master].crash();
+            let master = set.iter_mut().find(|r| r.role() == ReplicaRole::Master);
+            let master = master.context("no master to crash")?;
+            let old = master.addr.clone();
+            let killed = master.crash();
             let sample = ms_until(killed, poll, give_up, async || {
                 Ok(routed(&query, name).await?.get(&0).is_some_and(|addr| *addr != old))
             })
             .await?;
-            eprintln!(
-                "{tag} sample {k}: {}",
-                sample.map_or("not done".into(), |v| format!("{v:.1} ms"))
-            );
+            let shown = sample.map_or("not done".into(), |v| format!("{v:.1} ms"));
+            eprintln!("{tag} sample {k}: {shown}");
             samples.push(sample);
         }
         let others_cpu_percent = cpu_before
             .zip(CpuSnapshot::take_all(&pids))
             .map(|(b, a)| a.others_percent_since(&b));
-        for (_, set) in &mut sets {
-            for replica in set {
-                replica.crash();
-            }
-        }
-        Ok::<_, anyhow::Error>((samples, others_cpu_percent))
+        sets.iter_mut().flat_map(|(_, set)| set).for_each(|r| _ = r.crash());
+        anyhow::Ok((samples, others_cpu_percent))
     }
     .await;
     let server_cpus = group.cpus_allowed();
@@ -913,6 +792,5 @@ mod tests {
         assert!((p.scheduled_per_s() - 9_000.0).abs() < 1e-9);
         assert_eq!(sum_max(&[Some(1), Some(3)]), (Some(3), Some(4)));
         assert_eq!(sum_max(&[Some(1), None]), (None, None));
-        assert_eq!(topic_of("s"), "s-topic-0");
     }
 }

@@ -1,7 +1,6 @@
 //! `route-change-latency`: how soon a client following a topic sees a broker
 //! come and go (route push against polling).
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::{ensure, Context};
@@ -10,19 +9,19 @@ use rmq_broker_client::{body, wall_ms, BrokerConfig};
 use rmq_protocol::headers::UnregisterBrokerRequestHeader;
 use rmq_protocol::{TopicConfig, TopicRouteData};
 use rmq_route_client::{PushState, RouteClient, RouteClientConfig, RouteWatch};
-use rmq_transport::RpcClient;
-use rmq_wire::{RemotingCommand, RequestCode, ResponseCode};
+use rmq_wire::RequestCode;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::fleet::{millis, signed_millis, start_peer, Fleet, REGISTER_TIMEOUT, TINY};
+use super::security::success;
 use super::{Ctx, Record, Scenario};
 use crate::cli::{millis as ms_arg, secs};
 use crate::load;
 use crate::peer::{PeerKind, PeerOptions, PeerSetup};
 use crate::report::format::{ms, num, or_na, seconds};
-use crate::report::{Row, Section};
+use crate::report::{of, Row, Section};
 use crate::sample::ServerSample;
 use crate::stats::Summary;
 use crate::workload::{self, Registration, CLUSTER};
@@ -32,11 +31,10 @@ const TOPICS: [&str; 2] = ["RouteChangeTopic-0", "RouteChangeTopic-1"];
 const ANCHOR: &str = "route-change-anchor";
 /// The broker whose comings and goings are the changes measured.
 const MOVER: &str = "route-change-mover";
-
-pub struct RouteChangeLatency;
-
 /// The part of Waymark's second run, its client's route push off.
 const PUSH_OFF: &str = "push-off";
+
+pub struct RouteChangeLatency;
 
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct Params {
@@ -65,19 +63,11 @@ pub struct Params {
     pub give_up_after_poll_s: f64,
 }
 
-impl Params {
-    fn poll_interval(&self) -> Duration {
-        Duration::from_millis(self.poll_interval_ms.max(1))
-    }
-}
-
 /// What a change request did to the second broker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Change {
-    /// It registered: the route gains it.
     Added,
-    /// It unregistered: the route loses it.
     Removed,
 }
 
@@ -87,13 +77,11 @@ pub enum Change {
 pub enum FollowedBy {
     /// Subscribed: the NameServer pushes each change.
     Push,
-    /// Polling: the NameServer answered the subscription
-    /// REQUEST_CODE_NOT_SUPPORTED.
+    /// Polling: the NameServer answered the subscription REQUEST_CODE_NOT_SUPPORTED.
     PollingNotSupported,
     /// Polling: route push was off in the client.
     PollingPushOff,
-    /// Polling: the subscription was neither accepted nor refused as
-    /// unsupported (the client keeps trying).
+    /// Polling: the subscription was neither accepted nor refused (the client keeps trying).
     PollingNotSubscribed,
 }
 
@@ -106,12 +94,21 @@ impl FollowedBy {
             PushState::Connecting => FollowedBy::PollingNotSubscribed,
         }
     }
+
+    fn text(self, poll_s: f64) -> String {
+        let why = match self {
+            FollowedBy::Push => return "route push".into(),
+            FollowedBy::PollingNotSupported => "route push answered REQUEST_CODE_NOT_SUPPORTED",
+            FollowedBy::PollingPushOff => "route push off",
+            FollowedBy::PollingNotSubscribed => "route subscription neither accepted nor refused",
+        };
+        format!("polling every {poll_s:.0} s ({why})")
+    }
 }
 
 /// One change and when the client saw it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
-    /// What changed.
     pub change: Change,
     /// From sending the change request to its answer, ms.
     pub request_ms: f64,
@@ -146,12 +143,8 @@ impl Scenario for RouteChangeLatency {
     type Params = Params;
 
     fn quick(p: &mut Params) {
-        (
-            p.push_samples,
-            p.poll_samples,
-            p.poll_interval_ms,
-            p.give_up_after_poll_s,
-        ) = (4, 2, 2_000, 3.0);
+        (p.push_samples, p.poll_samples) = (4, 2);
+        (p.poll_interval_ms, p.give_up_after_poll_s) = (2_000, 3.0);
     }
 
     fn runs(kind: PeerKind) -> bool {
@@ -170,64 +163,40 @@ impl Scenario for RouteChangeLatency {
 
     fn report(s: &mut Section<'_>) {
         let (on, off) = (s.rows::<Outcome>(""), s.rows::<Outcome>(PUSH_OFF));
-        let mut rows: Vec<Row<Outcome>> = Vec::new();
+        let push_off = |r: &Row<Outcome>| format!("{}, client's route push off", r.label);
+        let mut rows = Vec::new();
         for peer in PeerKind::ALL {
-            rows.extend(on.iter().filter(|r| r.peer == peer).map(copy));
-            for row in off.iter().filter(|r| r.peer == peer) {
-                rows.push(Row {
-                    label: format!("{}, client's route push off", row.label),
-                    ..copy(row)
-                });
-            }
+            rows.extend(on.iter().filter(|r| r.peer == peer).map(|r| (r, r.label.clone())));
+            rows.extend(off.iter().filter(|r| r.peer == peer).map(|r| (r, push_off(r))));
         }
-        let push = on
-            .iter()
-            .find(|r| r.peer == PeerKind::Waymark)
-            .and_then(Row::ok);
-        let push = push
-            .filter(|x| x.followed_by == FollowedBy::Push)
-            .and_then(|x| x.latency_ms.clone());
-        let cells: Vec<Row<Vec<String>>> = rows
-            .iter()
-            .map(|row| Row {
-                peer: row.peer,
-                label: row.label.clone(),
-                result: row
-                    .result
-                    .as_ref()
-                    .map(|x| cells(x, push.as_ref()))
-                    .map_err(Clone::clone),
-            })
-            .collect();
-        let heads = [
-            "client follows the route by",
-            "samples",
-            "min",
-            "p50",
-            "max",
-            "mean",
-            "answered in",
-            "p50 ÷ Waymark push",
-            "mean ÷ Waymark push",
-            "run",
-        ];
-        s.cells(Some("server"), &heads, &cells);
+        let push = of(&on, PeerKind::Waymark).filter(|x| x.followed_by == FollowedBy::Push);
+        let push = push.and_then(|x| x.latency_ms.as_ref());
+        let row = |(r, label): &(&Row<Outcome>, String)| {
+            let result = r.result.as_ref().map(|x| cells(x, push));
+            Row::new(r.peer, label, result.map_err(Clone::clone))
+        };
+        s.cells(Some("server"), &HEADS, &rows.iter().map(row).collect::<Vec<_>>());
         s.text("Samples in the order taken:");
-        for row in &rows {
-            if let Some(x) = row.ok() {
-                s.item(format!("{}: {}", row.label, sample_list(x)));
+        for (r, label) in &rows {
+            if let Some(x) = r.ok() {
+                s.item(format!("{label}: {}", sample_list(x)));
             }
         }
     }
 }
 
-fn copy(row: &Row<Outcome>) -> Row<Outcome> {
-    Row {
-        peer: row.peer,
-        label: row.label.clone(),
-        result: row.result.clone(),
-    }
-}
+const HEADS: [&str; 10] = [
+    "client follows the route by",
+    "samples",
+    "min",
+    "p50",
+    "max",
+    "mean",
+    "answered in",
+    "p50 ÷ Waymark push",
+    "mean ÷ Waymark push",
+    "run",
+];
 
 /// A latency in ms as `-4 µs`, `124 µs`, `1.23 ms` or `14.61 s`.
 fn latency(value_ms: f64) -> String {
@@ -248,28 +217,12 @@ fn times(a: Option<f64>, b: Option<f64>) -> String {
     }
 }
 
-fn followed_by_text(by: FollowedBy, poll_s: f64) -> String {
-    match by {
-        FollowedBy::Push => "route push".into(),
-        FollowedBy::PollingNotSupported => {
-            format!("polling every {poll_s:.0} s (route push answered REQUEST_CODE_NOT_SUPPORTED)")
-        }
-        FollowedBy::PollingPushOff => format!("polling every {poll_s:.0} s (route push off)"),
-        FollowedBy::PollingNotSubscribed => {
-            format!("polling every {poll_s:.0} s (route subscription neither accepted nor refused)")
-        }
-    }
-}
-
 /// The cells of one row, compared with Waymark's push (`push`).
 fn cells(x: &Outcome, push: Option<&Summary>) -> Vec<String> {
     let poll_s = x.params.poll_interval_ms as f64 / 1_000.0;
-    let mut by = followed_by_text(x.followed_by, poll_s);
+    let mut by = x.followed_by.text(poll_s);
     if x.followed_by_at_end != x.followed_by {
-        by = format!(
-            "{by}; by the end: {}",
-            followed_by_text(x.followed_by_at_end, poll_s)
-        );
+        by = format!("{by}; by the end: {}", x.followed_by_at_end.text(poll_s));
     }
     let samples = match x.missed {
         0 => x.samples.len().to_string(),
@@ -295,21 +248,15 @@ fn cells(x: &Outcome, push: Option<&Summary>) -> Vec<String> {
 /// change (`reg` or `unreg`).
 fn sample_list(x: &Outcome) -> String {
     let sample = |s: &Sample| {
-        let request = if s.change == Change::Added {
-            "reg"
-        } else {
-            "unreg"
-        };
-        format!(
-            "{request} {}",
-            s.seen_ms.map_or_else(|| "not seen".to_owned(), latency)
-        )
+        let added = s.change == Change::Added;
+        let seen = s.seen_ms.map_or_else(|| "not seen".to_owned(), latency);
+        format!("{} {seen}", if added { "reg" } else { "unreg" })
     };
     x.samples.iter().map(sample).collect::<Vec<_>>().join(", ")
 }
 
 /// Whether `route` lists `broker` in both its broker and queue entries (`None`: in one only).
-pub fn lists_broker(route: &TopicRouteData, broker: &str) -> Option<bool> {
+fn lists_broker(route: &TopicRouteData, broker: &str) -> Option<bool> {
     let in_brokers = route.broker_datas.iter().any(|b| b.broker_name == broker);
     let in_queues = route.queue_datas.iter().any(|q| q.broker_name == broker);
     (in_brokers == in_queues).then_some(in_brokers)
@@ -317,18 +264,16 @@ pub fn lists_broker(route: &TopicRouteData, broker: &str) -> Option<bool> {
 
 /// `count` offsets into `period`, one at a random point of each of `count`
 /// equal slices of it, in random order.
-pub fn spread_offsets(count: usize, period: Duration, rng: &mut fastrand::Rng) -> Vec<Duration> {
+fn spread_offsets(count: usize, period: Duration, rng: &mut fastrand::Rng) -> Vec<Duration> {
     let mut slices: Vec<usize> = (0..count).collect();
     rng.shuffle(&mut slices);
-    slices
-        .into_iter()
-        .map(|slice| period.mul_f64((slice as f64 + rng.f64()) / count as f64))
-        .collect()
+    let offset = |slice: usize| period.mul_f64((slice as f64 + rng.f64()) / count as f64);
+    slices.into_iter().map(offset).collect()
 }
 
 /// The first moment at `offset` into a period of a schedule that started at
 /// time 0 with `period`, not before `now` (all measured from the start).
-pub fn next_at_offset(now: Duration, period: Duration, offset: Duration) -> Duration {
+fn next_at_offset(now: Duration, period: Duration, offset: Duration) -> Duration {
     if now <= offset {
         return offset;
     }
@@ -344,52 +289,26 @@ fn broker(name: &str, index: usize) -> anyhow::Result<(BrokerConfig, Registratio
     Ok((config, registration))
 }
 
-/// The second broker, on its own connection.
-struct Mover {
-    client: RpcClient,
-    config: BrokerConfig,
-    registration: Registration,
-}
-
-impl Mover {
-    async fn connect(addr: SocketAddr) -> anyhow::Result<Mover> {
-        let (config, registration) = broker(MOVER, 1)?;
-        Ok(Mover {
-            client: load::connect(addr, 1).await?.remove(0),
-            config,
-            registration,
-        })
-    }
-
-    fn request(&mut self, change: Change) -> RemotingCommand {
-        match change {
-            Change::Added => self.registration.next_request(wall_ms()),
-            Change::Removed => body::request(RequestCode::UnregisterBroker, &self.config)
-                .with_header(&UnregisterBrokerRequestHeader {
-                    broker_name: self.config.broker_name.clone(),
-                    broker_addr: self.config.broker_addr.clone(),
-                    cluster_name: self.config.cluster_name.clone(),
-                    broker_id: self.config.effective_broker_id(),
-                }),
-        }
-    }
-
-    /// Sends the request that makes `change` and waits for its answer.
-    async fn make(&mut self, change: Change) -> anyhow::Result<()> {
-        let request = self.request(change);
-        let response = self
-            .client
-            .invoke(request, REGISTER_TIMEOUT)
-            .await
-            .with_context(|| format!("{change:?} request of {MOVER} failed"))?;
-        ensure!(
-            response.response_code() == ResponseCode::Success,
-            "{change:?} request of {MOVER} refused: code {} {}",
-            response.code,
-            response.remark.unwrap_or_default()
-        );
-        Ok(())
-    }
+/// Sends the request by which the second broker makes `change`, and waits for its answer.
+async fn make(
+    client: &rmq_transport::RpcClient,
+    (config, registration): &mut (BrokerConfig, Registration),
+    change: Change,
+) -> anyhow::Result<()> {
+    let request = match change {
+        Change::Added => registration.next_request(wall_ms()),
+        Change::Removed => body::request(RequestCode::UnregisterBroker, &*config).with_header(
+            &UnregisterBrokerRequestHeader {
+                broker_name: config.broker_name.clone(),
+                broker_addr: config.broker_addr.clone(),
+                cluster_name: config.cluster_name.clone(),
+                broker_id: config.effective_broker_id(),
+            },
+        ),
+    };
+    let response = client.invoke(request, REGISTER_TIMEOUT).await;
+    let response = response.with_context(|| format!("{change:?} request of {MOVER} failed"))?;
+    success(response, format_args!("{change:?} request of {MOVER} refused"))
 }
 
 /// When the watcher was told, and whether the route it was told of lists
@@ -404,10 +323,9 @@ fn record_changes(
     let task = tokio::spawn(async move {
         while watch.changed().await.is_ok() {
             let at = Instant::now();
-            let listed = watch
-                .borrow_and_update()
-                .as_ref()
-                .and_then(|view| lists_broker(&view.route, MOVER));
+            let route = watch.borrow_and_update();
+            let listed = route.as_ref().and_then(|view| lists_broker(&view.route, MOVER));
+            drop(route);
             if sender.send((at, listed)).is_err() {
                 return;
             }
@@ -439,12 +357,9 @@ async fn settled(client: &RouteClient, limit: Duration) -> FollowedBy {
     let deadline = Instant::now() + limit;
     loop {
         let state = states.borrow_and_update().clone();
-        if state != PushState::Connecting {
+        let changed = tokio::time::timeout_at(deadline, states.changed());
+        if state != PushState::Connecting || !matches!(changed.await, Ok(Ok(()))) {
             return FollowedBy::of(&state);
-        }
-        match tokio::time::timeout_at(deadline, states.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) | Err(_) => return FollowedBy::of(&state),
         }
     }
 }
@@ -459,17 +374,15 @@ async fn follow(
 ) -> anyhow::Result<Outcome> {
     let started = Instant::now();
     let peer = start_peer(setup, kind, &TINY, &PeerOptions::default()).await?;
-    let label = format!(
-        "route-change-latency {}{}",
-        kind.id(),
-        if route_push { "" } else { ", route push off" }
-    );
+    let push_off = if route_push { "" } else { ", route push off" };
+    let label = format!("route-change-latency {}{push_off}", kind.id());
     let mut anchor = Fleet::connect(peer.addr, vec![broker(ANCHOR, 0)?.1]).await?;
     anchor.register_all().await?;
     let anchor = anchor.keep_registered();
-    let mut mover = Mover::connect(peer.addr).await?;
+    let mut mover = broker(MOVER, 1)?;
+    let mover_client = load::connect(peer.addr, 1).await?.remove(0);
 
-    let period = params.poll_interval();
+    let period = Duration::from_millis(params.poll_interval_ms.max(1));
     let config = RouteClientConfig {
         route_push,
         poll_name_server_interval: period,
@@ -484,10 +397,8 @@ async fn follow(
     if watch.borrow_and_update().is_none() {
         let _ = tokio::time::timeout(settle, watch.changed()).await;
     }
-    let first = watch
-        .borrow_and_update()
-        .clone()
-        .with_context(|| format!("the client got no route of {}", TOPICS[0]))?;
+    let first = watch.borrow_and_update().clone();
+    let first = first.with_context(|| format!("the client got no route of {}", TOPICS[0]))?;
     ensure!(
         lists_broker(&first.route, ANCHOR) == Some(true)
             && lists_broker(&first.route, MOVER) == Some(false),
@@ -508,18 +419,14 @@ async fn follow(
     let offsets = spread_offsets(count, period, &mut rng);
     let give_up = period + Duration::from_secs_f64(params.give_up_after_poll_s);
     eprintln!("[{label}] client follows by {followed_by:?}: {count} samples");
+    let (min, max) = (params.push_pause_min_ms, params.push_pause_max_ms);
     let mut samples = Vec::with_capacity(count);
     let mut listed = false;
     for offset in offsets {
-        let at = if pushed {
-            let pause = if params.push_pause_max_ms > params.push_pause_min_ms {
-                rng.u64(params.push_pause_min_ms..params.push_pause_max_ms)
-            } else {
-                params.push_pause_min_ms
-            };
-            Instant::now() + Duration::from_millis(pause)
-        } else {
-            poll_origin + next_at_offset(poll_origin.elapsed(), period, offset)
+        let at = match pushed {
+            // A range of the one pause `min` unless `max` is above it.
+            true => Instant::now() + Duration::from_millis(rng.u64(min..max.max(min + 1))),
+            false => poll_origin + next_at_offset(poll_origin.elapsed(), period, offset),
         };
         tokio::time::sleep_until(at).await;
         while told.try_recv().is_ok() {}
@@ -529,24 +436,20 @@ async fn follow(
             Change::Added
         };
         let sent = Instant::now();
-        mover.make(change).await?;
+        make(&mover_client, &mut mover, change).await?;
         let answered = Instant::now();
         listed = !listed;
         let seen = told_of(&mut told, listed, answered + give_up).await;
-        let sample = Sample {
+        let seen_ms = seen.map(|at| signed_millis(answered, at));
+        let after = |ms: f64| format!("{ms:.3} ms after the answer");
+        let shown = seen_ms.map_or("not in time".into(), after);
+        eprintln!("[{label}] sample {}: {change:?}, seen {shown}", samples.len() + 1);
+        let request_ms = millis(answered - sent);
+        samples.push(Sample {
             change,
-            request_ms: millis(answered - sent),
-            seen_ms: seen.map(|at| signed_millis(answered, at)),
-        };
-        eprintln!(
-            "[{label}] sample {}: {change:?}, seen {}",
-            samples.len() + 1,
-            sample.seen_ms.map_or_else(
-                || "not in time".to_owned(),
-                |ms| format!("{ms:.3} ms after the answer")
-            )
-        );
-        samples.push(sample);
+            request_ms,
+            seen_ms,
+        });
     }
     let followed_by_at_end = FollowedBy::of(&client.push_state().borrow());
     client.shutdown();
@@ -567,8 +470,7 @@ async fn follow(
         duration_s: started.elapsed().as_secs_f64(),
         server: ServerSample::of(&peer, None),
     };
-    drop(mover);
-    drop(anchor);
+    drop((mover_client, anchor));
     peer.stop();
     Ok(result)
 }

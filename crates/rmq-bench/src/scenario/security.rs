@@ -2,10 +2,11 @@
 //! queries) cost the server in CPU per request.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::fmt::Display;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::{ensure, Context};
 use clap::Args;
 use rmq_auth::Credentials;
 use rmq_broker_client::wall_ms;
@@ -14,6 +15,7 @@ use rmq_transport::{ClientConfig, RpcClient};
 use rmq_wire::{RemotingCommand, ResponseCode};
 use serde::{Deserialize, Serialize};
 
+use super::controller::lock;
 use super::fleet::{
     route_workers, start_peer, verify_routes, Fleet, QUERY_TIMEOUT, REGISTER_TIMEOUT,
 };
@@ -33,11 +35,11 @@ pub struct Security;
 
 /// The target: a signed registration of 2,000 topics costs the server less
 /// than this much more CPU than an unsigned one, %.
-pub const TARGET_EXTRA_PERCENT: f64 = 5.0;
+const TARGET_EXTRA_PERCENT: f64 = 5.0;
 /// The broker account of the signed registrations.
-pub const ACCESS_KEY: &str = "bench-broker-key";
+const ACCESS_KEY: &str = "bench-broker-key";
 /// Its secret (a benchmark's, not RocketMQ's public default).
-pub const SECRET_KEY: &str = "bench-broker-secret";
+const SECRET_KEY: &str = "bench-broker-secret";
 const SIGNING: &str = "signing";
 const TLS: &str = "tls";
 
@@ -285,7 +287,7 @@ fn failures(s: &mut Section<'_>, windows: &[(String, &CpuWindow)]) {
 
 /// The accounts file of the signed part: one broker account, bound to the
 /// benchmark's broker 0.
-pub fn accounts_yml() -> String {
+fn accounts_yml() -> String {
     format!(
         "accounts:\n  - accessKey: {ACCESS_KEY}\n    secretKey: {SECRET_KEY}\n    admin: false\n    \
          brokers:\n      - clusterName: {CLUSTER}\n        brokerName: {}\n",
@@ -293,17 +295,28 @@ pub fn accounts_yml() -> String {
     )
 }
 
+/// `(key, value)` settings of a peer.
+pub(super) fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|&(k, v)| (k.to_owned(), v.to_owned())).collect()
+}
+
+/// `response` if it is a success; else an error of `what`, its code and remark.
+pub(super) fn success(response: RemotingCommand, what: impl Display) -> anyhow::Result<()> {
+    let remark = response.remark.as_deref().unwrap_or_default();
+    let code = response.code;
+    ensure!(response.response_code() == ResponseCode::Success, "{what}: code {code} {remark}");
+    Ok(())
+}
+
 /// Waymark's options with authentication on over [`accounts_yml`].
 fn auth_options() -> PeerOptions {
+    let accounts = format!("{DIR}/accounts.yml");
     PeerOptions {
         files: vec![("accounts.yml".into(), accounts_yml().into_bytes())],
-        settings: vec![
-            ("authenticationEnabled".into(), "true".into()),
-            (
-                "authenticationAccountsFile".into(),
-                format!("{DIR}/accounts.yml"),
-            ),
-        ],
+        settings: settings(&[
+            ("authenticationEnabled", "true"),
+            ("authenticationAccountsFile", &accounts),
+        ]),
     }
 }
 
@@ -315,19 +328,17 @@ fn tls_options(kind: PeerKind) -> anyhow::Result<PeerOptions> {
     }
     let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])
         .context("cannot make the server certificate")?;
+    let (cert, key) = (format!("{DIR}/server.pem"), format!("{DIR}/server.key"));
     Ok(PeerOptions {
         files: vec![
             ("server.pem".into(), certified.cert.pem().into_bytes()),
-            (
-                "server.key".into(),
-                certified.key_pair.serialize_pem().into_bytes(),
-            ),
+            ("server.key".into(), certified.key_pair.serialize_pem().into_bytes()),
         ],
-        settings: vec![
-            ("tls.server.mode".into(), "permissive".into()),
-            ("tls.server.certPath".into(), format!("{DIR}/server.pem")),
-            ("tls.server.keyPath".into(), format!("{DIR}/server.key")),
-        ],
+        settings: settings(&[
+            ("tls.server.mode", "permissive"),
+            ("tls.server.certPath", &cert),
+            ("tls.server.keyPath", &key),
+        ]),
     })
 }
 
@@ -343,27 +354,22 @@ async fn signing(setup: &PeerSetup, p: &Params) -> anyhow::Result<Signing> {
     let layout = Layout::new(1, p.register_topics.max(2), 1);
     let template = Registration::of_layout(&layout, 0, wall_ms())?;
     let body_bytes = template.body_len();
-    eprintln!(
-        "[security signing] one broker, {} topics ({:.0} kB a registration)",
-        layout.topics_per_broker,
-        body_bytes as f64 / 1e3
-    );
+    let (topics, kb) = (layout.topics_per_broker, body_bytes as f64 / 1e3);
+    eprintln!("[security signing] one broker, {topics} topics ({kb:.0} kB a registration)");
     let (off, on) = (PeerOptions::default(), auth_options());
-    let (unsigned, unchanged_unsigned, server) =
-        registrations(setup, p, &layout, &off, None, template.clone()).await?;
+    let unsigned = registrations(setup, p, &layout, &off, None, template.clone()).await?;
     let credentials = Arc::new(Credentials::new(ACCESS_KEY, SECRET_KEY));
-    let (signed, unchanged_signed, _) =
-        registrations(setup, p, &layout, &on, Some(credentials), template).await?;
+    let signed = registrations(setup, p, &layout, &on, Some(credentials), template).await?;
     Ok(Signing {
         params: p.clone(),
         body_bytes,
-        unsigned,
-        signed,
-        unchanged_unsigned: Some(unchanged_unsigned),
-        unchanged_signed: Some(unchanged_signed),
+        unsigned: unsigned.0,
+        signed: signed.0,
+        unchanged_unsigned: Some(unsigned.1),
+        unchanged_signed: Some(signed.1),
         unsigned_command: peer::command_line(setup, PeerKind::Waymark, &layout, &off)?,
         signed_command: peer::command_line(setup, PeerKind::Waymark, &layout, &on)?,
-        server,
+        server: unsigned.2,
     })
 }
 
@@ -377,11 +383,8 @@ async fn registrations(
     credentials: Option<Arc<Credentials>>,
     registration: Registration,
 ) -> anyhow::Result<(CpuWindow, CpuWindow, ServerSample)> {
-    let label = if credentials.is_some() {
-        "security signed"
-    } else {
-        "security unsigned"
-    };
+    let signed = credentials.is_some();
+    let label = format!("security {}", if signed { "signed" } else { "unsigned" });
     let peer = start_peer(setup, PeerKind::Waymark, layout, options).await?;
     let config = ClientConfig {
         request_hook: credentials.map(|c| c as Arc<dyn rmq_transport::RequestHook>),
@@ -389,23 +392,10 @@ async fn registrations(
     };
     let client = load::connect_with(peer.addr, 1, &config).await?.remove(0);
     let registration = Arc::new(Mutex::new(registration));
-    let next = |r: &Mutex<Registration>| {
-        r.lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .next_request(wall_ms())
-    };
-    let answer = client
-        .invoke(next(&registration), REGISTER_TIMEOUT)
-        .await
-        .context("the first registration failed")?;
-    if answer.response_code() != ResponseCode::Success {
-        bail!(
-            "the first registration was refused: code {} {}",
-            answer.code,
-            answer.remark.unwrap_or_default()
-        );
-    }
-    let one = |make: Box<dyn FnMut() -> RemotingCommand + Send>| {
+    let next = |r: &Mutex<Registration>| lock(r).next_request(wall_ms());
+    let first = client.invoke(next(&registration), REGISTER_TIMEOUT).await;
+    success(first.context("the first registration failed")?, "the first registration was refused")?;
+    let one = |make: load::Maker| {
         vec![Worker {
             client: client.clone(),
             make,
@@ -418,28 +408,21 @@ async fn registrations(
             let registration = registration.clone();
             one(Box::new(move || next(&registration)))
         };
-        let changed = measure(&peer, label, p, REGISTER_TIMEOUT, changing).await?;
+        let changed = measure(&peer, &label, p, REGISTER_TIMEOUT, changing).await?;
         let unchanged = next(&registration);
         let repeat = || {
             let unchanged = unchanged.clone();
             one(Box::new(move || unchanged.clone()))
         };
-        let unchanged = measure(
-            &peer,
-            &format!("{label} unchanged"),
-            p,
-            REGISTER_TIMEOUT,
-            repeat,
-        )
-        .await?;
+        let label = format!("{label} unchanged");
+        let unchanged = measure(&peer, &label, p, REGISTER_TIMEOUT, repeat).await?;
         anyhow::Ok((changed, unchanged))
     }
     .await;
     let server = ServerSample::of(&peer, None);
     client.close();
     peer.stop();
-    let (changed, unchanged) = measured?;
-    Ok((changed, unchanged, server))
+    measured.map(|(changed, unchanged)| (changed, unchanged, server))
 }
 
 /// Plain against TLS route queries on a fresh `kind`.
@@ -448,9 +431,8 @@ async fn tls(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Tl
     let options = tls_options(kind)?;
     let command = peer::command_line(setup, kind, &layout, &options)?;
     let peer = start_peer(setup, kind, &layout, &options).await?;
-    let fleet = Fleet::registered(peer.addr, &layout)
-        .await?
-        .keep_registered();
+    let fleet = Fleet::registered(peer.addr, &layout).await?;
+    let fleet = fleet.keep_registered();
     let connections = p.query_connections.max(1);
     let plain = load::connect(peer.addr, connections).await?;
     verify_routes(&plain[0], &layout, kind).await?;
@@ -458,45 +440,31 @@ async fn tls(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Tl
         tls: Some(trust_any_client()?),
         ..load::client_config()
     };
-    let tls = load::connect_with(peer.addr, connections, &tls_config)
-        .await
-        .context("TLS connections")?;
-    verify_routes(&tls[0], &layout, kind)
-        .await
-        .context("over TLS")?;
+    let tls = load::connect_with(peer.addr, connections, &tls_config).await;
+    let tls = tls.context("TLS connections")?;
+    let verified = verify_routes(&tls[0], &layout, kind).await;
+    verified.context("over TLS")?;
+    let over = |clients: &[RpcClient]| route_workers(clients, p.query_depth, &layout);
     let id = kind.id();
     if p.joint_warmup_s > 0.0 {
         let both = Window::secs(0.0, p.joint_warmup_s, QUERY_TIMEOUT);
-        let mut all = route_workers(&plain, p.query_depth, &layout);
-        all.extend(route_workers(&tls, p.query_depth, &layout));
+        let mut all = over(&plain);
+        all.extend(over(&tls));
         let label = format!("security {id} plain+TLS warmup");
         load::shown(label, both.duration, async |progress| {
             load::closed_loop(all, both, progress, false, None).await
         })
         .await;
     }
-    let over = |clients: &[RpcClient]| route_workers(clients, p.query_depth, &layout);
-    let plain_window = measure(
-        &peer,
-        &format!("security {id} plain"),
-        p,
-        QUERY_TIMEOUT,
-        || over(&plain),
-    )
-    .await;
-    let tls_window = measure(
-        &peer,
-        &format!("security {id} TLS"),
-        p,
-        QUERY_TIMEOUT,
-        || over(&tls),
-    )
-    .await;
-    let request = workload::route_request(&layout.all_topics()[0]);
-    let mean_response_bytes = match plain[0].invoke(request, QUERY_TIMEOUT).await {
-        Ok(answer) => answer.body.as_ref().map_or(0.0, |b| b.len() as f64),
-        Err(_) => 0.0,
+    let window = async |what: &str, clients: &[RpcClient]| {
+        let label = format!("security {id} {what}");
+        measure(&peer, &label, p, QUERY_TIMEOUT, || over(clients)).await
     };
+    let plain_window = window("plain", &plain).await;
+    let tls_window = window("TLS", &tls).await;
+    let request = workload::route_request(&layout.all_topics()[0]);
+    let answer = plain[0].invoke(request, QUERY_TIMEOUT).await;
+    let response_bytes = answer.ok().and_then(|a| a.body).map_or(0, |b| b.len());
     let server = ServerSample::of(&peer, None);
     drop((plain, tls, fleet));
     peer.stop();
@@ -505,7 +473,7 @@ async fn tls(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Tl
         plain: plain_window?,
         tls: tls_window?,
         command,
-        mean_response_bytes,
+        mean_response_bytes: response_bytes as f64,
         server,
     })
 }
@@ -536,36 +504,31 @@ async fn measure(
         .await?;
         let seconds = after.seconds_since(&before).max(1e-3);
         let server_cpu_s = after.server_seconds_since(&before);
-        let measured = CpuWindow {
+        let per_s = outcome.ok as f64 / seconds;
+        let server_cpu_percent = server_cpu_s * 100.0 / seconds;
+        let cpu_us_per_request = (outcome.ok > 0).then(|| server_cpu_s * 1e6 / outcome.ok as f64);
+        let cpu = cpu_us_per_request.map_or("n/a".into(), |v| format!("{v:.1}"));
+        eprintln!(
+            "[{label}] {} answered, {per_s:.0}/s, {cpu} µs CPU each, server \
+             {server_cpu_percent:.0} %",
+            outcome.ok
+        );
+        anyhow::Ok(CpuWindow {
             answered: outcome.ok,
             errors: outcome.errors,
             first_error: outcome.first_error.clone(),
             window_s: seconds,
-            per_s: outcome.ok as f64 / seconds,
+            per_s,
             server_cpu_s,
-            server_cpu_percent: server_cpu_s * 100.0 / seconds,
-            cpu_us_per_request: (outcome.ok > 0).then(|| server_cpu_s * 1e6 / outcome.ok as f64),
+            server_cpu_percent,
+            cpu_us_per_request,
             latency: Latency::of(&outcome.latency),
             others_cpu_percent: Some(after.others_percent_since(&before)),
             attempts: 1,
-        };
-        eprintln!(
-            "[{label}] {} answered, {:.0}/s, {} µs CPU each, server {:.0} %",
-            measured.answered,
-            measured.per_s,
-            measured
-                .cpu_us_per_request
-                .map_or("n/a".into(), |v| format!("{v:.1}")),
-            measured.server_cpu_percent
-        );
-        anyhow::Ok(measured)
+        })
     };
-    let (mut kept, attempts) = settle(
-        label,
-        |w: &CpuWindow| w.others_cpu_percent.unwrap_or(0.0),
-        attempt,
-    )
-    .await?;
+    let noise = |w: &CpuWindow| w.others_cpu_percent.unwrap_or(0.0);
+    let (mut kept, attempts) = settle(label, noise, attempt).await?;
     kept.attempts = attempts;
     Ok(kept)
 }
@@ -583,24 +546,18 @@ mod tests {
         assert!(ACCESS_KEY.len() > 6 && SECRET_KEY.len() > 6);
         let options = auth_options();
         assert_eq!(options.files[0].0, "accounts.yml");
-        assert!(options.settings.contains(&(
-            "authenticationAccountsFile".into(),
-            "<dir>/accounts.yml".into()
-        )));
+        let file = ("authenticationAccountsFile".into(), "<dir>/accounts.yml".into());
+        assert!(options.settings.contains(&file));
     }
 
     #[test]
     fn tls_options_give_waymark_a_certificate_and_java_nothing() {
         let waymark = tls_options(PeerKind::Waymark).unwrap();
-        assert!(waymark.files[0]
-            .1
-            .starts_with(b"-----BEGIN CERTIFICATE-----"));
-        assert!(waymark.files[1]
-            .1
-            .starts_with(b"-----BEGIN PRIVATE KEY-----"));
-        assert!(waymark
-            .settings
-            .contains(&("tls.server.mode".into(), "permissive".into())));
+        let files = &waymark.files;
+        assert!(files[0].1.starts_with(b"-----BEGIN CERTIFICATE-----"));
+        assert!(files[1].1.starts_with(b"-----BEGIN PRIVATE KEY-----"));
+        let permissive = ("tls.server.mode".into(), "permissive".into());
+        assert!(waymark.settings.contains(&permissive));
         assert_eq!(tls_options(PeerKind::Java).unwrap(), PeerOptions::default());
         assert!(trust_any_client().is_ok());
     }
@@ -611,15 +568,11 @@ mod tests {
             cpu_us_per_request: Some(us),
             ..CpuWindow::default()
         };
-        assert_eq!(
-            extra_percent(Some(&window(206.0)), Some(&window(200.0))).map(|e| (e * 1e6).round()),
-            Some(3e6)
-        );
+        let extra = extra_percent(Some(&window(206.0)), Some(&window(200.0)));
+        assert_eq!(extra.map(|e| (e * 1e6).round()), Some(3e6));
         assert_eq!(extra_percent(None, Some(&window(200.0))), None);
-        assert_eq!(
-            extra_percent(Some(&CpuWindow::default()), Some(&window(200.0))),
-            None
-        );
+        let unmeasured = CpuWindow::default();
+        assert_eq!(extra_percent(Some(&unmeasured), Some(&window(200.0))), None);
         assert!(crate::report::section::failed("x").starts_with("failed: "));
     }
 
