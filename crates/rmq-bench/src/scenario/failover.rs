@@ -1,10 +1,12 @@
-//! `failover`: how fast a dead broker leaves the routes, after its connection
-//! closes and after its heartbeat timeout.
+//! `failover`: how fast a dead broker leaves the routes, after its connection closes and after
+//! its heartbeat timeout.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::Args;
 use rmq_broker_client::{wall_ms, BrokerConfig};
+use rmq_protocol::{TopicConfig, TopicRouteData};
 use rmq_transport::RpcClient;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
@@ -45,8 +47,8 @@ pub struct Params {
     pub give_up_s: f64,
 }
 
-/// What one peer did: close → gone, and timeout ran out → gone, ms per
-/// sample (`None`: still routed when the harness gave up), with medians.
+/// What one peer did: close → gone, and timeout ran out → gone, ms per sample (`None`: still
+/// routed when the harness gave up), with medians.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub params: Params,
@@ -91,76 +93,60 @@ fn gone(ms: Option<f64>) -> String {
 }
 
 fn gone_list(samples: &[Option<f64>]) -> String {
-    samples
-        .iter()
-        .map(|s| gone(*s))
-        .collect::<Vec<_>>()
-        .join(", ")
+    samples.iter().map(|s| gone(*s)).collect::<Vec<_>>().join(", ")
 }
 
 const COLUMNS: &[Col<Outcome>] = &[
     ("close → gone (median)", |x| gone(x.close_median_ms)),
     ("samples", |x| gone_list(&x.close_ms)),
-    ("silent: timeout → gone (median)", |x| {
-        gone(x.silent_median_lag_ms)
-    }),
+    ("silent: timeout → gone (median)", |x| gone(x.silent_median_lag_ms)),
     ("samples", |x| gone_list(&x.silent_lag_ms)),
 ];
 
-fn victim(
-    name: &str,
-    index: usize,
-    silent_timeout: Option<Duration>,
-) -> anyhow::Result<Registration> {
+/// A broker registering [`TOPICS`]; with `silent_timeout`, one that goes silent and is dropped
+/// that long after its last heartbeat.
+fn victim(name: &str, index: usize, silent_timeout: Option<Duration>) -> anyhow::Result<Registration> {
     let mut config = BrokerConfig::new(CLUSTER, name, workload::broker_addr(1_000 + index));
     if let Some(timeout) = silent_timeout {
         config.enable_slave_acting_master = true;
         config.broker_not_active_timeout = timeout;
     }
-    let topics = TOPICS
-        .iter()
-        .map(|t| rmq_protocol::TopicConfig::new(*t))
-        .collect();
+    let topics = TOPICS.iter().map(|t| TopicConfig::new(*t)).collect();
     Registration::new(config, topics, wall_ms())
 }
 
+async fn registered(addr: SocketAddr, victim: Registration) -> anyhow::Result<Fleet> {
+    let mut fleet = Fleet::connect(addr, vec![victim]).await?;
+    fleet.register_all().await?;
+    Ok(fleet)
+}
+
+fn routes_to(route: Option<&TopicRouteData>, name: &str) -> bool {
+    route.is_some_and(|r| r.broker_datas.iter().any(|b| b.broker_name == name))
+}
+
 async fn routed(query: &RpcClient, name: &str) -> anyhow::Result<bool> {
-    Ok(route(query, TOPICS[0])
-        .await?
-        .is_some_and(|r| r.broker_datas.iter().any(|b| b.broker_name == name)))
+    Ok(routes_to(route(query, TOPICS[0]).await?.as_ref(), name))
 }
 
 /// The scenario against a fresh `kind`.
 async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::Result<Outcome> {
     let peer = start_peer(setup, kind, &TINY, &PeerOptions::default()).await?;
-    let mut anchor = Fleet::connect(peer.addr, vec![victim("failover-anchor", 999, None)?]).await?;
-    anchor.register_all().await?;
+    let anchor = registered(peer.addr, victim("failover-anchor", 999, None)?).await?;
     let query = load::connect(peer.addr, 1).await?.remove(0);
     let poll = Duration::from_millis(params.poll_ms);
     let give_up = Duration::from_secs_f64(params.give_up_s);
-
     let mut close_ms = Vec::new();
     for k in 0..params.close_samples {
         let name = format!("failover-close-{k}");
-        let mut fleet = Fleet::connect(peer.addr, vec![victim(&name, k, None)?]).await?;
-        fleet.register_all().await?;
-        anyhow::ensure!(
-            routed(&query, &name).await?,
-            "{name} is not routed after registering"
-        );
+        let fleet = registered(peer.addr, victim(&name, k, None)?).await?;
+        anyhow::ensure!(routed(&query, &name).await?, "{name} is not routed after registering");
         let closed = Instant::now();
         fleet.clients[0].close();
-        let sample = ms_until(closed, poll, give_up, async || {
-            Ok(!routed(&query, &name).await?)
-        })
-        .await?;
-        eprintln!(
-            "[failover {}] connection close sample {k}: {sample:?} ms",
-            kind.id()
-        );
+        let sample = ms_until(closed, poll, give_up, async || Ok(!routed(&query, &name).await?)).await?;
+        eprintln!("[failover {}] connection close sample {k}: {sample:?} ms", kind.id());
         close_ms.push(sample);
     }
-
     let timeout = Duration::from_millis(params.silent_timeout_ms);
     let mut silent = Vec::new();
     for k in 0..params.silent_samples {
@@ -168,9 +154,7 @@ async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow:
             tokio::time::sleep(Duration::from_millis(params.silent_stagger_ms)).await;
         }
         let name = format!("failover-silent-{k}");
-        let mut fleet =
-            Fleet::connect(peer.addr, vec![victim(&name, 100 + k, Some(timeout))?]).await?;
-        fleet.register_all().await?;
+        let fleet = registered(peer.addr, victim(&name, 100 + k, Some(timeout))?).await?;
         silent.push((name, Instant::now() + timeout, fleet, None::<f64>));
     }
     let deadline = Instant::now() + timeout + give_up;
@@ -178,20 +162,14 @@ async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow:
         let route = route(&query, TOPICS[0]).await?;
         let now = Instant::now();
         for (name, expires, _, gone) in silent.iter_mut().filter(|s| s.3.is_none()) {
-            let present = route
-                .as_ref()
-                .is_some_and(|r| r.broker_datas.iter().any(|b| &b.broker_name == name));
-            if !present {
+            if !routes_to(route.as_ref(), name) {
                 *gone = Some(signed_millis(*expires, now));
             }
         }
         tokio::time::sleep(poll).await;
     }
     let silent_lag_ms: Vec<Option<f64>> = silent.iter().map(|s| s.3).collect();
-    eprintln!(
-        "[failover {}] silent broker samples (ms after timeout): {silent_lag_ms:?}",
-        kind.id()
-    );
+    eprintln!("[failover {}] silent broker samples (ms after timeout): {silent_lag_ms:?}", kind.id());
     let done = |samples: &[Option<f64>]| median(samples.iter().flatten().copied());
     let server = ServerSample::of(&peer, None);
     drop((silent, anchor));

@@ -1,5 +1,5 @@
-//! `register`: a large fleet's first registrations, steady re-registration,
-//! and the memory of the table; then the two-CPU pass.
+//! `register`: a large fleet's first registrations, steady re-registration, and the memory of
+//! the table; then the two-CPU pass.
 
 use std::time::Duration;
 
@@ -84,12 +84,8 @@ pub struct Outcome {
 impl Outcome {
     /// The more disturbed of the first round and the steady window.
     fn others_cpu_percent(&self) -> Option<f64> {
-        let windows = [&self.first_server_cpu, &self.steady_server_cpu];
-        windows
-            .into_iter()
-            .flatten()
-            .map(|c| c.others_cpu_percent)
-            .reduce(f64::max)
+        let windows = [&self.first_server_cpu, &self.steady_server_cpu].into_iter().flatten();
+        windows.map(|c| c.others_cpu_percent).reduce(f64::max)
     }
 }
 
@@ -109,12 +105,8 @@ impl Scenario for Register {
         p.layout().validate()?;
         let built = Instant::now();
         let bodies = registrations(&p.layout())?;
-        eprintln!(
-            "[register] built {} bodies of {} topics in {:.1} s",
-            bodies.len(),
-            p.topics_per_broker,
-            built.elapsed().as_secs_f64()
-        );
+        let (count, took) = (bodies.len(), built.elapsed().as_secs_f64());
+        eprintln!("[register] built {count} bodies of {} topics in {took:.1} s", p.topics_per_broker);
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", register(ctx.setup, kind, p, bodies.clone()).await);
         }
@@ -184,21 +176,13 @@ const RATIOS: &[Ratio<Outcome>] = &[
 const COLUMNS: &[Col<Outcome>] = &[
     ("first round", |x| seconds(x.first_round_s)),
     ("first registrations/s", |x| format!("{:.1}", x.first_per_s)),
-    ("first-round CPU per registration", |x| {
-        us(x.first_cpu_us_per_registration)
-    }),
-    ("steady registrations/s", |x| {
-        format!("{:.1}", x.steady_per_s)
-    }),
+    ("first-round CPU per registration", |x| us(x.first_cpu_us_per_registration)),
+    ("steady registrations/s", |x| format!("{:.1}", x.steady_per_s)),
     ("steady entries/s", |x| num(x.steady_entries_per_s)),
     ("steady p50", |x| ms(x.steady_latency.p50_us)),
     ("steady p99", |x| ms(x.steady_latency.p99_us)),
-    ("steady server CPU", |x| {
-        cpu_share(x.steady_server_cpu.as_ref())
-    }),
-    ("steady CPU per registration", |x| {
-        us(x.steady_cpu_us_per_registration)
-    }),
+    ("steady server CPU", |x| cpu_share(x.steady_server_cpu.as_ref())),
+    ("steady CPU per registration", |x| us(x.steady_cpu_us_per_registration)),
     ("RSS idle", |x| mib(x.rss_idle_kib)),
     ("RSS after first round", |x| mib(x.rss_first_kib)),
     ("RSS after steady phase", |x| mib(x.server.rss_kib)),
@@ -226,9 +210,8 @@ async fn register(
     );
     let cpu_before = CpuSnapshot::take(peer.pid());
     let round = fleet.register_all().await?;
-    let first_server_cpu = cpu_before
-        .zip(CpuSnapshot::take(peer.pid()))
-        .map(|(before, after)| ServerCpu::between(&before, &after));
+    let cpu_after = CpuSnapshot::take(peer.pid());
+    let first_server_cpu = cpu_before.zip(cpu_after).map(|(b, a)| ServerCpu::between(&b, &a));
     let rss_first_kib = peer.rss_kib();
     let query = load::connect(peer.addr, 1).await?;
     verify_routes(&query[0], &layout, kind).await?;
@@ -247,6 +230,7 @@ async fn register(
     let server = ServerSample::of(&peer, None);
     drop(fleet);
     peer.stop();
+    let first_count = round.latencies.len() as u64;
     Ok(Outcome {
         params: p.clone(),
         body_bytes,
@@ -257,18 +241,13 @@ async fn register(
         steady_entries_per_s: steady.rate() * layout.topics_per_broker as f64,
         steady_latency: Latency::of(&steady.latency),
         steady_errors: steady.errors,
-        steady_first_error: steady.first_error.clone(),
+        steady_first_error: steady.first_error,
         rss_idle_kib,
         rss_first_kib,
-        first_cpu_us_per_registration: first_server_cpu
-            .as_ref()
-            .and_then(|c| c.us_per(round.latencies.len() as u64)),
+        first_cpu_us_per_registration: first_server_cpu.as_ref().and_then(|c| c.us_per(first_count)),
         first_server_cpu,
-        steady_cpu_us_per_registration: steady
-            .server_cpu
-            .as_ref()
-            .and_then(|c| c.us_per(steady.ok)),
-        steady_server_cpu: steady.server_cpu.clone(),
+        steady_cpu_us_per_registration: steady.server_cpu.as_ref().and_then(|c| c.us_per(steady.ok)),
+        steady_server_cpu: steady.server_cpu,
         steady_answered: steady.ok,
         server,
     })

@@ -1,14 +1,13 @@
-//! `route-qps`: route queries at full speed, closed loop; then the two-CPU
-//! pass.
+//! `route-qps`: route queries at full speed, closed loop; then the two-CPU pass.
 
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::fleet::{route_workers, start_peer, verify_routes, Fleet, QUERY_TIMEOUT};
+use super::fleet::{route_workers, serving, QUERY_TIMEOUT};
 use super::{settle, two_cpus, Ctx, Record, Scenario};
 use crate::cli::secs;
 use crate::load::{self, Window};
-use crate::peer::{PeerKind, PeerOptions, PeerSetup};
+use crate::peer::{PeerKind, PeerSetup};
 use crate::report::charts::{curve, Panel};
 use crate::report::format::{cpu_share, mib, ms, noise, num, us};
 use crate::report::{over, Col, Ratio, Section, TwoCpuMeasure, OTHERS};
@@ -143,20 +142,12 @@ const RATIOS: &[Ratio<Outcome>] = &[
 async fn settled(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let label = format!("route-qps {}", kind.id());
     let noise = |x: &Outcome| x.server.others_cpu_percent.unwrap_or(0.0);
-    Ok(settle(&label, noise, async || once(setup, kind, p).await)
-        .await?
-        .0)
+    Ok(settle(&label, noise, async || once(setup, kind, p).await).await?.0)
 }
 
 async fn once(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let layout = p.layout();
-    layout.validate()?;
-    let peer = start_peer(setup, kind, &layout, &PeerOptions::default()).await?;
-    let fleet = Fleet::registered(peer.addr, &layout)
-        .await?
-        .keep_registered();
-    let clients = load::connect(peer.addr, p.connections.max(1)).await?;
-    verify_routes(&clients[0], &layout, kind).await?;
+    let (peer, fleet, clients) = serving(setup, kind, &layout, p.connections).await?;
     let window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
     let workers = route_workers(&clients, p.depth, &layout);
     let outcome = load::shown(format!("route-qps {}", kind.id()), window.total(), async |progress| {
@@ -171,10 +162,10 @@ async fn once(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<O
         qps: outcome.rate(),
         latency: Latency::of(&outcome.latency),
         errors: outcome.errors,
-        first_error: outcome.first_error.clone(),
         mean_response_bytes: outcome.mean_response_bytes(),
         answered: outcome.ok,
         cpu_us_per_query: server.us_per(outcome.ok),
+        first_error: outcome.first_error,
         server,
     })
 }

@@ -1,17 +1,17 @@
-//! `route-sweep`: route queries offered open loop at rising rates until a
-//! server saturates or the generator falls behind.
+//! `route-sweep`: route queries offered open loop at rising rates until a server saturates or
+//! the generator falls behind.
 
 use std::sync::Arc;
 
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::fleet::{start_peer, verify_routes, Fleet, QUERY_TIMEOUT};
+use super::fleet::{serving, QUERY_TIMEOUT};
 use super::route_qps::LAYOUT;
 use super::{settle, Ctx, Record, Scenario};
 use crate::cli::secs;
 use crate::load::{self, Numbered, Window};
-use crate::peer::{PeerKind, PeerOptions, PeerSetup};
+use crate::peer::{PeerKind, PeerSetup};
 use crate::report::charts::Panel;
 use crate::report::format::{answered_ms, cpu_share, ms, noise, num, or_na, us};
 use crate::report::{Col, Row, Section};
@@ -63,8 +63,8 @@ pub enum Stop {
     GeneratorBehind,
 }
 
-/// The stop rule: `None` to go on to the next rate. A lagging generator
-/// is named first: then the server was not offered the rate at all.
+/// The stop rule: `None` to go on to the next rate. A lagging generator is named first: then the
+/// server was not offered the rate at all.
 pub fn stop_after(rate: f64, achieved: f64, p99_us: f64, lag_p99_us: f64) -> Option<Stop> {
     if lag_p99_us > MAX_LAG_P99_US {
         Some(Stop::GeneratorBehind)
@@ -106,19 +106,19 @@ pub struct Outcome {
 impl Outcome {
     /// The highest rate held, and whether it is a lower bound (the server never saturated).
     pub fn highest_held(&self) -> Option<(f64, bool)> {
-        let held = self
-            .steps
-            .iter()
-            .filter(|s| s.stop.is_none())
-            .map(|s| s.rate)
-            .reduce(f64::max)?;
+        let held = self.steps.iter().filter(|s| s.stop.is_none()).map(|s| s.rate);
         let saturated = self.steps.iter().any(|s| s.stop == Some(Stop::Saturated));
-        Some((held, !saturated))
+        Some((held.reduce(f64::max)?, !saturated))
     }
 
     fn held_step(&self) -> Option<&Step> {
         let (rate, _) = self.highest_held()?;
         self.steps.iter().find(|s| s.rate == rate)
+    }
+
+    /// The step after which the sweep stopped, if it did.
+    fn stopped(&self) -> Option<&Step> {
+        self.steps.last().filter(|s| s.stop.is_some())
     }
 }
 
@@ -147,38 +147,21 @@ impl Scenario for RouteSweep {
         for row in &rows {
             let Some(x) = row.ok() else { continue };
             s.text(format!("{}:", row.label));
-            let steps: Vec<Row<Step>> = x
-                .steps
-                .iter()
-                .map(|step| Row {
-                    peer: row.peer,
-                    label: String::new(),
-                    result: Ok(step.clone()),
-                })
-                .collect();
+            let step_row = |step: &Step| Row { peer: row.peer, label: String::new(), result: Ok(step.clone()) };
+            let steps: Vec<Row<Step>> = x.steps.iter().map(step_row).collect();
             s.table_headed(None, &steps, STEPS);
         }
-        s.chart(
-            &rows,
-            &[Panel::Lines {
-                title: "route-sweep: p99 query latency against the offered rate (open loop)".into(),
-                x: "offered queries/s (thousands)",
-                y: "p99 (ms, log)",
-                percentiles: false,
-                points: |x| {
-                    let answered = x.steps.iter().filter(|s| s.latency.count > 0);
-                    answered
-                        .map(|s| {
-                            (
-                                s.rate / 1_000.0,
-                                s.latency.p99_us / 1_000.0,
-                                s.stop.is_some(),
-                            )
-                        })
-                        .collect()
-                },
-            }],
-        );
+        let chart = Panel::Lines {
+            title: "route-sweep: p99 query latency against the offered rate (open loop)".into(),
+            x: "offered queries/s (thousands)",
+            y: "p99 (ms, log)",
+            percentiles: false,
+            points: |x: &Outcome| {
+                let answered = x.steps.iter().filter(|s| s.latency.count > 0);
+                answered.map(|s| (s.rate / 1e3, s.latency.p99_us / 1e3, s.stop.is_some())).collect()
+            },
+        };
+        s.chart(&rows, &[chart]);
     }
 }
 
@@ -195,24 +178,10 @@ const SUMMARY: &[Col<Outcome>] = &[
         Some((rate, bound)) => format!("{}{}/s", if bound { "≥ " } else { "" }, num(rate)),
         None => "none".into(),
     }),
-    ("p99 there", |x| {
-        or_na(x.held_step(), |s| ms(s.latency.p99_us))
-    }),
-    ("CPU per query there", |x| {
-        us(x.held_step().and_then(|s| s.cpu_us_per_query))
-    }),
-    ("stopped after", |x| {
-        match x.steps.last().filter(|s| s.stop.is_some()) {
-            Some(s) => format!("{}/s", num(s.rate)),
-            None => "—".into(),
-        }
-    }),
-    ("because", |x| {
-        match x.steps.last().filter(|s| s.stop.is_some()) {
-            Some(s) => stop_text(s.stop),
-            None => "every rate held".into(),
-        }
-    }),
+    ("p99 there", |x| or_na(x.held_step(), |s| ms(s.latency.p99_us))),
+    ("CPU per query there", |x| us(x.held_step().and_then(|s| s.cpu_us_per_query))),
+    ("stopped after", |x| x.stopped().map_or("—".into(), |s| format!("{}/s", num(s.rate)))),
+    ("because", |x| x.stopped().map_or("every rate held".into(), |s| stop_text(s.stop))),
 ];
 
 const STEPS: &[Col<Step>] = &[
@@ -233,18 +202,8 @@ const STEPS: &[Col<Step>] = &[
 /// The sweep against a fresh `kind`.
 async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let layout = Layout::new(p.brokers, p.topics_per_broker, p.spread);
-    layout.validate()?;
-    let peer = start_peer(setup, kind, &layout, &PeerOptions::default()).await?;
-    let fleet = Fleet::registered(peer.addr, &layout)
-        .await?
-        .keep_registered();
-    let clients = load::connect(peer.addr, p.connections.max(1)).await?;
-    verify_routes(&clients[0], &layout, kind).await?;
-    let requests: Vec<_> = layout
-        .all_topics()
-        .iter()
-        .map(|t| workload::route_request(t))
-        .collect();
+    let (peer, fleet, clients) = serving(setup, kind, &layout, p.connections).await?;
+    let requests: Vec<_> = layout.all_topics().iter().map(|t| workload::route_request(t)).collect();
     let make: Numbered = Arc::new(move |i| requests[i as usize % requests.len()].clone());
     let window = Window::secs(p.warmup_s, p.duration_s.max(0.1), QUERY_TIMEOUT);
     let mut steps = Vec::new();
@@ -266,20 +225,14 @@ async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
                 step.latency.p99_us / 1e3,
                 step.schedule_lag.p99_us / 1e3,
                 or_na(step.cpu_us_per_query, |v| format!("{v:.2}")),
-                step.stop
-                    .map_or(String::new(), |s| format!(", stop: {s:?}"))
+                step.stop.map_or(String::new(), |s| format!(", stop: {s:?}"))
             );
             anyhow::Ok(step)
         };
-        let (mut step, windows) = settle(
-            &label,
-            |s: &Step| s.others_cpu_percent.unwrap_or(0.0),
-            attempt,
-        )
-        .await?;
-        step.windows = windows;
+        let noise = |s: &Step| s.others_cpu_percent.unwrap_or(0.0);
+        let (step, windows) = settle(&label, noise, attempt).await?;
         let stop = step.stop.is_some();
-        steps.push(step);
+        steps.push(Step { windows, ..step });
         if stop {
             break;
         }
@@ -287,16 +240,8 @@ async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
     let server = ServerSample::of(&peer, None);
     drop(fleet);
     peer.stop();
-    Ok(Outcome {
-        params: p.clone(),
-        steps,
-        mean_response_bytes: if answers == 0 {
-            0.0
-        } else {
-            bytes as f64 / answers as f64
-        },
-        server,
-    })
+    let mean_response_bytes = if answers == 0 { 0.0 } else { bytes as f64 / answers as f64 };
+    Ok(Outcome { params: p.clone(), steps, mean_response_bytes, server })
 }
 
 /// The figures of one window at `rate`.
@@ -304,6 +249,7 @@ fn step_of(rate: f64, outcome: &load::Outcome) -> Step {
     let latency = Latency::of(&outcome.latency);
     let schedule_lag = Latency::of(&outcome.schedule_lag);
     let achieved_per_s = outcome.achieved_rate();
+    let cpu = outcome.server_cpu.as_ref();
     Step {
         rate,
         offered: outcome.offered,
@@ -313,11 +259,8 @@ fn step_of(rate: f64, outcome: &load::Outcome) -> Step {
         errors: outcome.errors,
         first_error: outcome.first_error.clone(),
         schedule_lag,
-        cpu_us_per_query: outcome
-            .server_cpu
-            .as_ref()
-            .and_then(|c| c.us_per(outcome.answered_in_window)),
-        others_cpu_percent: outcome.server_cpu.as_ref().map(|c| c.others_cpu_percent),
+        cpu_us_per_query: cpu.and_then(|c| c.us_per(outcome.answered_in_window)),
+        others_cpu_percent: cpu.map(|c| c.others_cpu_percent),
         server_cpu: outcome.server_cpu.clone(),
         windows: 1,
     }
@@ -331,58 +274,33 @@ mod tests {
     fn the_sweep_stops_at_saturation_or_a_lagging_generator() {
         assert_eq!(stop_after(100_000.0, 95_000.0, 2_000.0, 1_000.0), None);
         // Fewer than 90 % answered, or everything answered with p99 over 100 ms.
-        assert_eq!(
-            stop_after(100_000.0, 89_000.0, 2_000.0, 1_000.0),
-            Some(Stop::Saturated)
-        );
-        assert_eq!(
-            stop_after(10_000.0, 10_000.0, 150_000.0, 1_000.0),
-            Some(Stop::Saturated)
-        );
+        let saturated = Some(Stop::Saturated);
+        assert_eq!(stop_after(100_000.0, 89_000.0, 2_000.0, 1_000.0), saturated);
+        assert_eq!(stop_after(10_000.0, 10_000.0, 150_000.0, 1_000.0), saturated);
         assert_eq!(stop_after(10_000.0, 9_000.0, 100_000.0, 5_000.0), None);
         // The generator late: named before whatever the server did.
-        assert_eq!(
-            stop_after(300_000.0, 200_000.0, 150_000.0, 9_000.0),
-            Some(Stop::GeneratorBehind)
-        );
+        let behind = stop_after(300_000.0, 200_000.0, 150_000.0, 9_000.0);
+        assert_eq!(behind, Some(Stop::GeneratorBehind));
     }
 
     #[test]
     fn the_highest_rate_held_is_a_lower_bound_unless_the_server_saturated() {
-        let step = |rate: f64, stop| Step {
-            rate,
-            stop,
-            ..step_of(rate, &load::Outcome::empty())
-        };
+        let step = |rate: f64, stop| Step { rate, stop, ..step_of(rate, &load::Outcome::empty()) };
         let sweep = |steps| Outcome {
             params: super::super::params::<RouteSweep>(None, true).unwrap(),
             steps,
             mean_response_bytes: 0.0,
             server: ServerSample::default(),
         };
-        let saturated = sweep(vec![
-            step(10_000.0, None),
-            step(25_000.0, None),
-            step(50_000.0, Some(Stop::Saturated)),
-        ]);
-        assert_eq!(saturated.highest_held(), Some((25_000.0, false)));
-        let behind = sweep(vec![
-            step(10_000.0, None),
-            step(25_000.0, Some(Stop::GeneratorBehind)),
-        ]);
+        let (saturated, behind) = (Some(Stop::Saturated), Some(Stop::GeneratorBehind));
+        let saturating = sweep(vec![step(10e3, None), step(25e3, None), step(50e3, saturated)]);
+        assert_eq!(saturating.highest_held(), Some((25_000.0, false)));
+        let behind = sweep(vec![step(10e3, None), step(25e3, behind)]);
         assert_eq!(behind.highest_held(), Some((10_000.0, true)));
-        assert_eq!(
-            sweep(vec![step(10_000.0, None)]).highest_held(),
-            Some((10_000.0, true))
-        );
-        assert_eq!(
-            sweep(vec![step(10_000.0, Some(Stop::Saturated))]).highest_held(),
-            None
-        );
-        assert_eq!(
-            SUMMARY[0].1(&sweep(vec![step(10_000.0, Some(Stop::Saturated))])),
-            "none"
-        );
+        assert_eq!(sweep(vec![step(10e3, None)]).highest_held(), Some((10_000.0, true)));
+        let none_held = sweep(vec![step(10e3, saturated)]);
+        assert_eq!(none_held.highest_held(), None);
+        assert_eq!(SUMMARY[0].1(&none_held), "none");
         assert_eq!(SUMMARY[0].1(&behind), "≥ 10,000/s");
     }
 }
