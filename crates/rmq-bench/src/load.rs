@@ -1,23 +1,21 @@
 //! The load generator: closed-loop and fixed-rate request streams, counted only inside the
 //! measured window, latencies per worker, the server's CPU over the window, the progress line.
 
-use std::io::{IsTerminal, Write};
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
-
+use crate::pin::CpuSnapshot;
+use crate::sample::ServerCpu;
+use crate::stats;
 use anyhow::Context;
 use futures::stream::{FuturesUnordered, StreamExt};
 use hdrhistogram::Histogram;
 use rmq_transport::{ClientConfig, ClientError, RpcClient};
 use rmq_wire::{RemotingCommand, ResponseCode};
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
-
-use crate::pin::CpuSnapshot;
-use crate::sample::ServerCpu;
-use crate::stats;
 
 /// Every generator connection's configuration: nothing the server sends unasked is kept.
 pub fn client_config() -> ClientConfig {
@@ -68,7 +66,6 @@ impl Progress {
             side: AtomicU64::new(0),
         })
     }
-
     /// Prints the progress line to stderr every second (on a terminal; every 5 s otherwise).
     pub fn spawn_printer(self: &Arc<Self>) -> ProgressPrinter {
         let progress = self.clone();
@@ -166,11 +163,9 @@ impl Window {
             timeout,
         }
     }
-
     pub fn total(&self) -> Duration {
         self.warmup + self.duration
     }
-
     /// The measured part of this window for a load phase that starts at `started`.
     pub fn span(&self, started: Instant) -> Span {
         let from = started + self.warmup;
@@ -231,7 +226,6 @@ impl Outcome {
             server_cpu: None,
         }
     }
-
     fn merge(&mut self, other: Outcome) {
         self.ok += other.ok;
         self.errors += other.errors;
@@ -244,24 +238,20 @@ impl Outcome {
         self.offered += other.offered;
         self.max_schedule_lag = self.max_schedule_lag.max(other.max_schedule_lag);
     }
-
     /// Successful requests counted per second of the window.
     pub fn rate(&self) -> f64 {
         per_second(self.ok, self.elapsed)
     }
-
     /// Successful answers that arrived inside the window, per second of it.
     pub fn achieved_rate(&self) -> f64 {
         per_second(self.answered_in_window, self.elapsed)
     }
-
     pub fn mean_response_bytes(&self) -> f64 {
         match self.ok {
             0 => 0.0,
             ok => self.response_bytes as f64 / ok as f64,
         }
     }
-
     /// Counts one answer (or failure); `false` if the connection closed and the worker should stop.
     fn account(&mut self, result: Result<RemotingCommand, ClientError>, nanos: u128) -> bool {
         match &result {
@@ -522,7 +512,6 @@ mod tests {
         });
         addr
     }
-
     #[test]
     fn a_window_holds_what_happens_inside_it() {
         let base = Instant::now();
@@ -534,7 +523,6 @@ mod tests {
         // Sent inside, answered after the end: not counted.
         assert!(!span.holds(at(700)) && !span.holds(at(900)) && !span.holds(at(199)));
     }
-
     /// One worker, a server that takes 1 s, a window of 1.5 s: the answer at 1 s counts, the one
     /// at 2 s does not (and is not waited for).
     #[tokio::test]
@@ -566,7 +554,6 @@ mod tests {
         assert!((cpu.window_s - 1.5).abs() < 0.2, "{cpu:?}");
         assert_eq!(cpu.us_per(outcome.ok), None);
     }
-
     /// 10/s for 1 s, a server that takes 450 ms: all ten followed, six answered inside.
     #[tokio::test]
     async fn fixed_rate_follows_every_request_due_and_counts_the_answers_inside() {

@@ -2,8 +2,6 @@
 //! `rmq-broker-client`, each body encoded once, [`Registration`]), and the route queries clients
 //! make.
 
-use std::ops::Range;
-
 use anyhow::{bail, Context};
 use rmq_broker_client::body::{self, BodyOptions, EncodedBody, Identity};
 use rmq_broker_client::{BrokerConfig, TopicTable};
@@ -13,6 +11,7 @@ use rmq_protocol::{
 };
 use rmq_wire::{RemotingCommand, RequestCode};
 use serde::{Deserialize, Serialize};
+use std::ops::Range;
 
 /// The cluster every benchmark broker registers in.
 pub const CLUSTER: &str = "BenchCluster";
@@ -44,7 +43,6 @@ impl Layout {
             queues,
         }
     }
-
     pub fn validate(&self) -> anyhow::Result<()> {
         if self.brokers == 0 || self.spread == 0 {
             bail!("a layout needs at least one broker and a spread of at least 1");
@@ -54,27 +52,22 @@ impl Layout {
         }
         Ok(())
     }
-
     pub fn topic_sets(&self) -> usize {
         self.brokers.div_ceil(self.spread)
     }
-
     /// Topic-queue entries (broker, topic) the server holds once all registered.
     pub fn entries(&self) -> usize {
         self.brokers * self.topics_per_broker
     }
-
     pub fn brokers_of_set(&self, set: usize) -> Range<usize> {
         let start = set * self.spread;
         start..(start + self.spread).min(self.brokers)
     }
-
     /// Every distinct topic, set by set.
     pub fn all_topics(&self) -> Vec<String> {
         let topics = |set| (0..self.topics_per_broker).map(move |i| topic_name(set, i));
         (0..self.topic_sets()).flat_map(topics).collect()
     }
-
     /// The topic configs broker `broker` registers.
     pub fn topic_configs(&self, broker: usize) -> Vec<TopicConfig> {
         let set = broker / self.spread;
@@ -86,7 +79,6 @@ impl Layout {
         };
         (0..self.topics_per_broker).map(config).collect()
     }
-
     /// The route of any topic of `set` as a correct NameServer returns it, for servers that fake
     /// answers (the ceiling).
     pub fn route_of_set(&self, set: usize) -> TopicRouteData {
@@ -168,7 +160,6 @@ impl Registration {
         let config = BrokerConfig::new(CLUSTER, broker_name(broker), broker_addr(broker));
         Registration::new(config, layout.topic_configs(broker), now_ms)
     }
-
     pub fn new(
         config: BrokerConfig,
         topics: Vec<TopicConfig>,
@@ -192,15 +183,12 @@ impl Registration {
             template,
         })
     }
-
     pub fn body_len(&self) -> usize {
         self.template.len()
     }
-
     pub fn broker_name(&self) -> &str {
         &self.identity.broker_name
     }
-
     /// The body of the next registration: DataVersion counter + 1, timestamp `now_ms`,
     /// everything else as encoded at construction.
     pub fn next_body(&mut self, now_ms: i64) -> EncodedBody {
@@ -220,7 +208,6 @@ impl Registration {
             compressed: false,
         }
     }
-
     /// The next REGISTER_BROKER request (see [`Self::next_body`]).
     pub fn next_request(&mut self, now_ms: i64) -> RemotingCommand {
         let body = self.next_body(now_ms);
@@ -244,7 +231,6 @@ mod tests {
     use super::*;
 
     const LAYOUT: Layout = Layout::new(4, 3, 2);
-
     #[test]
     fn layout_counts_entries_and_routes() {
         LAYOUT.validate().unwrap();
@@ -262,7 +248,6 @@ mod tests {
         assert_eq!(route.queue_datas[0].broker_name, "bench-broker-2");
         assert_ne!(broker_addr(0), broker_addr(250));
     }
-
     #[test]
     fn spliced_body_equals_a_full_re_encode() {
         let now = 1_700_000_000_000;

@@ -1,16 +1,6 @@
 //! `failover`: how fast a dead broker leaves the routes, after its connection closes and after
 //! its heartbeat timeout.
 
-use std::net::SocketAddr;
-use std::time::Duration;
-
-use clap::Args;
-use rmq_broker_client::{wall_ms, BrokerConfig};
-use rmq_protocol::{TopicConfig, TopicRouteData};
-use rmq_transport::RpcClient;
-use serde::{Deserialize, Serialize};
-use tokio::time::Instant;
-
 use super::fleet::{ms_until, route, signed_millis, start_peer, Fleet, TINY};
 use super::{Ctx, Record, Scenario};
 use crate::cli::{millis as ms_arg, secs};
@@ -20,6 +10,14 @@ use crate::report::{Col, Section};
 use crate::sample::ServerSample;
 use crate::stats::median;
 use crate::workload::{self, Registration, CLUSTER};
+use clap::Args;
+use rmq_broker_client::{wall_ms, BrokerConfig};
+use rmq_protocol::{TopicConfig, TopicRouteData};
+use rmq_transport::RpcClient;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::time::Instant;
 
 pub struct Failover;
 
@@ -65,23 +63,19 @@ impl Scenario for Failover {
     const ABOUT: &'static str =
         "Dead brokers leaving the routes: connection close and silent timeout";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.close_samples, p.silent_samples) = (2, 1);
         (p.silent_timeout_ms, p.give_up_s) = (1_000, 8.0);
     }
-
     fn runs(kind: PeerKind) -> bool {
         kind.is_real()
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", failover(ctx.setup, kind, p).await);
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
         s.table(&rows, COLUMNS);
@@ -93,19 +87,29 @@ fn gone(ms: Option<f64>) -> String {
 }
 
 fn gone_list(samples: &[Option<f64>]) -> String {
-    samples.iter().map(|s| gone(*s)).collect::<Vec<_>>().join(", ")
+    samples
+        .iter()
+        .map(|s| gone(*s))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 const COLUMNS: &[Col<Outcome>] = &[
     ("close → gone (median)", |x| gone(x.close_median_ms)),
     ("samples", |x| gone_list(&x.close_ms)),
-    ("silent: timeout → gone (median)", |x| gone(x.silent_median_lag_ms)),
+    ("silent: timeout → gone (median)", |x| {
+        gone(x.silent_median_lag_ms)
+    }),
     ("samples", |x| gone_list(&x.silent_lag_ms)),
 ];
 
 /// A broker registering [`TOPICS`]; with `silent_timeout`, one that goes silent and is dropped
 /// that long after its last heartbeat.
-fn victim(name: &str, index: usize, silent_timeout: Option<Duration>) -> anyhow::Result<Registration> {
+fn victim(
+    name: &str,
+    index: usize,
+    silent_timeout: Option<Duration>,
+) -> anyhow::Result<Registration> {
     let mut config = BrokerConfig::new(CLUSTER, name, workload::broker_addr(1_000 + index));
     if let Some(timeout) = silent_timeout {
         config.enable_slave_acting_master = true;
@@ -140,11 +144,20 @@ async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow:
     for k in 0..params.close_samples {
         let name = format!("failover-close-{k}");
         let fleet = registered(peer.addr, victim(&name, k, None)?).await?;
-        anyhow::ensure!(routed(&query, &name).await?, "{name} is not routed after registering");
+        anyhow::ensure!(
+            routed(&query, &name).await?,
+            "{name} is not routed after registering"
+        );
         let closed = Instant::now();
         fleet.clients[0].close();
-        let sample = ms_until(closed, poll, give_up, async || Ok(!routed(&query, &name).await?)).await?;
-        eprintln!("[failover {}] connection close sample {k}: {sample:?} ms", kind.id());
+        let sample = ms_until(closed, poll, give_up, async || {
+            Ok(!routed(&query, &name).await?)
+        })
+        .await?;
+        eprintln!(
+            "[failover {}] connection close sample {k}: {sample:?} ms",
+            kind.id()
+        );
         close_ms.push(sample);
     }
     let timeout = Duration::from_millis(params.silent_timeout_ms);
@@ -169,7 +182,10 @@ async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow:
         tokio::time::sleep(poll).await;
     }
     let silent_lag_ms: Vec<Option<f64>> = silent.iter().map(|s| s.3).collect();
-    eprintln!("[failover {}] silent broker samples (ms after timeout): {silent_lag_ms:?}", kind.id());
+    eprintln!(
+        "[failover {}] silent broker samples (ms after timeout): {silent_lag_ms:?}",
+        kind.id()
+    );
     let done = |samples: &[Option<f64>]| median(samples.iter().flatten().copied());
     let server = ServerSample::of(&peer, None);
     drop((silent, anchor));

@@ -1,21 +1,19 @@
 //! What the NameServer scenarios share: starting a peer, a fleet of registered brokers that stays
 //! registered, route queries, and checking that a peer routes what the fleet registered.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
-
+use crate::load::{self, Worker};
+use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer};
+use crate::workload::{self, Layout, Registration};
 use anyhow::{bail, Context};
 use futures::future::join_all;
 use rmq_broker_client::wall_ms;
 use rmq_protocol::{JavaJson, TopicRouteData};
 use rmq_transport::RpcClient;
 use rmq_wire::ResponseCode;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::time::Instant;
-
-use crate::load::{self, Worker};
-use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer};
-use crate::workload::{self, Layout, Registration};
 
 /// How long a peer may take to answer its first request.
 pub const START_LIMIT: Duration = Duration::from_secs(120);
@@ -82,14 +80,12 @@ impl Fleet {
             registrations,
         })
     }
-
     /// Connects and registers every broker of `layout` once.
     pub async fn registered(addr: SocketAddr, layout: &Layout) -> anyhow::Result<Fleet> {
         let mut fleet = Fleet::connect(addr, registrations(layout)?).await?;
         fleet.register_all().await?;
         Ok(fleet)
     }
-
     /// Every broker registers once (new DataVersion), all at the same time.
     pub async fn register_all(&mut self) -> anyhow::Result<Round> {
         let now = wall_ms();
@@ -125,7 +121,6 @@ impl Fleet {
         }
         Ok(Round { elapsed, latencies })
     }
-
     /// Closed-loop workers that re-register every broker of the fleet, each time with a new
     /// DataVersion, as fast as the server answers.
     pub fn re_registering(&mut self) -> Vec<Worker> {
@@ -141,7 +136,6 @@ impl Fleet {
             .map(worker)
             .collect()
     }
-
     /// Re-registers every broker every [`KEEP_REGISTERED_EVERY`] until the guard is dropped, so
     /// that no server expires them (120 s) during a long part.
     pub fn keep_registered(mut self) -> KeepRegistered {

@@ -1,8 +1,5 @@
 //! `route-qps`: route queries at full speed, closed loop; then the two-CPU pass.
 
-use clap::Args;
-use serde::{Deserialize, Serialize};
-
 use super::fleet::{route_workers, serving, QUERY_TIMEOUT};
 use super::{settle, two_cpus, Ctx, Record, Scenario};
 use crate::cli::secs;
@@ -14,6 +11,8 @@ use crate::report::{over, Col, Ratio, Section, TwoCpuMeasure, OTHERS};
 use crate::sample::ServerSample;
 use crate::stats::Latency;
 use crate::workload::Layout;
+use clap::Args;
+use serde::{Deserialize, Serialize};
 
 pub struct RouteQps;
 
@@ -78,12 +77,10 @@ impl Scenario for RouteQps {
         "Route queries at full speed, closed loop; then Waymark and Java again \
                                   with the server on two CPUs of its own";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         p.warmup_s = 0.5;
         p.duration_s = 2.0;
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", settled(ctx.setup, kind, p).await);
@@ -95,7 +92,6 @@ impl Scenario for RouteQps {
         .await;
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
         let vs = |p| over(&rows, |x| Some(x.qps), PeerKind::Waymark, p);
@@ -103,18 +99,34 @@ impl Scenario for RouteQps {
         s.at_least("route-qps ≥ 1.5× Rust port", vs(PeerKind::RustPort), 1.5);
         let ceiling = vs(PeerKind::Ceiling).map(|v| v * 100.0);
         let percent = ceiling.map(|v| format!("{v:.2} %"));
-        s.target("route-qps ≥ 70 % of ceiling", percent, ceiling.map(|v| v >= 70.0));
+        s.target(
+            "route-qps ≥ 70 % of ceiling",
+            percent,
+            ceiling.map(|v| v >= 70.0),
+        );
         s.table(&rows, COLUMNS);
         s.ratios(&rows, &OTHERS, RATIOS);
-        s.two_cpus(&rows, &TwoCpuMeasure {
-            rate: "route queries/s",
-            per_request: "CPU per query",
-            rate_of: |x: &Outcome| x.qps,
-            cpu_of: |x| x.server.server_cpu.as_ref(),
-            per_request_of: |x| x.cpu_us_per_query,
-        });
-        let latency = Panel::curves("route-qps: query latency (closed loop, full speed)", |x: &Outcome| curve(&x.latency));
-        s.chart(&rows, &[latency, Panel::bars("route-qps: queries/s", |x| Some(x.qps))]);
+        s.two_cpus(
+            &rows,
+            &TwoCpuMeasure {
+                rate: "route queries/s",
+                per_request: "CPU per query",
+                rate_of: |x: &Outcome| x.qps,
+                cpu_of: |x| x.server.server_cpu.as_ref(),
+                per_request_of: |x| x.cpu_us_per_query,
+            },
+        );
+        let latency = Panel::curves(
+            "route-qps: query latency (closed loop, full speed)",
+            |x: &Outcome| curve(&x.latency),
+        );
+        s.chart(
+            &rows,
+            &[
+                latency,
+                Panel::bars("route-qps: queries/s", |x| Some(x.qps)),
+            ],
+        );
     }
 }
 
@@ -127,7 +139,9 @@ const COLUMNS: &[Col<Outcome>] = &[
     ("errors", |x| x.errors.to_string()),
     ("server CPU", |x| cpu_share(x.server.server_cpu.as_ref())),
     ("CPU per query", |x| us(x.cpu_us_per_query)),
-    ("route body", |x| format!("{} B", num(x.mean_response_bytes))),
+    ("route body", |x| {
+        format!("{} B", num(x.mean_response_bytes))
+    }),
     ("server RSS", |x| mib(x.server.rss_kib)),
     ("others' CPU", |x| noise(x.server.others_cpu_percent)),
 ];
@@ -135,14 +149,18 @@ const COLUMNS: &[Col<Outcome>] = &[
 const RATIOS: &[Ratio<Outcome>] = &[
     Ratio::rate("queries/s (Waymark ÷ peer)", |x| Some(x.qps)),
     Ratio::cost("p99 (peer ÷ Waymark)", |x| Some(x.latency.p99_us)),
-    Ratio::cost("server CPU per query (peer ÷ Waymark)", |x| x.cpu_us_per_query),
+    Ratio::cost("server CPU per query (peer ÷ Waymark)", |x| {
+        x.cpu_us_per_query
+    }),
 ];
 
 /// The scenario on a fresh `kind`, repeated while disturbed.
 async fn settled(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let label = format!("route-qps {}", kind.id());
     let noise = |x: &Outcome| x.server.others_cpu_percent.unwrap_or(0.0);
-    Ok(settle(&label, noise, async || once(setup, kind, p).await).await?.0)
+    Ok(settle(&label, noise, async || once(setup, kind, p).await)
+        .await?
+        .0)
 }
 
 async fn once(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
@@ -150,9 +168,13 @@ async fn once(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<O
     let (peer, fleet, clients) = serving(setup, kind, &layout, p.connections).await?;
     let window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
     let workers = route_workers(&clients, p.depth, &layout);
-    let outcome = load::shown(format!("route-qps {}", kind.id()), window.total(), async |progress| {
-        load::closed_loop(workers, window, progress, false, Some(peer.pid())).await
-    })
+    let outcome = load::shown(
+        format!("route-qps {}", kind.id()),
+        window.total(),
+        async |progress| {
+            load::closed_loop(workers, window, progress, false, Some(peer.pid())).await
+        },
+    )
     .await;
     let server = ServerSample::of(&peer, outcome.server_cpu.clone());
     drop(fleet);

@@ -1,11 +1,6 @@
 //! `route-sweep`: route queries offered open loop at rising rates until a server saturates or
 //! the generator falls behind.
 
-use std::sync::Arc;
-
-use clap::Args;
-use serde::{Deserialize, Serialize};
-
 use super::fleet::{serving, QUERY_TIMEOUT};
 use super::route_qps::LAYOUT;
 use super::{settle, Ctx, Record, Scenario};
@@ -18,6 +13,9 @@ use crate::report::{Col, Row, Section};
 use crate::sample::{ServerCpu, ServerSample};
 use crate::stats::Latency;
 use crate::workload::{self, Layout};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 pub struct RouteSweep;
 
@@ -106,16 +104,18 @@ pub struct Outcome {
 impl Outcome {
     /// The highest rate held, and whether it is a lower bound (the server never saturated).
     pub fn highest_held(&self) -> Option<(f64, bool)> {
-        let held = self.steps.iter().filter(|s| s.stop.is_none()).map(|s| s.rate);
+        let held = self
+            .steps
+            .iter()
+            .filter(|s| s.stop.is_none())
+            .map(|s| s.rate);
         let saturated = self.steps.iter().any(|s| s.stop == Some(Stop::Saturated));
         Some((held.reduce(f64::max)?, !saturated))
     }
-
     fn held_step(&self) -> Option<&Step> {
         let (rate, _) = self.highest_held()?;
         self.steps.iter().find(|s| s.rate == rate)
     }
-
     /// The step after which the sweep stopped, if it did.
     fn stopped(&self) -> Option<&Step> {
         self.steps.last().filter(|s| s.stop.is_some())
@@ -127,27 +127,28 @@ impl Scenario for RouteSweep {
     const ABOUT: &'static str =
         "Route queries offered open loop at rising fixed rates until each server saturates";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         p.rates = vec![2_000.0, 5_000.0, 10_000.0];
         p.warmup_s = 0.3;
         p.duration_s = 1.0;
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", sweep(ctx.setup, kind, p).await);
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
         s.table(&rows, SUMMARY);
         for row in &rows {
             let Some(x) = row.ok() else { continue };
             s.text(format!("{}:", row.label));
-            let step_row = |step: &Step| Row { peer: row.peer, label: String::new(), result: Ok(step.clone()) };
+            let step_row = |step: &Step| Row {
+                peer: row.peer,
+                label: String::new(),
+                result: Ok(step.clone()),
+            };
             let steps: Vec<Row<Step>> = x.steps.iter().map(step_row).collect();
             s.table_headed(None, &steps, STEPS);
         }
@@ -158,7 +159,9 @@ impl Scenario for RouteSweep {
             percentiles: false,
             points: |x: &Outcome| {
                 let answered = x.steps.iter().filter(|s| s.latency.count > 0);
-                answered.map(|s| (s.rate / 1e3, s.latency.p99_us / 1e3, s.stop.is_some())).collect()
+                answered
+                    .map(|s| (s.rate / 1e3, s.latency.p99_us / 1e3, s.stop.is_some()))
+                    .collect()
             },
         };
         s.chart(&rows, &[chart]);
@@ -178,10 +181,20 @@ const SUMMARY: &[Col<Outcome>] = &[
         Some((rate, bound)) => format!("{}{}/s", if bound { "≥ " } else { "" }, num(rate)),
         None => "none".into(),
     }),
-    ("p99 there", |x| or_na(x.held_step(), |s| ms(s.latency.p99_us))),
-    ("CPU per query there", |x| us(x.held_step().and_then(|s| s.cpu_us_per_query))),
-    ("stopped after", |x| x.stopped().map_or("—".into(), |s| format!("{}/s", num(s.rate)))),
-    ("because", |x| x.stopped().map_or("every rate held".into(), |s| stop_text(s.stop))),
+    ("p99 there", |x| {
+        or_na(x.held_step(), |s| ms(s.latency.p99_us))
+    }),
+    ("CPU per query there", |x| {
+        us(x.held_step().and_then(|s| s.cpu_us_per_query))
+    }),
+    ("stopped after", |x| {
+        x.stopped()
+            .map_or("—".into(), |s| format!("{}/s", num(s.rate)))
+    }),
+    ("because", |x| {
+        x.stopped()
+            .map_or("every rate held".into(), |s| stop_text(s.stop))
+    }),
 ];
 
 const STEPS: &[Col<Step>] = &[
@@ -203,7 +216,11 @@ const STEPS: &[Col<Step>] = &[
 async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let layout = Layout::new(p.brokers, p.topics_per_broker, p.spread);
     let (peer, fleet, clients) = serving(setup, kind, &layout, p.connections).await?;
-    let requests: Vec<_> = layout.all_topics().iter().map(|t| workload::route_request(t)).collect();
+    let requests: Vec<_> = layout
+        .all_topics()
+        .iter()
+        .map(|t| workload::route_request(t))
+        .collect();
     let make: Numbered = Arc::new(move |i| requests[i as usize % requests.len()].clone());
     let window = Window::secs(p.warmup_s, p.duration_s.max(0.1), QUERY_TIMEOUT);
     let mut steps = Vec::new();
@@ -225,7 +242,8 @@ async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
                 step.latency.p99_us / 1e3,
                 step.schedule_lag.p99_us / 1e3,
                 or_na(step.cpu_us_per_query, |v| format!("{v:.2}")),
-                step.stop.map_or(String::new(), |s| format!(", stop: {s:?}"))
+                step.stop
+                    .map_or(String::new(), |s| format!(", stop: {s:?}"))
             );
             anyhow::Ok(step)
         };
@@ -240,8 +258,17 @@ async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
     let server = ServerSample::of(&peer, None);
     drop(fleet);
     peer.stop();
-    let mean_response_bytes = if answers == 0 { 0.0 } else { bytes as f64 / answers as f64 };
-    Ok(Outcome { params: p.clone(), steps, mean_response_bytes, server })
+    let mean_response_bytes = if answers == 0 {
+        0.0
+    } else {
+        bytes as f64 / answers as f64
+    };
+    Ok(Outcome {
+        params: p.clone(),
+        steps,
+        mean_response_bytes,
+        server,
+    })
 }
 
 /// The figures of one window at `rate`.
@@ -276,16 +303,22 @@ mod tests {
         // Fewer than 90 % answered, or everything answered with p99 over 100 ms.
         let saturated = Some(Stop::Saturated);
         assert_eq!(stop_after(100_000.0, 89_000.0, 2_000.0, 1_000.0), saturated);
-        assert_eq!(stop_after(10_000.0, 10_000.0, 150_000.0, 1_000.0), saturated);
+        assert_eq!(
+            stop_after(10_000.0, 10_000.0, 150_000.0, 1_000.0),
+            saturated
+        );
         assert_eq!(stop_after(10_000.0, 9_000.0, 100_000.0, 5_000.0), None);
         // The generator late: named before whatever the server did.
         let behind = stop_after(300_000.0, 200_000.0, 150_000.0, 9_000.0);
         assert_eq!(behind, Some(Stop::GeneratorBehind));
     }
-
     #[test]
     fn the_highest_rate_held_is_a_lower_bound_unless_the_server_saturated() {
-        let step = |rate: f64, stop| Step { rate, stop, ..step_of(rate, &load::Outcome::empty()) };
+        let step = |rate: f64, stop| Step {
+            rate,
+            stop,
+            ..step_of(rate, &load::Outcome::empty())
+        };
         let sweep = |steps| Outcome {
             params: super::super::params::<RouteSweep>(None, true).unwrap(),
             steps,
@@ -293,11 +326,18 @@ mod tests {
             server: ServerSample::default(),
         };
         let (saturated, behind) = (Some(Stop::Saturated), Some(Stop::GeneratorBehind));
-        let saturating = sweep(vec![step(10e3, None), step(25e3, None), step(50e3, saturated)]);
+        let saturating = sweep(vec![
+            step(10e3, None),
+            step(25e3, None),
+            step(50e3, saturated),
+        ]);
         assert_eq!(saturating.highest_held(), Some((25_000.0, false)));
         let behind = sweep(vec![step(10e3, None), step(25e3, behind)]);
         assert_eq!(behind.highest_held(), Some((10_000.0, true)));
-        assert_eq!(sweep(vec![step(10e3, None)]).highest_held(), Some((10_000.0, true)));
+        assert_eq!(
+            sweep(vec![step(10e3, None)]).highest_held(),
+            Some((10_000.0, true))
+        );
         let none_held = sweep(vec![step(10e3, saturated)]);
         assert_eq!(none_held.highest_held(), None);
         assert_eq!(SUMMARY[0].1(&none_held), "none");

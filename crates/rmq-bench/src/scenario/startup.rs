@@ -1,10 +1,5 @@
 //! `startup`: from exec to the first answered request, and idle memory.
 
-use std::time::Duration;
-
-use clap::Args;
-use serde::{Deserialize, Serialize};
-
 use super::fleet::{millis, TINY};
 use super::{Ctx, Record, Scenario};
 use crate::cli::secs;
@@ -14,6 +9,9 @@ use crate::report::format::{mib_of, or_na};
 use crate::report::{of, Col, Ratio, Section, OTHERS};
 use crate::sample::ServerSample;
 use crate::stats::median;
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 pub struct Startup;
 
@@ -43,26 +41,32 @@ impl Scenario for Startup {
     const ID: &'static str = "startup";
     const ABOUT: &'static str = "Exec to the first answered request, and idle RSS";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.samples, p.idle_s) = (1, 0.5);
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", startup(ctx.setup, kind, p).await);
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
         let start = of(&rows, PeerKind::Waymark).and_then(|x| x.median_ms);
         let shown = start.map(|v| format!("{v:.1} ms"));
         s.target("startup ≤ 50 ms", shown, start.map(|v| v <= 50.0));
         s.table(&rows, COLUMNS);
-        let ready = Ratio::cost("exec → first answer (peer ÷ Waymark)", |x: &Outcome| x.median_ms);
-        s.ratios(&rows, &OTHERS, &[ready, Ratio::cost("idle RSS (peer ÷ Waymark)", |x| x.median_rss_kib)]);
+        let ready = Ratio::cost("exec → first answer (peer ÷ Waymark)", |x: &Outcome| {
+            x.median_ms
+        });
+        s.ratios(
+            &rows,
+            &OTHERS,
+            &[
+                ready,
+                Ratio::cost("idle RSS (peer ÷ Waymark)", |x| x.median_rss_kib),
+            ],
+        );
         let rss = Panel::Bars {
             title: "idle RSS after start (MiB, log)".into(),
             log: true,
@@ -74,7 +78,9 @@ impl Scenario for Startup {
 }
 
 const COLUMNS: &[Col<Outcome>] = &[
-    ("exec → first answer", |x| or_na(x.median_ms, |v| format!("{v:.1} ms"))),
+    ("exec → first answer", |x| {
+        or_na(x.median_ms, |v| format!("{v:.1} ms"))
+    }),
     ("samples", |x| {
         let samples: Vec<String> = x.ready_ms.iter().map(|v| format!("{v:.0}")).collect();
         format!("{} ms", samples.join(", "))
@@ -96,7 +102,9 @@ async fn startup(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Resul
         server = ServerSample::of(&peer, None);
         idle_rss_kib.extend(server.rss_kib);
         let (id, rss) = (kind.id(), server.rss_kib);
-        eprintln!("[startup {id}] sample {sample}: {ready:.1} ms to first answer, idle RSS {rss:?} KiB");
+        eprintln!(
+            "[startup {id}] sample {sample}: {ready:.1} ms to first answer, idle RSS {rss:?} KiB"
+        );
         peer.stop();
     }
     Ok(Outcome {

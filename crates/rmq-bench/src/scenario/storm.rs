@@ -1,14 +1,6 @@
 //! `route-under-storm`: route queries at a fixed rate while every broker of a large fleet
 //! re-registers closed loop.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-
-use anyhow::Context;
-use clap::Args;
-use serde::{Deserialize, Serialize};
-use tokio::sync::oneshot;
-
 use super::fleet::{millis, start_peer, verify_routes, Fleet, QUERY_TIMEOUT, REGISTER_TIMEOUT};
 use super::{route_qps, settle, Ctx, Record, Scenario};
 use crate::cli::secs;
@@ -20,6 +12,12 @@ use crate::report::{of, over, Col, Ratio, Section, OTHERS};
 use crate::sample::{self, ServerSample};
 use crate::stats::Latency;
 use crate::workload::{self, Layout};
+use anyhow::Context;
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::sync::oneshot;
 
 pub struct RouteUnderStorm;
 
@@ -82,13 +80,11 @@ impl Scenario for RouteUnderStorm {
     const ABOUT: &'static str =
         "Route queries at a fixed rate while every broker of a large fleet re-registers closed loop";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.brokers, p.topics_per_broker) = (10, 200);
         p.warmup_s = 0.5;
         p.duration_s = 2.0;
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         let qps = ctx.results.scenarios.get(route_qps::RouteQps::ID);
         for kind in ctx.peers::<Self>() {
@@ -102,7 +98,8 @@ impl Scenario for RouteUnderStorm {
                 if let Some(cpu) = &x.server.server_cpu {
                     x.cpu_us_per_query_subtracted = query_us;
                     let (queries, registrations) = (x.queries_answered, x.registrations_answered);
-                    x.cpu_us_per_registration = sample::attribute(cpu, queries, query_us, registrations);
+                    x.cpu_us_per_registration =
+                        sample::attribute(cpu, queries, query_us, registrations);
                 }
                 x
             });
@@ -110,27 +107,43 @@ impl Scenario for RouteUnderStorm {
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
         let (w, j) = (PeerKind::Waymark, PeerKind::Java);
         let p99 = of(&rows, w).map(|x| x.queries.p99_us);
-        s.target("route-under-storm query p99 ≤ 2 ms", p99.map(ms), p99.map(|v| v <= 2_000.0));
+        s.target(
+            "route-under-storm query p99 ≤ 2 ms",
+            p99.map(ms),
+            p99.map(|v| v <= 2_000.0),
+        );
         let what = "route-under-storm p99 ≤ 1/5 of Java's (Java ÷ Waymark ≥ 5)";
         s.at_least(what, over(&rows, |x| Some(x.queries.p99_us), j, w), 5.0);
         let what = "registration CPU under storm ≤ 1/3 of Java's (Java ÷ Waymark ≥ 3)";
         s.at_least(what, over(&rows, |x| x.cpu_us_per_registration, j, w), 3.0);
         s.table(&rows, COLUMNS);
         s.ratios(&rows, &OTHERS, RATIOS);
-        let latency = Panel::curves("route-under-storm: query latency (fixed rate)", |x: &Outcome| curve(&x.queries));
-        s.chart(&rows, &[latency, Panel::bars("storm: registrations/s", |x| Some(x.registrations_per_s))]);
+        let latency = Panel::curves(
+            "route-under-storm: query latency (fixed rate)",
+            |x: &Outcome| curve(&x.queries),
+        );
+        s.chart(
+            &rows,
+            &[
+                latency,
+                Panel::bars("storm: registrations/s", |x| Some(x.registrations_per_s)),
+            ],
+        );
     }
 }
 
 const RATIOS: &[Ratio<Outcome>] = &[
     Ratio::cost("query p99 (peer ÷ Waymark)", |x| Some(x.queries.p99_us)),
-    Ratio::rate("registrations/s (Waymark ÷ peer)", |x| Some(x.registrations_per_s)),
-    Ratio::cost("server CPU per registration (peer ÷ Waymark)", |x| x.cpu_us_per_registration),
+    Ratio::rate("registrations/s (Waymark ÷ peer)", |x| {
+        Some(x.registrations_per_s)
+    }),
+    Ratio::cost("server CPU per registration (peer ÷ Waymark)", |x| {
+        x.cpu_us_per_registration
+    }),
 ];
 
 const COLUMNS: &[Col<Outcome>] = &[
@@ -157,19 +170,30 @@ const COLUMNS: &[Col<Outcome>] = &[
 /// Puts the calling thread under `SCHED_FIFO` 1; says what it got.
 fn realtime_priority() -> String {
     let tid = std::fs::read_link("/proc/thread-self").ok();
-    let Some(tid) = tid.and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())) else {
+    let Some(tid) = tid.and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+    else {
         return "normal (no thread id)".into();
     };
-    match std::process::Command::new("chrt").args(["-f", "-p", "1", &tid]).output() {
+    match std::process::Command::new("chrt")
+        .args(["-f", "-p", "1", &tid])
+        .output()
+    {
         Ok(out) if out.status.success() => "SCHED_FIFO 1 (chrt)".into(),
-        Ok(out) => format!("normal (chrt failed: {})", String::from_utf8_lossy(&out.stderr).trim()),
+        Ok(out) => format!(
+            "normal (chrt failed: {})",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
         Err(error) => format!("normal (no chrt: {error})"),
     }
 }
 
 /// What the query thread gives back: the priority it got, the sender that starts the stream,
 /// and the stream's outcome.
-type QueryThread = (String, oneshot::Sender<()>, oneshot::Receiver<load::Outcome>);
+type QueryThread = (
+    String,
+    oneshot::Sender<()>,
+    oneshot::Receiver<load::Outcome>,
+);
 
 /// Connects the query connections on a thread and runtime of their own (not queued behind
 /// registration tasks), under `SCHED_FIFO` 1 if `chrt` allows, which is reported; returns once
@@ -185,26 +209,32 @@ async fn query_thread(
     let (go_tx, go_rx) = oneshot::channel::<()>();
     let (done_tx, done_rx) = oneshot::channel();
     let progress = progress.clone();
-    std::thread::Builder::new().name("storm-queries".into()).spawn(move || {
-        let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-            Ok(runtime) => runtime,
-            Err(error) => return drop(ready_tx.send(Err(error.into()))),
-        };
-        let priority = realtime_priority();
-        runtime.block_on(async move {
-            let clients = match load::connect(addr, connections).await {
-                Ok(clients) => clients,
-                Err(error) => return drop(ready_tx.send(Err(error))),
+    std::thread::Builder::new()
+        .name("storm-queries".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(error) => return drop(ready_tx.send(Err(error.into()))),
             };
-            let _ = ready_tx.send(Ok(priority));
-            if go_rx.await.is_err() {
-                return;
-            }
-            let query: Numbered =
-                Arc::new(move |i| workload::route_request(&topics[i as usize % topics.len()]));
-            let _ = done_tx.send(load::fixed_rate(&clients, rate, window, query, &progress, None).await);
-        });
-    })?;
+            let priority = realtime_priority();
+            runtime.block_on(async move {
+                let clients = match load::connect(addr, connections).await {
+                    Ok(clients) => clients,
+                    Err(error) => return drop(ready_tx.send(Err(error))),
+                };
+                let _ = ready_tx.send(Ok(priority));
+                if go_rx.await.is_err() {
+                    return;
+                }
+                let query: Numbered =
+                    Arc::new(move |i| workload::route_request(&topics[i as usize % topics.len()]));
+                let _ = done_tx
+                    .send(load::fixed_rate(&clients, rate, window, query, &progress, None).await);
+            });
+        })?;
     let priority = ready_rx.await.context("the query thread died")??;
     Ok((priority, go_tx, done_rx))
 }
@@ -220,10 +250,19 @@ async fn storm(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
     let registering = fleet.re_registering();
     let register_window = Window::secs(p.warmup_s, p.duration_s, REGISTER_TIMEOUT);
     let query_window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
-    let progress = Progress::new(format!("route-under-storm {}", kind.id()), register_window.total());
+    let progress = Progress::new(
+        format!("route-under-storm {}", kind.id()),
+        register_window.total(),
+    );
     let stream = (p.query_connections.max(1), p.query_rate.max(1.0));
-    let (query_thread, go, done) =
-        query_thread(peer.addr, stream, layout.all_topics(), query_window, &progress).await?;
+    let (query_thread, go, done) = query_thread(
+        peer.addr,
+        stream,
+        layout.all_topics(),
+        query_window,
+        &progress,
+    )
+    .await?;
     let printer = progress.spawn_printer();
     let pid = Some(peer.pid());
     let (registered, queried) = tokio::join!(

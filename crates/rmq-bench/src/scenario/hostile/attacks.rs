@@ -2,10 +2,8 @@
 //! sends it ([`rmq_testkit::hostile`]): the registrations are built as the benchmark's brokers
 //! build theirs (`rmq-broker-client`), the rest are a request of a kind or raw bytes.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
-
+use super::{Attack, Params};
+use crate::workload::{self, Layout, Registration, CLUSTER};
 use anyhow::bail;
 use bytes::Bytes;
 use rmq_broker_client::body::{self, EncodedBody};
@@ -17,10 +15,10 @@ use rmq_protocol::{
 use rmq_testkit::hostile::{self, Struck};
 use rmq_wire::frame;
 use rmq_wire::{RemotingCommand, RequestCode};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::time::Instant;
-
-use super::{Attack, Params};
-use crate::workload::{self, Layout, Registration, CLUSTER};
 
 /// Runs `attack` against `addr` until `deadline`, then closes its connections; with a note for
 /// the report.
@@ -34,28 +32,47 @@ pub async fn run(
     let wait = Duration::from_millis(p.query_timeout_ms);
     match attack {
         Attack::BigHeader => match big_headers(p) {
-            Ok(frames) => (hostile::send_frames(addr, frames, 1, None, wait, deadline).await, None),
-            Err(error) => (Struck::default(), Some(format!("cannot build the request: {error:#}"))),
+            Ok(frames) => (
+                hostile::send_frames(addr, frames, 1, None, wait, deadline).await,
+                None,
+            ),
+            Err(error) => (
+                Struck::default(),
+                Some(format!("cannot build the request: {error:#}")),
+            ),
         },
         Attack::SlowFrames => {
             let frame = Arc::new(hostile::slow_frame(p.slow_frame_bytes));
-            let struck = hostile::send_and_hold(addr, p.slow_connections, frame, false, deadline).await;
+            let struck =
+                hostile::send_and_hold(addr, p.slow_connections, frame, false, deadline).await;
             let mib = |bytes: u64| bytes as f64 / f64::from(1 << 20);
             let (sent, planned) = (mib(struck.sent_bytes), mib(struck.planned_bytes));
-            (struck, Some(format!("the server took {sent:.1} of {planned:.1} MiB")))
+            (
+                struck,
+                Some(format!("the server took {sent:.1} of {planned:.1} MiB")),
+            )
         }
         Attack::UnreadAnswers => {
             let request = RemotingCommand::request(RequestCode::GetAllTopicListFromNameserver, 1);
             let one = frame::encode_to_bytes(&request);
-            let pipelined = one.iter().copied().cycle().take(one.len() * p.unread_requests);
+            let pipelined = one
+                .iter()
+                .copied()
+                .cycle()
+                .take(one.len() * p.unread_requests);
             let bytes = Arc::new(pipelined.collect());
-            (hostile::send_and_hold(addr, p.unread_connections, bytes, true, deadline).await, None)
+            (
+                hostile::send_and_hold(addr, p.unread_connections, bytes, true, deadline).await,
+                None,
+            )
         }
         Attack::ConnectionFlood => {
-            let query = frame::encode_to_bytes(&workload::route_request(&workload::topic_name(0, 0)));
+            let query =
+                frame::encode_to_bytes(&workload::route_request(&workload::topic_name(0, 0)));
             let (frames, per) = (vec![query; p.flood_connections], p.flood_per_address);
             let struck =
-                hostile::send_frames(addr, frames, p.flood_concurrency, Some(per), wait, deadline).await;
+                hostile::send_frames(addr, frames, p.flood_concurrency, Some(per), wait, deadline)
+                    .await;
             let last = hostile::flood_source(p.flood_connections.saturating_sub(1), per);
             let sources = match last == hostile::flood_source(0, per) {
                 true => format!("{last}"),
@@ -71,11 +88,16 @@ pub async fn run(
         }
         Attack::TopicFlood => {
             let Some(frame) = flood else {
-                return (Struck::default(), Some("no topic-flood request was built".into()));
+                return (
+                    Struck::default(),
+                    Some("no topic-flood request was built".into()),
+                );
             };
             let whole = deadline.saturating_duration_since(Instant::now());
             let struck = hostile::send_frames(addr, vec![frame], 1, None, whole, deadline).await;
-            let note = struck.first_reaction_after.map(|at| format!("reaction after {:.2} s", at.as_secs_f64()));
+            let note = struck
+                .first_reaction_after
+                .map(|at| format!("reaction after {:.2} s", at.as_secs_f64()));
             (struck, note)
         }
     }
@@ -87,10 +109,14 @@ fn big_headers(p: &Params) -> anyhow::Result<Vec<Bytes>> {
     let request = |i: usize| {
         let broker = 1_000 + i;
         let layout = Layout::new(broker + 1, 2, 1);
-        let name = char::from(b'a' + (i % 26) as u8).to_string().repeat(p.big_header_bytes);
+        let name = char::from(b'a' + (i % 26) as u8)
+            .to_string()
+            .repeat(p.big_header_bytes);
         let config = BrokerConfig::new(CLUSTER, name, workload::broker_addr(broker));
         let mut registration = Registration::new(config, layout.topic_configs(broker), wall_ms())?;
-        Ok(frame::encode_to_bytes(&registration.next_request(wall_ms())))
+        Ok(frame::encode_to_bytes(
+            &registration.next_request(wall_ms()),
+        ))
     };
     (0..p.big_header_sends).map(request).collect()
 }
@@ -148,7 +174,11 @@ pub fn topic_flood_request(topics: usize) -> anyhow::Result<TopicFlood> {
              (use fewer --flood-topics)"
         );
     }
-    Ok(TopicFlood { frame, topics, body_bytes })
+    Ok(TopicFlood {
+        frame,
+        topics,
+        body_bytes,
+    })
 }
 
 #[cfg(test)]
@@ -168,7 +198,6 @@ mod tests {
         let table = decoded.topic_config_serialize_wrapper.topic_config_table;
         assert_eq!(table.len(), 1_000);
     }
-
     #[test]
     fn big_headers_carry_the_long_name_each_in_its_own_letter() {
         let p = Params {

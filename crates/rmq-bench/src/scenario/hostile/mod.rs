@@ -2,20 +2,6 @@
 //! each attack, alive after.
 
 pub mod attacks;
-
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
-
-use anyhow::Context;
-use clap::{Args, ValueEnum};
-use rmq_transport::{ClientConfig, RpcClient};
-use rmq_wire::ResponseCode;
-use serde::{Deserialize, Serialize};
-use tokio::task::JoinHandle;
-use tokio::time::Instant;
-
 use super::fleet::{route, start_peer, Fleet};
 use super::{Ctx, Record, Scenario};
 use crate::cli::{millis as ms_arg, secs};
@@ -26,9 +12,19 @@ use crate::report::format::{answered_ms, mib, num};
 use crate::report::{Col, Row, Section};
 use crate::stats::Latency;
 use crate::workload::{self, Layout};
-
+use anyhow::Context;
 use attacks::{topic_flood_request, TopicFlood};
+use clap::{Args, ValueEnum};
 use rmq_testkit::hostile::Fate;
+use rmq_transport::{ClientConfig, RpcClient};
+use rmq_wire::ResponseCode;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 pub struct Hostile;
 
@@ -58,7 +54,6 @@ impl Attack {
         Attack::ConnectionFlood,
         Attack::TopicFlood,
     ];
-
     /// The name used in flags, results and the report.
     pub fn id(self) -> &'static str {
         match self {
@@ -173,18 +168,15 @@ impl Scenario for Hostile {
         "Hostile peers (huge headers, slow frames, unread answers, connection and \
                                   topic floods): memory, route queries during, alive after";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.attack_s, p.flood_settle_s, p.big_header_sends) = (3.0, 2.0, 2);
         (p.slow_connections, p.unread_topics) = (8, 5_000);
         (p.unread_connections, p.unread_requests) = (4, 100);
         (p.flood_connections, p.flood_topics) = (500, 100_000);
     }
-
     fn runs(kind: PeerKind) -> bool {
         kind.is_real()
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         let mut flood = None;
         if p.attacks.contains(&Attack::TopicFlood) {
@@ -205,28 +197,48 @@ impl Scenario for Hostile {
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
-        let ran: Vec<(PeerKind, &Outcome)> = rows.iter().filter_map(|r| Some((r.peer, r.ok()?))).collect();
-        let took: Vec<String> = ran.iter().map(|(p, h)| format!("{} {:.0} s", p.title(), h.duration_s)).collect();
+        let ran: Vec<(PeerKind, &Outcome)> = rows
+            .iter()
+            .filter_map(|r| Some((r.peer, r.ok()?)))
+            .collect();
+        let took: Vec<String> = ran
+            .iter()
+            .map(|(p, h)| format!("{} {:.0} s", p.title(), h.duration_s))
+            .collect();
         if !took.is_empty() {
             let took = took.join(", ");
-            s.text(format!("Every attack on a peer, its server starts included, took {took}."));
+            s.text(format!(
+                "Every attack on a peer, its server starts included, took {took}."
+            ));
         }
         for row in rows.iter().filter(|r| r.ok().is_none()) {
-            s.text(format!("{}: {}", row.label, row.result.as_ref().err().map_or("", |e| e.as_str())));
+            s.text(format!(
+                "{}: {}",
+                row.label,
+                row.result.as_ref().err().map_or("", |e| e.as_str())
+            ));
         }
         let flood_body = ran.iter().find_map(|(_, h)| h.flood_body_bytes);
-        let Some(p) = s.params::<Params>() else { return };
+        let Some(p) = s.params::<Params>() else {
+            return;
+        };
         for attack in Attack::ALL {
             let attack_row = |(peer, h): &(PeerKind, &Outcome)| {
                 let run = h.attacks.iter().find(|a| a.attack == attack)?.clone();
                 let result = match &run.error {
-                    Some(error) => Err(format!("not run: {}", error.chars().take(160).collect::<String>())),
+                    Some(error) => Err(format!(
+                        "not run: {}",
+                        error.chars().take(160).collect::<String>()
+                    )),
                     None => Ok(run),
                 };
-                Some(Row { peer: *peer, label: peer.title().to_owned(), result })
+                Some(Row {
+                    peer: *peer,
+                    label: peer.title().to_owned(),
+                    result,
+                })
             };
             let runs: Vec<Row<AttackRun>> = ran.iter().filter_map(attack_row).collect();
             if runs.is_empty() {
@@ -249,14 +261,22 @@ impl Scenario for Hostile {
 }
 
 const COLUMNS: &[Col<AttackRun>] = &[
-    ("RSS before → peak", |r| format!("{} → {}", mib(r.rss_before_kib), mib(r.rss_peak_kib))),
+    ("RSS before → peak", |r| {
+        format!("{} → {}", mib(r.rss_before_kib), mib(r.rss_peak_kib))
+    }),
     ("RSS after", |r| mib(r.rss_after_kib)),
     ("route p50", |r| answered_ms(&r.queries, r.queries.p50_us)),
     ("p99", |r| answered_ms(&r.queries, r.queries.p99_us)),
     ("max", |r| answered_ms(&r.queries, r.queries.max_us)),
-    ("route failures", |r| format!("{}/{}", r.query_failures, r.queries_sent)),
+    ("route failures", |r| {
+        format!("{}/{}", r.query_failures, r.queries_sent)
+    }),
     ("alive after", |r| {
-        let oom = if r.out_of_memory { ", OutOfMemoryError in its log" } else { "" };
+        let oom = if r.out_of_memory {
+            ", OutOfMemoryError in its log"
+        } else {
+            ""
+        };
         match r.alive_after {
             true => format!("yes{oom}"),
             false => format!("**no**: {}{oom}", r.after),
@@ -332,7 +352,9 @@ async fn hostile(
             run.alive_after,
             run.after,
             run.refusal.summary(),
-            run.error.as_deref().map_or(String::new(), |e| format!("; not run: {e}"))
+            run.error
+                .as_deref()
+                .map_or(String::new(), |e| format!("; not run: {e}"))
         );
         runs.push(run);
     }
@@ -351,7 +373,11 @@ async fn attack_once(
     attack: Attack,
     flood: Option<&TopicFlood>,
 ) -> anyhow::Result<AttackRun> {
-    let topics = if attack == Attack::UnreadAnswers { p.unread_topics } else { p.fleet_topics };
+    let topics = if attack == Attack::UnreadAnswers {
+        p.unread_topics
+    } else {
+        p.fleet_topics
+    };
     let layout = Layout::new(1, topics.max(2), 1);
     let mut peer = start_peer(setup, kind, &layout, &PeerOptions::default()).await?;
     let fleet = Fleet::registered(peer.addr, &layout).await?;
@@ -365,9 +391,16 @@ async fn attack_once(
     let during = Window::secs(0.0, p.attack_s.max(0.5), p.query_timeout());
     let deadline = Instant::now() + during.duration;
     let stop_sampling = Arc::new(AtomicBool::new(false));
-    let sampler = rss_peak(peer.pid(), Duration::from_millis(p.rss_sample_ms), stop_sampling.clone());
+    let sampler = rss_peak(
+        peer.pid(),
+        Duration::from_millis(p.rss_sample_ms),
+        stop_sampling.clone(),
+    );
     let (addr, attack_params, frame) = (peer.addr, p.clone(), flood.map(|f| f.frame.clone()));
-    let attacker = tokio::spawn(async move { attacks::run(attack, addr, &attack_params, deadline, frame).await });
+    let attacker =
+        tokio::spawn(
+            async move { attacks::run(attack, addr, &attack_params, deadline, frame).await },
+        );
     let request = workload::route_request(&topic);
     let query: load::Numbered = Arc::new(move |_| request.clone());
     let label = format!("hostile {} {}", kind.id(), attack.id());
@@ -377,7 +410,10 @@ async fn attack_once(
     })
     .await;
     let (struck, note) = attacker.await.unwrap_or_else(|error| {
-        (Default::default(), Some(format!("the attack task failed: {error}")))
+        (
+            Default::default(),
+            Some(format!("the attack task failed: {error}")),
+        )
     });
     let closed_at = Instant::now();
     stop_sampling.store(true, Ordering::Relaxed);
@@ -427,7 +463,9 @@ async fn check_after(peer: &mut RunningPeer, topic: &str, timeout: Duration) -> 
         Err(error) => return (false, format!("cannot connect: {error}")),
     };
     match client.invoke(workload::route_request(topic), timeout).await {
-        Ok(response) if response.response_code() == ResponseCode::Success => (true, "answered SUCCESS".into()),
+        Ok(response) if response.response_code() == ResponseCode::Success => {
+            (true, "answered SUCCESS".into())
+        }
         Ok(response) => (true, format!("answered code {}", response.code)),
         Err(error) => (false, format!("no answer: {error}")),
     }
