@@ -133,7 +133,6 @@ async fn routed(query: &RpcClient, name: &str) -> anyhow::Result<bool> {
     Ok(routes_to(route(query, TOPICS[0]).await?.as_ref(), name))
 }
 
-/// The scenario against a fresh `kind`.
 async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::Result<Outcome> {
     let peer = start_peer(setup, kind, &TINY, &PeerOptions::default()).await?;
     let anchor = registered(peer.addr, victim("failover-anchor", 999, None)?).await?;

@@ -120,31 +120,29 @@ impl Scenario for Register {
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
         let (w, j) = (PeerKind::Waymark, PeerKind::Java);
-        s.at_least(
-            "register steady rate ≥ 3× Java",
-            over(&rows, steady, w, j),
-            3.0,
-        );
-        s.at_least(
-            "register first-round rate ≥ 3× Java",
-            over(&rows, first, w, j),
-            3.0,
-        );
+        let (steady_rate, first_rate) = (over(&rows, steady, w, j), over(&rows, first, w, j));
+        s.at_least("register steady rate ≥ 3× Java", steady_rate, 3.0);
+        s.at_least("register first-round rate ≥ 3× Java", first_rate, 3.0);
         let what = "registration CPU (steady) ≤ 1/3 of Java's (Java ÷ Waymark ≥ 3)";
         s.at_least(what, over(&rows, steady_cpu, j, w), 3.0);
         let entries = num(s.params::<Params>().map_or(0, |p| p.layout().entries()) as f64);
         let rss = over(&rows, |x| x.server.rss_kib.map(|k| k as f64), j, w);
-        s.at_least(&format!("RSS with {entries} entries, after the steady phase, ≤ 1/10 of Java's (Java ÷ Waymark ≥ 10)"), rss, 10.0);
+        let what = format!(
+            "RSS with {entries} entries, after the steady phase, ≤ 1/10 of Java's (Java ÷ Waymark ≥ 10)"
+        );
+        s.at_least(&what, rss, 10.0);
         if let Some(x) = rows.iter().find_map(Row::ok) {
+            let mb = x.body_bytes as f64 / 1e6;
             s.text(format!(
-                "{entries} topic-queue entries; {:.1} MB of JSON per broker.",
-                x.body_bytes as f64 / 1e6
+                "{entries} topic-queue entries; {mb:.1} MB of JSON per broker."
             ));
         }
         s.table(&rows, COLUMNS);
         s.ratios(&rows, &OTHERS, RATIOS);
         if rows.iter().any(|r| r.peer == PeerKind::Ceiling) {
-            s.text("— : not compared. The ceiling keeps no routes, so its memory says nothing of a server's.");
+            s.text(
+                "— : not compared. The ceiling keeps no routes, so its memory says nothing of a server's.",
+            );
         }
         let measure = TwoCpuMeasure {
             rate: "steady registrations/s",
@@ -154,17 +152,14 @@ impl Scenario for Register {
             per_request_of: steady_cpu,
         };
         s.two_cpus(&rows, &measure);
-        let rss = |x: &Outcome| x.server.rss_kib.map(|k| k as f64 / 1024.0);
         let rss = Panel::Bars {
             title: format!("RSS holding {entries} topic-queue entries (MiB, log)"),
             log: true,
             unit: "MiB",
-            value: rss,
+            value: |x: &Outcome| x.server.rss_kib.map(|k| k as f64 / 1024.0),
         };
-        s.chart(
-            &rows,
-            &[rss, Panel::bars("register: steady registrations/s", steady)],
-        );
+        let steady_rate = Panel::bars("register: steady registrations/s", steady);
+        s.chart(&rows, &[rss, steady_rate]);
     }
 }
 
@@ -180,14 +175,19 @@ fn steady_cpu(x: &Outcome) -> Option<f64> {
     x.steady_cpu_us_per_registration
 }
 
+fn first_cpu(x: &Outcome) -> Option<f64> {
+    x.first_cpu_us_per_registration
+}
+
 /// The ceiling keeps no routes: its memory is no reference for a server's.
 const STATELESS: &[PeerKind] = &[PeerKind::Ceiling];
 
 const RATIOS: &[Ratio<Outcome>] = &[
     Ratio::rate("first registrations/s (Waymark ÷ peer)", first),
-    Ratio::cost("server CPU per first registration (peer ÷ Waymark)", |x| {
-        x.first_cpu_us_per_registration
-    }),
+    Ratio::cost(
+        "server CPU per first registration (peer ÷ Waymark)",
+        first_cpu,
+    ),
     Ratio::rate("steady registrations/s (Waymark ÷ peer)", steady),
     Ratio::cost(
         "server CPU per steady registration (peer ÷ Waymark)",
@@ -207,31 +207,28 @@ const RATIOS: &[Ratio<Outcome>] = &[
     },
 ];
 
+fn one_decimal(value: f64) -> String {
+    format!("{value:.1}")
+}
+
 const COLUMNS: &[Col<Outcome>] = &[
     ("first round", |x| seconds(x.first_round_s)),
-    ("first registrations/s", |x| format!("{:.1}", x.first_per_s)),
-    ("first-round CPU per registration", |x| {
-        us(x.first_cpu_us_per_registration)
-    }),
-    ("steady registrations/s", |x| {
-        format!("{:.1}", x.steady_per_s)
-    }),
+    ("first registrations/s", |x| one_decimal(x.first_per_s)),
+    ("first-round CPU per registration", |x| us(first_cpu(x))),
+    ("steady registrations/s", |x| one_decimal(x.steady_per_s)),
     ("steady entries/s", |x| num(x.steady_entries_per_s)),
     ("steady p50", |x| ms(x.steady_latency.p50_us)),
     ("steady p99", |x| ms(x.steady_latency.p99_us)),
     ("steady server CPU", |x| {
         cpu_share(x.steady_server_cpu.as_ref())
     }),
-    ("steady CPU per registration", |x| {
-        us(x.steady_cpu_us_per_registration)
-    }),
+    ("steady CPU per registration", |x| us(steady_cpu(x))),
     ("RSS idle", |x| mib(x.rss_idle_kib)),
     ("RSS after first round", |x| mib(x.rss_first_kib)),
     ("RSS after steady phase", |x| mib(x.server.rss_kib)),
     ("others' CPU", |x| noise(x.others_cpu_percent())),
 ];
 
-/// The scenario against a fresh `kind` with prepared `bodies`.
 async fn register(
     setup: &PeerSetup,
     kind: PeerKind,
@@ -250,12 +247,10 @@ async fn register(
         layout.topics_per_broker,
         body_bytes as f64 / 1e6
     );
-    let cpu_before = CpuSnapshot::take(peer.pid());
+    let before = CpuSnapshot::take(peer.pid());
     let round = fleet.register_all().await?;
-    let cpu_after = CpuSnapshot::take(peer.pid());
-    let first_server_cpu = cpu_before
-        .zip(cpu_after)
-        .map(|(b, a)| ServerCpu::between(&b, &a));
+    let after = CpuSnapshot::take(peer.pid());
+    let first_server_cpu = before.zip(after).map(|(b, a)| ServerCpu::between(&b, &a));
     let rss_first_kib = peer.rss_kib();
     let query = load::connect(peer.addr, 1).await?;
     verify_routes(&query[0], &layout, kind).await?;
@@ -265,10 +260,11 @@ async fn register(
     }
     let window = Window::secs(p.steady_warmup_s, p.steady_s, REGISTER_TIMEOUT);
     let workers = fleet.re_registering();
+    let pid = Some(peer.pid());
     let steady = load::shown(
         format!("register {}", kind.id()),
         window.total(),
-        async |progress| load::closed_loop(workers, window, progress, true, Some(peer.pid())).await,
+        async |progress| load::closed_loop(workers, window, progress, true, pid).await,
     )
     .await;
     tokio::time::sleep(Duration::from_secs_f64(p.settle_s)).await;
@@ -276,7 +272,7 @@ async fn register(
     let server = ServerSample::of(&peer, None);
     drop(fleet);
     peer.stop();
-    let first_count = round.latencies.len() as u64;
+    let (first_count, steady_cpu) = (round.latencies.len() as u64, steady.server_cpu.as_ref());
     Ok(Outcome {
         params: p.clone(),
         body_bytes,
@@ -294,11 +290,8 @@ async fn register(
             .as_ref()
             .and_then(|c| c.us_per(first_count)),
         first_server_cpu,
-        steady_cpu_us_per_registration: steady
-            .server_cpu
-            .as_ref()
-            .and_then(|c| c.us_per(steady.ok)),
-        steady_server_cpu: steady.server_cpu,
+        steady_cpu_us_per_registration: steady_cpu.and_then(|c| c.us_per(steady.ok)),
+        steady_server_cpu: steady.server_cpu.clone(),
         steady_answered: steady.ok,
         server,
     })

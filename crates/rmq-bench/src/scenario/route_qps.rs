@@ -50,7 +50,6 @@ impl Params {
     }
 }
 
-/// What one peer did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub params: Params,
@@ -78,8 +77,7 @@ impl Scenario for RouteQps {
                                   with the server on two CPUs of its own";
     type Params = Params;
     fn quick(p: &mut Params) {
-        p.warmup_s = 0.5;
-        p.duration_s = 2.0;
+        (p.warmup_s, p.duration_s) = (0.5, 2.0);
     }
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         for kind in ctx.peers::<Self>() {

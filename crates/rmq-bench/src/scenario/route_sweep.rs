@@ -104,13 +104,9 @@ pub struct Outcome {
 impl Outcome {
     /// The highest rate held, and whether it is a lower bound (the server never saturated).
     pub fn highest_held(&self) -> Option<(f64, bool)> {
-        let held = self
-            .steps
-            .iter()
-            .filter(|s| s.stop.is_none())
-            .map(|s| s.rate);
+        let held = self.steps.iter().filter(|s| s.stop.is_none());
         let saturated = self.steps.iter().any(|s| s.stop == Some(Stop::Saturated));
-        Some((held.reduce(f64::max)?, !saturated))
+        Some((held.map(|s| s.rate).reduce(f64::max)?, !saturated))
     }
     fn held_step(&self) -> Option<&Step> {
         let (rate, _) = self.highest_held()?;
@@ -129,8 +125,7 @@ impl Scenario for RouteSweep {
     type Params = Params;
     fn quick(p: &mut Params) {
         p.rates = vec![2_000.0, 5_000.0, 10_000.0];
-        p.warmup_s = 0.3;
-        p.duration_s = 1.0;
+        (p.warmup_s, p.duration_s) = (0.3, 1.0);
     }
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         for kind in ctx.peers::<Self>() {
@@ -212,7 +207,6 @@ const STEPS: &[Col<Step>] = &[
     ("", |s| stop_text(s.stop)),
 ];
 
-/// The sweep against a fresh `kind`.
 async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let layout = Layout::new(p.brokers, p.topics_per_broker, p.spread);
     let (peer, fleet, clients) = serving(setup, kind, &layout, p.connections).await?;

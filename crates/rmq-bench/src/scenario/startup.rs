@@ -88,7 +88,6 @@ const COLUMNS: &[Col<Outcome>] = &[
     ("idle RSS", |x| mib_of(x.median_rss_kib)),
 ];
 
-/// The scenario against `kind`.
 async fn startup(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let (mut ready_ms, mut idle_rss_kib) = (Vec::new(), Vec::new());
     let mut server = ServerSample::default();

@@ -82,8 +82,7 @@ impl Scenario for RouteUnderStorm {
     type Params = Params;
     fn quick(p: &mut Params) {
         (p.brokers, p.topics_per_broker) = (10, 200);
-        p.warmup_s = 0.5;
-        p.duration_s = 2.0;
+        (p.warmup_s, p.duration_s) = (0.5, 2.0);
     }
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         let qps = ctx.results.scenarios.get(route_qps::RouteQps::ID);
@@ -239,7 +238,6 @@ async fn query_thread(
     Ok((priority, go_tx, done_rx))
 }
 
-/// The scenario against a fresh `kind`.
 async fn storm(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let layout = Layout::new(p.brokers, p.topics_per_broker, p.spread);
     layout.validate()?;

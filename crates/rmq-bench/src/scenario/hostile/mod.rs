@@ -28,7 +28,6 @@ use tokio::time::Instant;
 
 pub struct Hostile;
 
-/// One attack.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Attack {
@@ -46,7 +45,6 @@ pub enum Attack {
 }
 
 impl Attack {
-    /// Every attack, in report order.
     pub const ALL: [Attack; 5] = [
         Attack::BigHeader,
         Attack::SlowFrames,
@@ -293,7 +291,6 @@ fn bytes_text(bytes: usize) -> String {
     }
 }
 
-/// What `attack` did, in a sentence.
 fn describe(attack: Attack, p: &Params, flood_body: Option<usize>) -> String {
     match attack {
         Attack::BigHeader => format!(
