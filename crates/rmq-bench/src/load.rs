@@ -1,26 +1,23 @@
-//! The load generator: closed-loop and fixed-rate request streams, counted
-//! only inside the measured window, latencies per worker, the server's CPU
-//! over the window, the progress line.
+//! The load generator: closed-loop and fixed-rate request streams, counted only inside the
+//! measured window, latencies per worker, the server's CPU over the window, the progress line.
 
-use std::io::{IsTerminal, Write};
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
-
+use crate::pin::CpuSnapshot;
+use crate::sample::ServerCpu;
+use crate::stats;
 use anyhow::Context;
 use futures::stream::{FuturesUnordered, StreamExt};
 use hdrhistogram::Histogram;
 use rmq_transport::{ClientConfig, ClientError, RpcClient};
 use rmq_wire::{RemotingCommand, ResponseCode};
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
-use crate::pin::CpuSnapshot;
-use crate::sample::ServerCpu;
-use crate::stats;
-
-/// The client configuration of every generator connection (nothing the server sends unasked is kept).
+/// Every generator connection's configuration: nothing the server sends unasked is kept.
 pub fn client_config() -> ClientConfig {
     ClientConfig {
         inbound_capacity: 0,
@@ -28,12 +25,11 @@ pub fn client_config() -> ClientConfig {
     }
 }
 
-/// Opens `count` connections to `addr` (see [`connect_with`]).
 pub async fn connect(addr: SocketAddr, count: usize) -> anyhow::Result<Vec<RpcClient>> {
     connect_with(addr, count, &client_config()).await
 }
 
-/// Opens `count` connections to `addr` made with `config` (TLS, a request hook that signs).
+/// Opens `count` connections to `addr` one after the other (`config`: TLS, a signing hook).
 pub async fn connect_with(
     addr: SocketAddr,
     count: usize,
@@ -41,16 +37,14 @@ pub async fn connect_with(
 ) -> anyhow::Result<Vec<RpcClient>> {
     let mut clients = Vec::with_capacity(count);
     for _ in 0..count {
-        let client = RpcClient::connect(addr, config.clone())
-            .await
-            .with_context(|| format!("cannot connect to {addr}"))?;
-        clients.push(client);
+        let client = RpcClient::connect(addr, config.clone()).await;
+        clients.push(client.with_context(|| format!("cannot connect to {addr}"))?);
     }
     Ok(clients)
 }
 
-/// Counters shown by the progress line: successes, failures, and a second
-/// stream's successes (registrations during a storm; 0 hides it).
+/// Counters shown by the progress line: successes, failures, and a second stream's successes
+/// (registrations during a storm; 0 hides it).
 #[derive(Debug)]
 pub struct Progress {
     label: String,
@@ -62,7 +56,6 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Counters for a phase labelled `label` expected to last `total`.
     pub fn new(label: impl Into<String>, total: Duration) -> Arc<Progress> {
         Arc::new(Progress {
             label: label.into(),
@@ -73,7 +66,6 @@ impl Progress {
             side: AtomicU64::new(0),
         })
     }
-
     /// Prints the progress line to stderr every second (on a terminal; every 5 s otherwise).
     pub fn spawn_printer(self: &Arc<Self>) -> ProgressPrinter {
         let progress = self.clone();
@@ -81,20 +73,18 @@ impl Progress {
         let handle = tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));
             tick.tick().await;
-            let (mut last_ok, mut last_side, mut n) = (0, 0, 0u64);
-            loop {
+            let (mut last_ok, mut last_side) = (0, 0);
+            for n in 1u64.. {
                 tick.tick().await;
-                n += 1;
-                let ok = progress.ok.load(Ordering::Relaxed);
-                let side = progress.side.load(Ordering::Relaxed);
-                let errors = progress.errors.load(Ordering::Relaxed);
+                let [ok, side, errors] = [&progress.ok, &progress.side, &progress.errors]
+                    .map(|c| c.load(Ordering::Relaxed));
+                let (elapsed, total) = (progress.started.elapsed(), progress.total);
                 let mut line = format!(
-                    "[{}] {:5.1}/{:.0} s  {:>9} req/s  errors {}",
+                    "[{}] {:5.1}/{:.0} s  {:>9} req/s  errors {errors}",
                     progress.label,
-                    progress.started.elapsed().as_secs_f64(),
-                    progress.total.as_secs_f64(),
+                    elapsed.as_secs_f64(),
+                    total.as_secs_f64(),
                     ok - last_ok,
-                    errors
                 );
                 if side > 0 {
                     line.push_str(&format!("  registrations {:>6}/s", side - last_side));
@@ -116,8 +106,18 @@ impl Progress {
 /// The running progress line.
 #[derive(Debug)]
 pub struct ProgressPrinter {
-    handle: tokio::task::JoinHandle<()>,
+    handle: JoinHandle<()>,
     tty: bool,
+}
+
+impl ProgressPrinter {
+    /// Stops printing and ends the rewritten line.
+    pub fn finish(self) {
+        self.handle.abort();
+        if self.tty {
+            let _ = writeln!(std::io::stderr());
+        }
+    }
 }
 
 /// Runs `phase` with a progress line labelled `label` for a phase of `total`.
@@ -133,21 +133,11 @@ pub async fn shown<T>(
     result
 }
 
-impl ProgressPrinter {
-    /// Stops printing and ends the rewritten line.
-    pub fn finish(self) {
-        self.handle.abort();
-        if self.tty {
-            let _ = writeln!(std::io::stderr());
-        }
-    }
-}
-
 /// Makes a worker's next request.
 pub type Maker = Box<dyn FnMut() -> RemotingCommand + Send>;
 
-/// One closed-loop worker: a connection (shared with other workers for
-/// pipelining) and its request stream.
+/// One closed-loop worker: a connection (shared with other workers for pipelining) and its
+/// request stream.
 pub struct Worker {
     pub client: RpcClient,
     pub make: Maker,
@@ -162,20 +152,20 @@ pub struct Window {
 }
 
 impl Window {
-    /// `warmup_s` then `duration_s` seconds.
     pub fn secs(warmup_s: f64, duration_s: f64, timeout: Duration) -> Window {
+        let (warmup, duration) = (
+            Duration::from_secs_f64(warmup_s),
+            Duration::from_secs_f64(duration_s),
+        );
         Window {
-            warmup: Duration::from_secs_f64(warmup_s),
-            duration: Duration::from_secs_f64(duration_s),
+            warmup,
+            duration,
             timeout,
         }
     }
-
-    /// Warmup and measured time together.
     pub fn total(&self) -> Duration {
         self.warmup + self.duration
     }
-
     /// The measured part of this window for a load phase that starts at `started`.
     pub fn span(&self, started: Instant) -> Span {
         let from = started + self.warmup;
@@ -194,8 +184,8 @@ pub struct Span {
 }
 
 impl Span {
-    /// Whether something that happened `at` (a closed-loop answer's arrival,
-    /// a fixed-rate request's due time) is measured.
+    /// Whether something that happened `at` (a closed-loop answer's arrival, a fixed-rate
+    /// request's due time) is measured.
     pub fn holds(&self, at: Instant) -> bool {
         at >= self.from && at < self.end
     }
@@ -236,72 +226,53 @@ impl Outcome {
             server_cpu: None,
         }
     }
-
     fn merge(&mut self, other: Outcome) {
         self.ok += other.ok;
         self.errors += other.errors;
-        if self.first_error.is_none() {
-            self.first_error = other.first_error;
-        }
-        self.latency
-            .add(&other.latency)
-            .expect("histograms share their bounds");
-        self.schedule_lag
-            .add(&other.schedule_lag)
-            .expect("histograms share their bounds");
+        self.first_error = self.first_error.take().or(other.first_error);
+        let bounds = "histograms share their bounds";
+        self.latency.add(&other.latency).expect(bounds);
+        self.schedule_lag.add(&other.schedule_lag).expect(bounds);
         self.response_bytes += other.response_bytes;
         self.answered_in_window += other.answered_in_window;
         self.offered += other.offered;
         self.max_schedule_lag = self.max_schedule_lag.max(other.max_schedule_lag);
     }
-
     /// Successful requests counted per second of the window.
     pub fn rate(&self) -> f64 {
         per_second(self.ok, self.elapsed)
     }
-
     /// Successful answers that arrived inside the window, per second of it.
     pub fn achieved_rate(&self) -> f64 {
         per_second(self.answered_in_window, self.elapsed)
     }
-
-    /// Mean response body size.
     pub fn mean_response_bytes(&self) -> f64 {
-        if self.ok == 0 {
-            0.0
-        } else {
-            self.response_bytes as f64 / self.ok as f64
+        match self.ok {
+            0 => 0.0,
+            ok => self.response_bytes as f64 / ok as f64,
         }
     }
-
-    /// Counts one answer (or failure); `false` if the connection closed
-    /// and the worker should stop.
+    /// Counts one answer (or failure); `false` if the connection closed and the worker should stop.
     fn account(&mut self, result: Result<RemotingCommand, ClientError>, nanos: u128) -> bool {
-        match result {
+        match &result {
             Ok(response) if response.response_code() == ResponseCode::Success => {
                 self.ok += 1;
                 self.response_bytes += response.body.as_ref().map_or(0, |b| b.len() as u64);
                 stats::record(&mut self.latency, nanos);
-                true
+                return true;
             }
-            Ok(response) => {
-                self.errors += 1;
-                self.first_error.get_or_insert_with(|| {
-                    format!(
-                        "response code {} ({})",
-                        response.code,
-                        response.remark.unwrap_or_default()
-                    )
-                });
-                true
-            }
-            Err(error) => {
-                self.errors += 1;
-                let closed = matches!(error, ClientError::Closed { .. });
-                self.first_error.get_or_insert_with(|| error.to_string());
-                !closed
-            }
+            _ => self.errors += 1,
         }
+        let closed = matches!(result, Err(ClientError::Closed { .. }));
+        self.first_error.get_or_insert_with(|| match result {
+            Ok(r) => format!(
+                "response code {} ({})",
+                r.code,
+                r.remark.unwrap_or_default()
+            ),
+            Err(error) => error.to_string(),
+        });
+        !closed
     }
 }
 
@@ -320,14 +291,23 @@ fn cpu_over(span: Span, pid: u32) -> JoinHandle<Option<ServerCpu>> {
         tokio::time::sleep_until(span.from).await;
         let before = CpuSnapshot::take(pid)?;
         tokio::time::sleep_until(span.end).await;
-        let after = CpuSnapshot::take(pid)?;
-        Some(ServerCpu::between(&before, &after))
+        Some(ServerCpu::between(&before, &CpuSnapshot::take(pid)?))
     })
 }
 
-/// Runs `workers` closed-loop for `window`, counting successes into
-/// `progress.ok` (`progress.side` with `side`), with `server_pid` reading its
-/// CPU over the measured window; requests in flight at its end are abandoned.
+async fn merged(mut tasks: JoinSet<Outcome>) -> Outcome {
+    let mut total = Outcome::empty();
+    while let Some(done) = tasks.join_next().await {
+        if let Ok(outcome) = done {
+            total.merge(outcome);
+        }
+    }
+    total
+}
+
+/// Runs `workers` closed-loop for `window`, counting successes into `progress.ok`
+/// (`progress.side` with `side`), with `server_pid` reading its CPU over the measured window;
+/// requests in flight at its end are abandoned.
 pub async fn closed_loop(
     workers: Vec<Worker>,
     window: Window,
@@ -341,8 +321,7 @@ pub async fn closed_loop(
     for Worker { client, mut make } in workers {
         let progress = progress.clone();
         tasks.spawn(async move {
-            let mut outcome = Outcome::empty();
-            let mut scratch = Outcome::empty();
+            let (mut outcome, mut scratch) = (Outcome::empty(), Outcome::empty());
             loop {
                 let sent = Instant::now();
                 if sent >= span.end {
@@ -353,19 +332,16 @@ pub async fn closed_loop(
                     break; // the window ended first: not counted
                 };
                 let answered = Instant::now();
-                let nanos = answered.duration_since(sent).as_nanos();
-                let target = if span.holds(answered) {
-                    &mut outcome
-                } else {
-                    &mut scratch
+                let target = match span.holds(answered) {
+                    true => &mut outcome,
+                    false => &mut scratch,
                 };
                 let (ok_before, errors_before) = (target.ok, target.errors);
-                let go_on = target.account(result, nanos);
+                let go_on = target.account(result, answered.duration_since(sent).as_nanos());
                 let counter = if side { &progress.side } else { &progress.ok };
                 counter.fetch_add(target.ok - ok_before, Ordering::Relaxed);
-                progress
-                    .errors
-                    .fetch_add(target.errors - errors_before, Ordering::Relaxed);
+                let errors = target.errors - errors_before;
+                progress.errors.fetch_add(errors, Ordering::Relaxed);
                 if !go_on {
                     break;
                 }
@@ -373,19 +349,13 @@ pub async fn closed_loop(
             outcome
         });
     }
-    let mut total = Outcome::empty();
-    while let Some(done) = tasks.join_next().await {
-        if let Ok(outcome) = done {
-            total.merge(outcome);
-        }
-    }
+    let mut total = merged(tasks).await;
     total.answered_in_window = total.ok;
-    total.elapsed = Instant::now()
-        .saturating_duration_since(span.from)
-        .min(window.duration);
+    let elapsed = Instant::now().saturating_duration_since(span.from);
+    total.elapsed = elapsed.min(window.duration);
     if let Some(cpu) = cpu {
-        // All workers gone before the window ended: the reading would wait
-        // for its end and cover time nobody measured.
+        // All workers gone before the window ended: the reading would wait for its end and
+        // cover time nobody measured.
         total.server_cpu = if total.elapsed >= window.duration {
             cpu.await.ok().flatten()
         } else {
@@ -396,12 +366,31 @@ pub async fn closed_loop(
     total
 }
 
+/// A fixed-rate request's due, sent and answer times, and its answer.
+type Answered = (
+    Instant,
+    Instant,
+    Instant,
+    Result<RemotingCommand, ClientError>,
+);
+
+async fn timed(
+    client: &RpcClient,
+    request: RemotingCommand,
+    due: Instant,
+    timeout: Duration,
+) -> Answered {
+    let sent = Instant::now();
+    let result = client.invoke(request, timeout).await;
+    (due, sent, Instant::now(), result)
+}
+
 /// Makes fixed-rate request number `i` (counted from 0 over all connections).
 pub type Numbered = Arc<dyn Fn(u64) -> RemotingCommand + Send + Sync>;
 
-/// Sends `rate` requests per second, request `i` due `i / rate` after the
-/// start on `clients[i mod n]`, and follows those due inside the window to
-/// their answers; with `server_pid`, its CPU over the window too.
+/// Sends `rate` requests per second, request `i` due `i / rate` after the start on
+/// `clients[i mod n]`, and follows those due inside the window to their answers; with
+/// `server_pid`, its CPU over the window too.
 pub async fn fixed_rate(
     clients: &[RpcClient],
     rate: f64,
@@ -413,133 +402,62 @@ pub async fn fixed_rate(
     let started = Instant::now();
     let span = window.span(started);
     let cpu = server_pid.map(|pid| cpu_over(span, pid));
-    let schedule = Schedule {
-        started,
-        rate: rate.max(1e-3),
-        stride: clients.len().max(1) as u64,
-        span,
-        timeout: window.timeout,
-    };
+    let (rate, stride) = (rate.max(1e-3), clients.len().max(1) as u64);
+    let due_at = move |i: u64| started + Duration::from_secs_f64(i as f64 / rate);
     let mut tasks = JoinSet::new();
     for (first, client) in clients.iter().enumerate() {
-        tasks.spawn(drive(
-            client.clone(),
-            first as u64,
-            schedule,
-            make.clone(),
-            progress.clone(),
-        ));
+        let (client, make, progress) = (client.clone(), make.clone(), progress.clone());
+        // Requests `first`, `first + stride`, … sent as they fall due (all overdue ones at
+        // once), each followed to its answer.
+        tasks.spawn(async move {
+            let mut outcome = Outcome::empty();
+            let mut in_flight = FuturesUnordered::new();
+            let mut next = first as u64;
+            let sleep = tokio::time::sleep_until(due_at(next));
+            tokio::pin!(sleep);
+            loop {
+                let more = due_at(next) < span.end;
+                if !more && in_flight.is_empty() {
+                    break;
+                }
+                tokio::select! {
+                    biased;
+                    Some(done) = in_flight.next(), if !in_flight.is_empty() => {
+                        let (due, sent, at, result): Answered = done;
+                        let ok = matches!(&result, Ok(r) if r.response_code() == ResponseCode::Success);
+                        let counter = if ok { &progress.ok } else { &progress.errors };
+                        counter.fetch_add(1, Ordering::Relaxed);
+                        if ok && span.holds(at) {
+                            outcome.answered_in_window += 1;
+                        }
+                        if span.holds(due) {
+                            let lag = sent.saturating_duration_since(due);
+                            outcome.max_schedule_lag = outcome.max_schedule_lag.max(lag);
+                            stats::record(&mut outcome.schedule_lag, lag.as_nanos());
+                            outcome.account(result, at.duration_since(sent).as_nanos());
+                        }
+                    }
+                    () = &mut sleep, if more => {
+                        let now = Instant::now();
+                        while due_at(next) <= now && due_at(next) < span.end {
+                            let (due, request, client) = (due_at(next), make(next), &client);
+                            outcome.offered += u64::from(span.holds(due));
+                            in_flight.push(timed(client, request, due, window.timeout));
+                            next += stride;
+                        }
+                        sleep.as_mut().reset(due_at(next));
+                    }
+                }
+            }
+            outcome
+        });
     }
-    let mut total = Outcome::empty();
-    while let Some(done) = tasks.join_next().await {
-        if let Ok(outcome) = done {
-            total.merge(outcome);
-        }
-    }
+    let mut total = merged(tasks).await;
     total.elapsed = window.duration;
     if let Some(cpu) = cpu {
         total.server_cpu = cpu.await.ok().flatten();
     }
     total
-}
-
-/// The fixed-rate schedule shared by every connection's driver.
-#[derive(Debug, Clone, Copy)]
-struct Schedule {
-    started: Instant,
-    rate: f64,
-    /// Connections: request `i` goes to connection `i mod stride`.
-    stride: u64,
-    span: Span,
-    timeout: Duration,
-}
-
-impl Schedule {
-    fn due(&self, i: u64) -> Instant {
-        self.started + Duration::from_secs_f64(i as f64 / self.rate)
-    }
-}
-
-/// One answered (or failed) fixed-rate request.
-struct Answered {
-    due: Instant,
-    sent: Instant,
-    at: Instant,
-    result: Result<RemotingCommand, ClientError>,
-}
-
-async fn timed(
-    client: &RpcClient,
-    request: RemotingCommand,
-    due: Instant,
-    timeout: Duration,
-) -> Answered {
-    let sent = Instant::now();
-    let result = client.invoke(request, timeout).await;
-    Answered {
-        due,
-        sent,
-        at: Instant::now(),
-        result,
-    }
-}
-
-/// Sends requests `first`, `first + stride`, … of `schedule` on `client` as
-/// they fall due (all overdue ones at once), and follows them to their answers.
-async fn drive(
-    client: RpcClient,
-    first: u64,
-    schedule: Schedule,
-    make: Numbered,
-    progress: Arc<Progress>,
-) -> Outcome {
-    let span = schedule.span;
-    let mut outcome = Outcome::empty();
-    let mut in_flight = FuturesUnordered::new();
-    let mut next = first;
-    let sleep = tokio::time::sleep_until(schedule.due(next));
-    tokio::pin!(sleep);
-    loop {
-        let more = schedule.due(next) < span.end;
-        if !more && in_flight.is_empty() {
-            break;
-        }
-        tokio::select! {
-            biased;
-            Some(done) = in_flight.next(), if !in_flight.is_empty() => {
-                let done: Answered = done;
-                let ok = matches!(&done.result, Ok(r) if r.response_code() == ResponseCode::Success);
-                let counter = if ok { &progress.ok } else { &progress.errors };
-                counter.fetch_add(1, Ordering::Relaxed);
-                if ok && span.holds(done.at) {
-                    outcome.answered_in_window += 1;
-                }
-                if span.holds(done.due) {
-                    let lag = done.sent.saturating_duration_since(done.due);
-                    outcome.max_schedule_lag = outcome.max_schedule_lag.max(lag);
-                    stats::record(&mut outcome.schedule_lag, lag.as_nanos());
-                    let nanos = done.at.duration_since(done.sent).as_nanos();
-                    outcome.account(done.result, nanos);
-                }
-            }
-            () = &mut sleep, if more => {
-                let now = Instant::now();
-                loop {
-                    let due = schedule.due(next);
-                    if due > now || due >= span.end {
-                        break;
-                    }
-                    if span.holds(due) {
-                        outcome.offered += 1;
-                    }
-                    in_flight.push(timed(&client, make(next), due, schedule.timeout));
-                    next += schedule.stride;
-                }
-                sleep.as_mut().reset(schedule.due(next));
-            }
-        }
-    }
-    outcome
 }
 
 #[cfg(test)]
@@ -552,9 +470,9 @@ mod tests {
     use tokio::net::TcpListener;
     use tokio::sync::mpsc;
 
-    /// A server that answers every request with SUCCESS `delay` after it
-    /// arrived, requests of one connection independently of each other.
-    async fn slow_server(delay: Duration) -> std::net::SocketAddr {
+    /// A server that answers every request with SUCCESS `delay` after it arrived, requests of
+    /// one connection independently of each other.
+    async fn slow_server(delay: Duration) -> SocketAddr {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
@@ -563,8 +481,11 @@ mod tests {
                 let (tx, mut rx) = mpsc::unbounded_channel::<RemotingCommand>();
                 tokio::spawn(async move {
                     while let Some(response) = rx.recv().await {
-                        let bytes = frame::encode_to_bytes(&response);
-                        if write.write_all(&bytes).await.is_err() {
+                        if write
+                            .write_all(&frame::encode_to_bytes(&response))
+                            .await
+                            .is_err()
+                        {
                             return;
                         }
                     }
@@ -577,10 +498,9 @@ mod tests {
                             let tx = tx.clone();
                             tokio::spawn(async move {
                                 tokio::time::sleep(delay).await;
-                                let _ = tx.send(RemotingCommand::response_to(
-                                    &request,
-                                    ResponseCode::Success,
-                                ));
+                                let response =
+                                    RemotingCommand::response_to(&request, ResponseCode::Success);
+                                let _ = tx.send(response);
                             });
                         }
                         if matches!(read.read_buf(&mut input).await, Ok(0) | Err(_)) {
@@ -592,61 +512,48 @@ mod tests {
         });
         addr
     }
-
-    fn at(base: Instant, ms: u64) -> Instant {
-        base + Duration::from_millis(ms)
-    }
-
     #[test]
     fn a_window_holds_what_happens_inside_it() {
         let base = Instant::now();
-        let window = Window {
-            warmup: Duration::from_millis(200),
-            duration: Duration::from_millis(500),
-            timeout: Duration::from_secs(1),
-        };
-        let span = window.span(base);
-        assert_eq!(span.from, at(base, 200));
-        assert_eq!(span.end, at(base, 700));
+        let at = |ms| base + Duration::from_millis(ms);
+        let span = Window::secs(0.2, 0.5, Duration::from_secs(1)).span(base);
+        assert_eq!((span.from, span.end), (at(200), at(700)));
         // Sent during the warmup, answered inside: counted.
-        assert!(span.holds(at(base, 250)));
+        assert!(span.holds(at(250)));
         // Sent inside, answered after the end: not counted.
-        assert!(!span.holds(at(base, 700)) && !span.holds(at(base, 900)));
-        assert!(!span.holds(at(base, 199)));
+        assert!(!span.holds(at(700)) && !span.holds(at(900)) && !span.holds(at(199)));
     }
-
-    /// One worker, a server that takes 1 s, a window of 1.5 s: the answer
-    /// at 1 s counts, the one at 2 s does not (and is not waited for).
+    /// One worker, a server that takes 1 s, a window of 1.5 s: the answer at 1 s counts, the one
+    /// at 2 s does not (and is not waited for).
     #[tokio::test]
     async fn closed_loop_counts_the_answers_that_arrive_inside_the_window() {
         let addr = slow_server(Duration::from_millis(1_000)).await;
-        let clients = connect(addr, 1).await.unwrap();
+        let client = connect(addr, 1).await.unwrap().remove(0);
         let window = Window::secs(0.0, 1.5, Duration::from_secs(5));
-        let workers = vec![Worker {
-            client: clients[0].clone(),
-            make: Box::new(|| RemotingCommand::request(RequestCode::GetRouteInfoByTopic, 0)),
-        }];
+        let make: Maker =
+            Box::new(|| RemotingCommand::request(RequestCode::GetRouteInfoByTopic, 0));
         let progress = Progress::new("test", window.duration);
         let started = std::time::Instant::now();
         let pid = Some(std::process::id());
-        let outcome = closed_loop(workers, window, &progress, false, pid).await;
+        let outcome =
+            closed_loop(vec![Worker { client, make }], window, &progress, false, pid).await;
         let took = started.elapsed();
-        assert_eq!(outcome.ok, 1, "{outcome:?}");
-        assert_eq!(outcome.answered_in_window, 1);
-        assert_eq!(outcome.errors, 0);
+        assert_eq!(
+            (outcome.ok, outcome.answered_in_window, outcome.errors),
+            (1, 1, 0),
+            "{outcome:?}"
+        );
         assert_eq!(outcome.elapsed, window.duration);
         assert!((outcome.rate() - 1.0 / 1.5).abs() < 1e-9);
         assert!(
             took < Duration::from_millis(1_900),
             "the worker waited for an answer after the window: {took:?}"
         );
-        // This process's CPU over the window was read (too few ticks for a
-        // figure per request).
+        // This process's CPU over the window was read (too few ticks for a figure per request).
         let cpu = outcome.server_cpu.expect("CPU read at both ends");
         assert!((cpu.window_s - 1.5).abs() < 0.2, "{cpu:?}");
         assert_eq!(cpu.us_per(outcome.ok), None);
     }
-
     /// 10/s for 1 s, a server that takes 450 ms: all ten followed, six answered inside.
     #[tokio::test]
     async fn fixed_rate_follows_every_request_due_and_counts_the_answers_inside() {
@@ -657,9 +564,11 @@ mod tests {
         let make: Numbered =
             Arc::new(|_| RemotingCommand::request(RequestCode::GetRouteInfoByTopic, 0));
         let outcome = fixed_rate(&clients, 10.0, window, make, &progress, None).await;
-        assert_eq!(outcome.offered, 10, "{outcome:?}");
-        assert_eq!(outcome.ok, 10);
-        assert_eq!(outcome.latency.len(), 10);
+        assert_eq!(
+            (outcome.offered, outcome.ok, outcome.latency.len()),
+            (10, 10, 10),
+            "{outcome:?}"
+        );
         assert_eq!(outcome.answered_in_window, 6);
         assert!((outcome.achieved_rate() - 6.0).abs() < 1e-9);
         assert_eq!(outcome.schedule_lag.len(), 10);

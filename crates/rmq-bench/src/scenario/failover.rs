@@ -1,13 +1,5 @@
-//! `failover`: how fast a dead broker leaves the routes, after its connection
-//! closes and after its heartbeat timeout.
-
-use std::time::Duration;
-
-use clap::Args;
-use rmq_broker_client::{wall_ms, BrokerConfig};
-use rmq_transport::RpcClient;
-use serde::{Deserialize, Serialize};
-use tokio::time::Instant;
+//! `failover`: how fast a dead broker leaves the routes, after its connection closes and after
+//! its heartbeat timeout.
 
 use super::fleet::{ms_until, route, signed_millis, start_peer, Fleet, TINY};
 use super::{Ctx, Record, Scenario};
@@ -18,6 +10,14 @@ use crate::report::{Col, Section};
 use crate::sample::ServerSample;
 use crate::stats::median;
 use crate::workload::{self, Registration, CLUSTER};
+use clap::Args;
+use rmq_broker_client::{wall_ms, BrokerConfig};
+use rmq_protocol::{TopicConfig, TopicRouteData};
+use rmq_transport::RpcClient;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::time::Instant;
 
 pub struct Failover;
 
@@ -45,8 +45,8 @@ pub struct Params {
     pub give_up_s: f64,
 }
 
-/// What one peer did: close → gone, and timeout ran out → gone, ms per
-/// sample (`None`: still routed when the harness gave up), with medians.
+/// What one peer did: close → gone, and timeout ran out → gone, ms per sample (`None`: still
+/// routed when the harness gave up), with medians.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub params: Params,
@@ -63,23 +63,19 @@ impl Scenario for Failover {
     const ABOUT: &'static str =
         "Dead brokers leaving the routes: connection close and silent timeout";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.close_samples, p.silent_samples) = (2, 1);
         (p.silent_timeout_ms, p.give_up_s) = (1_000, 8.0);
     }
-
     fn runs(kind: PeerKind) -> bool {
         kind.is_real()
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", failover(ctx.setup, kind, p).await);
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
         s.table(&rows, COLUMNS);
@@ -107,6 +103,8 @@ const COLUMNS: &[Col<Outcome>] = &[
     ("samples", |x| gone_list(&x.silent_lag_ms)),
 ];
 
+/// A broker registering [`TOPICS`]; with `silent_timeout`, one that goes silent and is dropped
+/// that long after its last heartbeat.
 fn victim(
     name: &str,
     index: usize,
@@ -117,33 +115,34 @@ fn victim(
         config.enable_slave_acting_master = true;
         config.broker_not_active_timeout = timeout;
     }
-    let topics = TOPICS
-        .iter()
-        .map(|t| rmq_protocol::TopicConfig::new(*t))
-        .collect();
+    let topics = TOPICS.iter().map(|t| TopicConfig::new(*t)).collect();
     Registration::new(config, topics, wall_ms())
 }
 
-async fn routed(query: &RpcClient, name: &str) -> anyhow::Result<bool> {
-    Ok(route(query, TOPICS[0])
-        .await?
-        .is_some_and(|r| r.broker_datas.iter().any(|b| b.broker_name == name)))
+async fn registered(addr: SocketAddr, victim: Registration) -> anyhow::Result<Fleet> {
+    let mut fleet = Fleet::connect(addr, vec![victim]).await?;
+    fleet.register_all().await?;
+    Ok(fleet)
 }
 
-/// The scenario against a fresh `kind`.
+fn routes_to(route: Option<&TopicRouteData>, name: &str) -> bool {
+    route.is_some_and(|r| r.broker_datas.iter().any(|b| b.broker_name == name))
+}
+
+async fn routed(query: &RpcClient, name: &str) -> anyhow::Result<bool> {
+    Ok(routes_to(route(query, TOPICS[0]).await?.as_ref(), name))
+}
+
 async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::Result<Outcome> {
     let peer = start_peer(setup, kind, &TINY, &PeerOptions::default()).await?;
-    let mut anchor = Fleet::connect(peer.addr, vec![victim("failover-anchor", 999, None)?]).await?;
-    anchor.register_all().await?;
+    let anchor = registered(peer.addr, victim("failover-anchor", 999, None)?).await?;
     let query = load::connect(peer.addr, 1).await?.remove(0);
     let poll = Duration::from_millis(params.poll_ms);
     let give_up = Duration::from_secs_f64(params.give_up_s);
-
     let mut close_ms = Vec::new();
     for k in 0..params.close_samples {
         let name = format!("failover-close-{k}");
-        let mut fleet = Fleet::connect(peer.addr, vec![victim(&name, k, None)?]).await?;
-        fleet.register_all().await?;
+        let fleet = registered(peer.addr, victim(&name, k, None)?).await?;
         anyhow::ensure!(
             routed(&query, &name).await?,
             "{name} is not routed after registering"
@@ -160,7 +159,6 @@ async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow:
         );
         close_ms.push(sample);
     }
-
     let timeout = Duration::from_millis(params.silent_timeout_ms);
     let mut silent = Vec::new();
     for k in 0..params.silent_samples {
@@ -168,9 +166,7 @@ async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow:
             tokio::time::sleep(Duration::from_millis(params.silent_stagger_ms)).await;
         }
         let name = format!("failover-silent-{k}");
-        let mut fleet =
-            Fleet::connect(peer.addr, vec![victim(&name, 100 + k, Some(timeout))?]).await?;
-        fleet.register_all().await?;
+        let fleet = registered(peer.addr, victim(&name, 100 + k, Some(timeout))?).await?;
         silent.push((name, Instant::now() + timeout, fleet, None::<f64>));
     }
     let deadline = Instant::now() + timeout + give_up;
@@ -178,10 +174,7 @@ async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow:
         let route = route(&query, TOPICS[0]).await?;
         let now = Instant::now();
         for (name, expires, _, gone) in silent.iter_mut().filter(|s| s.3.is_none()) {
-            let present = route
-                .as_ref()
-                .is_some_and(|r| r.broker_datas.iter().any(|b| &b.broker_name == name));
-            if !present {
+            if !routes_to(route.as_ref(), name) {
                 *gone = Some(signed_millis(*expires, now));
             }
         }

@@ -1,34 +1,28 @@
-//! What the NameServer scenarios share: starting a peer, a fleet of
-//! registered brokers that stays registered, route queries, and checking
-//! that the routes a peer answers are the ones the fleet registered.
+//! What the NameServer scenarios share: starting a peer, a fleet of registered brokers that stays
+//! registered, route queries, and checking that a peer routes what the fleet registered.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
-
+use crate::load::{self, Worker};
+use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer};
+use crate::workload::{self, Layout, Registration};
 use anyhow::{bail, Context};
 use futures::future::join_all;
 use rmq_broker_client::wall_ms;
 use rmq_protocol::{JavaJson, TopicRouteData};
 use rmq_transport::RpcClient;
-use rmq_wire::{RemotingCommand, ResponseCode};
+use rmq_wire::ResponseCode;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::time::Instant;
-
-use crate::load::{self, Worker};
-use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer};
-use crate::workload::{self, Layout, Registration};
 
 /// How long a peer may take to answer its first request.
 pub const START_LIMIT: Duration = Duration::from_secs(120);
 /// Timeout of one registration (a Java broker's `registerBrokerTimeoutMills` is 24 s).
 pub const REGISTER_TIMEOUT: Duration = Duration::from_secs(30);
-/// Timeout of one route query.
 pub const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
-/// How often [`Fleet::keep_registered`] re-registers: Java's
-/// `registerNameServerPeriod` default.
+/// How often [`Fleet::keep_registered`] re-registers: Java's `registerNameServerPeriod` default.
 pub const KEEP_REGISTERED_EVERY: Duration = Duration::from_secs(30);
-/// The layout of one broker with two topics, for scenarios that need a
-/// NameServer but no fleet.
+/// One broker with two topics, for scenarios that need a NameServer but no fleet.
 pub const TINY: Layout = Layout::new(1, 2, 1);
 
 /// Starts `kind` for a scenario over `layout` with `options`, probing every 20 ms.
@@ -38,26 +32,36 @@ pub async fn start_peer(
     layout: &Layout,
     options: &PeerOptions,
 ) -> anyhow::Result<RunningPeer> {
-    peer::start(
-        setup,
-        kind,
-        layout,
-        options,
-        Duration::from_millis(20),
-        START_LIMIT,
-    )
-    .await
+    let probe_every = Duration::from_millis(20);
+    peer::start(setup, kind, layout, options, probe_every, START_LIMIT).await
 }
 
-/// Brokers that registered with a peer, each on its own connection, which
-/// stays open (a closed connection unregisters its broker).
+/// A fresh `kind` holding every broker of `layout`, kept registered, and `connections` query
+/// connections to it, the routes checked on the first.
+pub async fn serving(
+    setup: &PeerSetup,
+    kind: PeerKind,
+    layout: &Layout,
+    connections: usize,
+) -> anyhow::Result<(RunningPeer, KeepRegistered, Vec<RpcClient>)> {
+    layout.validate()?;
+    let peer = start_peer(setup, kind, layout, &PeerOptions::default()).await?;
+    let fleet = Fleet::registered(peer.addr, layout)
+        .await?
+        .keep_registered();
+    let clients = load::connect(peer.addr, connections.max(1)).await?;
+    verify_routes(&clients[0], layout, kind).await?;
+    Ok((peer, fleet, clients))
+}
+
+/// Brokers that registered with a peer, each on its own connection, which stays open (a closed
+/// connection unregisters its broker).
 pub struct Fleet {
     pub clients: Vec<RpcClient>,
     pub registrations: Vec<Registration>,
 }
 
-/// One round of registrations: from the first send to the last answer, and
-/// each registration's latency.
+/// One round of registrations: from the first send to the last answer, and each one's latency.
 #[derive(Debug, Clone)]
 pub struct Round {
     pub elapsed: Duration,
@@ -76,14 +80,12 @@ impl Fleet {
             registrations,
         })
     }
-
     /// Connects and registers every broker of `layout` once.
     pub async fn registered(addr: SocketAddr, layout: &Layout) -> anyhow::Result<Fleet> {
         let mut fleet = Fleet::connect(addr, registrations(layout)?).await?;
         fleet.register_all().await?;
         Ok(fleet)
     }
-
     /// Every broker registers once (new DataVersion), all at the same time.
     pub async fn register_all(&mut self) -> anyhow::Result<Round> {
         let now = wall_ms();
@@ -105,36 +107,35 @@ impl Fleet {
         let answers = join_all(calls).await;
         let elapsed = started.elapsed();
         let mut latencies = Vec::with_capacity(answers.len());
-        for (i, (latency, response)) in answers.into_iter().enumerate() {
-            let name = self.registrations[i].broker_name();
+        for ((latency, response), registration) in answers.into_iter().zip(&self.registrations) {
+            let name = registration.broker_name();
             let response = response.with_context(|| format!("registration of {name} failed"))?;
             if response.response_code() != ResponseCode::Success {
+                let remark = response.remark.unwrap_or_default();
                 bail!(
-                    "registration of {name} refused: code {} {}",
-                    response.code,
-                    response.remark.unwrap_or_default()
+                    "registration of {name} refused: code {} {remark}",
+                    response.code
                 );
             }
             latencies.push(latency);
         }
         Ok(Round { elapsed, latencies })
     }
-
-    /// Closed-loop workers that re-register every broker of the fleet, each
-    /// time with a new DataVersion, as fast as the server answers.
+    /// Closed-loop workers that re-register every broker of the fleet, each time with a new
+    /// DataVersion, as fast as the server answers.
     pub fn re_registering(&mut self) -> Vec<Worker> {
         let registrations = std::mem::take(&mut self.registrations);
+        let worker = |(client, mut registration): (RpcClient, Registration)| Worker {
+            client,
+            make: Box::new(move || registration.next_request(wall_ms())),
+        };
         self.clients
             .iter()
             .cloned()
             .zip(registrations)
-            .map(|(client, mut registration)| Worker {
-                client,
-                make: Box::new(move || registration.next_request(wall_ms())),
-            })
+            .map(worker)
             .collect()
     }
-
     /// Re-registers every broker every [`KEEP_REGISTERED_EVERY`] until the guard is dropped, so
     /// that no server expires them (120 s) during a long part.
     pub fn keep_registered(mut self) -> KeepRegistered {
@@ -151,8 +152,8 @@ impl Fleet {
     }
 }
 
-/// Stops [`Fleet::keep_registered`]'s re-registrations (and closes the
-/// fleet's connections, which unregisters the brokers) when dropped.
+/// Stops [`Fleet::keep_registered`]'s re-registrations (and closes the fleet's connections, which
+/// unregisters the brokers) when dropped.
 pub struct KeepRegistered(tokio::task::JoinHandle<()>);
 
 impl Drop for KeepRegistered {
@@ -169,27 +170,27 @@ pub fn registrations(layout: &Layout) -> anyhow::Result<Vec<Registration>> {
         .collect()
 }
 
-/// `depth` closed-loop workers on each of `clients`, each sending route
-/// queries for every topic of `layout` in turn, from its own offset.
+/// `depth` closed-loop workers on each of `clients`, each sending route queries for every topic
+/// of `layout` in turn, from its own offset.
 pub fn route_workers(clients: &[RpcClient], depth: usize, layout: &Layout) -> Vec<Worker> {
-    let requests: Arc<Vec<RemotingCommand>> = Arc::new(
-        layout
-            .all_topics()
-            .iter()
-            .map(|t| workload::route_request(t))
-            .collect(),
-    );
+    let requests: Vec<_> = layout
+        .all_topics()
+        .iter()
+        .map(|t| workload::route_request(t))
+        .collect();
+    let requests = Arc::new(requests);
     let mut workers = Vec::with_capacity(clients.len() * depth);
     for client in clients {
         for _ in 0..depth.max(1) {
             let requests = requests.clone();
             let mut next = workers.len() * 7 % requests.len();
+            let make = Box::new(move || {
+                next = (next + 1) % requests.len();
+                requests[next].clone()
+            });
             workers.push(Worker {
                 client: client.clone(),
-                make: Box::new(move || {
-                    next = (next + 1) % requests.len();
-                    requests[next].clone()
-                }),
+                make,
             });
         }
     }
@@ -213,11 +214,10 @@ pub async fn route(client: &RpcClient, topic: &str) -> anyhow::Result<Option<Top
             Ok(Some(route))
         }
         ResponseCode::TopicNotExist => Ok(None),
-        _ => bail!(
-            "route of {topic}: code {} {}",
-            response.code,
-            response.remark.unwrap_or_default()
-        ),
+        _ => {
+            let remark = response.remark.unwrap_or_default();
+            bail!("route of {topic}: code {} {remark}", response.code)
+        }
     }
 }
 
@@ -230,9 +230,8 @@ pub async fn verify_routes(
 ) -> anyhow::Result<()> {
     for set in 0..layout.topic_sets() {
         let topic = workload::topic_name(set, 0);
-        let route = route(client, &topic)
-            .await?
-            .with_context(|| format!("{topic} is not routed after registration"))?;
+        let route = route(client, &topic).await?;
+        let route = route.with_context(|| format!("{topic} is not routed after registration"))?;
         let mut names: Vec<String> = route
             .broker_datas
             .iter()
@@ -255,7 +254,6 @@ pub async fn verify_routes(
     Ok(())
 }
 
-/// Milliseconds as `f64`.
 pub fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1_000.0
 }
@@ -268,8 +266,8 @@ pub fn signed_millis(from: Instant, to: Instant) -> f64 {
     }
 }
 
-/// Ms from `since` until `done` holds, checked every `poll` while less than
-/// `give_up` has passed (`None`: it never did).
+/// Ms from `since` until `done` holds, checked every `poll` while less than `give_up` has passed
+/// (`None`: it never did).
 pub async fn ms_until(
     since: Instant,
     poll: Duration,

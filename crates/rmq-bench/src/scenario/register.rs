@@ -1,11 +1,5 @@
-//! `register`: a large fleet's first registrations, steady re-registration,
-//! and the memory of the table; then the two-CPU pass.
-
-use std::time::Duration;
-
-use clap::Args;
-use serde::{Deserialize, Serialize};
-use tokio::time::Instant;
+//! `register`: a large fleet's first registrations, steady re-registration, and the memory of
+//! the table; then the two-CPU pass.
 
 use super::fleet::{registrations, start_peer, verify_routes, Fleet, REGISTER_TIMEOUT};
 use super::{two_cpus, Ctx, Record, Scenario};
@@ -19,6 +13,10 @@ use crate::report::{over, Col, Ratio, Row, Section, TwoCpuMeasure, OTHERS};
 use crate::sample::{ServerCpu, ServerSample};
 use crate::stats::{self, Latency};
 use crate::workload::{Layout, Registration};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use tokio::time::Instant;
 
 pub struct Register;
 
@@ -84,12 +82,10 @@ pub struct Outcome {
 impl Outcome {
     /// The more disturbed of the first round and the steady window.
     fn others_cpu_percent(&self) -> Option<f64> {
-        let windows = [&self.first_server_cpu, &self.steady_server_cpu];
-        windows
+        let windows = [&self.first_server_cpu, &self.steady_server_cpu]
             .into_iter()
-            .flatten()
-            .map(|c| c.others_cpu_percent)
-            .reduce(f64::max)
+            .flatten();
+        windows.map(|c| c.others_cpu_percent).reduce(f64::max)
     }
 }
 
@@ -99,21 +95,18 @@ impl Scenario for Register {
         "First registrations of a large fleet, then steady re-registration, and \
                                   RSS; then Waymark and Java again with the server on two CPUs";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.brokers, p.topics_per_broker) = (10, 1_000);
         (p.steady_s, p.steady_warmup_s, p.settle_s) = (1.0, 0.3, 0.5);
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         p.layout().validate()?;
         let built = Instant::now();
         let bodies = registrations(&p.layout())?;
+        let (count, took) = (bodies.len(), built.elapsed().as_secs_f64());
         eprintln!(
-            "[register] built {} bodies of {} topics in {:.1} s",
-            bodies.len(),
-            p.topics_per_broker,
-            built.elapsed().as_secs_f64()
+            "[register] built {count} bodies of {} topics in {took:.1} s",
+            p.topics_per_broker
         );
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", register(ctx.setup, kind, p, bodies.clone()).await);
@@ -124,24 +117,32 @@ impl Scenario for Register {
         .await;
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
         let (w, j) = (PeerKind::Waymark, PeerKind::Java);
-        s.at_least("register steady rate ≥ 3× Java", over(&rows, steady, w, j), 3.0);
-        s.at_least("register first-round rate ≥ 3× Java", over(&rows, first, w, j), 3.0);
+        let (steady_rate, first_rate) = (over(&rows, steady, w, j), over(&rows, first, w, j));
+        s.at_least("register steady rate ≥ 3× Java", steady_rate, 3.0);
+        s.at_least("register first-round rate ≥ 3× Java", first_rate, 3.0);
         let what = "registration CPU (steady) ≤ 1/3 of Java's (Java ÷ Waymark ≥ 3)";
         s.at_least(what, over(&rows, steady_cpu, j, w), 3.0);
         let entries = num(s.params::<Params>().map_or(0, |p| p.layout().entries()) as f64);
         let rss = over(&rows, |x| x.server.rss_kib.map(|k| k as f64), j, w);
-        s.at_least(&format!("RSS with {entries} entries, after the steady phase, ≤ 1/10 of Java's (Java ÷ Waymark ≥ 10)"), rss, 10.0);
+        let what = format!(
+            "RSS with {entries} entries, after the steady phase, ≤ 1/10 of Java's (Java ÷ Waymark ≥ 10)"
+        );
+        s.at_least(&what, rss, 10.0);
         if let Some(x) = rows.iter().find_map(Row::ok) {
-            s.text(format!("{entries} topic-queue entries; {:.1} MB of JSON per broker.", x.body_bytes as f64 / 1e6));
+            let mb = x.body_bytes as f64 / 1e6;
+            s.text(format!(
+                "{entries} topic-queue entries; {mb:.1} MB of JSON per broker."
+            ));
         }
         s.table(&rows, COLUMNS);
         s.ratios(&rows, &OTHERS, RATIOS);
         if rows.iter().any(|r| r.peer == PeerKind::Ceiling) {
-            s.text("— : not compared. The ceiling keeps no routes, so its memory says nothing of a server's.");
+            s.text(
+                "— : not compared. The ceiling keeps no routes, so its memory says nothing of a server's.",
+            );
         }
         let measure = TwoCpuMeasure {
             rate: "steady registrations/s",
@@ -151,9 +152,14 @@ impl Scenario for Register {
             per_request_of: steady_cpu,
         };
         s.two_cpus(&rows, &measure);
-        let rss = |x: &Outcome| x.server.rss_kib.map(|k| k as f64 / 1024.0);
-        let rss = Panel::Bars { title: format!("RSS holding {entries} topic-queue entries (MiB, log)"), log: true, unit: "MiB", value: rss };
-        s.chart(&rows, &[rss, Panel::bars("register: steady registrations/s", steady)]);
+        let rss = Panel::Bars {
+            title: format!("RSS holding {entries} topic-queue entries (MiB, log)"),
+            log: true,
+            unit: "MiB",
+            value: |x: &Outcome| x.server.rss_kib.map(|k| k as f64 / 1024.0),
+        };
+        let steady_rate = Panel::bars("register: steady registrations/s", steady);
+        s.chart(&rows, &[rss, steady_rate]);
     }
 }
 
@@ -169,43 +175,60 @@ fn steady_cpu(x: &Outcome) -> Option<f64> {
     x.steady_cpu_us_per_registration
 }
 
+fn first_cpu(x: &Outcome) -> Option<f64> {
+    x.first_cpu_us_per_registration
+}
+
 /// The ceiling keeps no routes: its memory is no reference for a server's.
 const STATELESS: &[PeerKind] = &[PeerKind::Ceiling];
 
 const RATIOS: &[Ratio<Outcome>] = &[
     Ratio::rate("first registrations/s (Waymark ÷ peer)", first),
-    Ratio::cost("server CPU per first registration (peer ÷ Waymark)", |x| x.first_cpu_us_per_registration),
+    Ratio::cost(
+        "server CPU per first registration (peer ÷ Waymark)",
+        first_cpu,
+    ),
     Ratio::rate("steady registrations/s (Waymark ÷ peer)", steady),
-    Ratio::cost("server CPU per steady registration (peer ÷ Waymark)", steady_cpu),
-    Ratio { not_for: STATELESS, ..Ratio::cost("RSS after first round (peer ÷ Waymark)", |x| x.rss_first_kib.map(|k| k as f64)) },
-    Ratio { not_for: STATELESS, ..Ratio::cost("RSS after steady phase (peer ÷ Waymark)", |x| x.server.rss_kib.map(|k| k as f64)) },
+    Ratio::cost(
+        "server CPU per steady registration (peer ÷ Waymark)",
+        steady_cpu,
+    ),
+    Ratio {
+        not_for: STATELESS,
+        ..Ratio::cost("RSS after first round (peer ÷ Waymark)", |x| {
+            x.rss_first_kib.map(|k| k as f64)
+        })
+    },
+    Ratio {
+        not_for: STATELESS,
+        ..Ratio::cost("RSS after steady phase (peer ÷ Waymark)", |x| {
+            x.server.rss_kib.map(|k| k as f64)
+        })
+    },
 ];
+
+fn one_decimal(value: f64) -> String {
+    format!("{value:.1}")
+}
 
 const COLUMNS: &[Col<Outcome>] = &[
     ("first round", |x| seconds(x.first_round_s)),
-    ("first registrations/s", |x| format!("{:.1}", x.first_per_s)),
-    ("first-round CPU per registration", |x| {
-        us(x.first_cpu_us_per_registration)
-    }),
-    ("steady registrations/s", |x| {
-        format!("{:.1}", x.steady_per_s)
-    }),
+    ("first registrations/s", |x| one_decimal(x.first_per_s)),
+    ("first-round CPU per registration", |x| us(first_cpu(x))),
+    ("steady registrations/s", |x| one_decimal(x.steady_per_s)),
     ("steady entries/s", |x| num(x.steady_entries_per_s)),
     ("steady p50", |x| ms(x.steady_latency.p50_us)),
     ("steady p99", |x| ms(x.steady_latency.p99_us)),
     ("steady server CPU", |x| {
         cpu_share(x.steady_server_cpu.as_ref())
     }),
-    ("steady CPU per registration", |x| {
-        us(x.steady_cpu_us_per_registration)
-    }),
+    ("steady CPU per registration", |x| us(steady_cpu(x))),
     ("RSS idle", |x| mib(x.rss_idle_kib)),
     ("RSS after first round", |x| mib(x.rss_first_kib)),
     ("RSS after steady phase", |x| mib(x.server.rss_kib)),
     ("others' CPU", |x| noise(x.others_cpu_percent())),
 ];
 
-/// The scenario against a fresh `kind` with prepared `bodies`.
 async fn register(
     setup: &PeerSetup,
     kind: PeerKind,
@@ -224,11 +247,10 @@ async fn register(
         layout.topics_per_broker,
         body_bytes as f64 / 1e6
     );
-    let cpu_before = CpuSnapshot::take(peer.pid());
+    let before = CpuSnapshot::take(peer.pid());
     let round = fleet.register_all().await?;
-    let first_server_cpu = cpu_before
-        .zip(CpuSnapshot::take(peer.pid()))
-        .map(|(before, after)| ServerCpu::between(&before, &after));
+    let after = CpuSnapshot::take(peer.pid());
+    let first_server_cpu = before.zip(after).map(|(b, a)| ServerCpu::between(&b, &a));
     let rss_first_kib = peer.rss_kib();
     let query = load::connect(peer.addr, 1).await?;
     verify_routes(&query[0], &layout, kind).await?;
@@ -238,15 +260,19 @@ async fn register(
     }
     let window = Window::secs(p.steady_warmup_s, p.steady_s, REGISTER_TIMEOUT);
     let workers = fleet.re_registering();
-    let steady = load::shown(format!("register {}", kind.id()), window.total(), async |progress| {
-        load::closed_loop(workers, window, progress, true, Some(peer.pid())).await
-    })
+    let pid = Some(peer.pid());
+    let steady = load::shown(
+        format!("register {}", kind.id()),
+        window.total(),
+        async |progress| load::closed_loop(workers, window, progress, true, pid).await,
+    )
     .await;
     tokio::time::sleep(Duration::from_secs_f64(p.settle_s)).await;
     let first_round_s = round.elapsed.as_secs_f64();
     let server = ServerSample::of(&peer, None);
     drop(fleet);
     peer.stop();
+    let (first_count, steady_cpu) = (round.latencies.len() as u64, steady.server_cpu.as_ref());
     Ok(Outcome {
         params: p.clone(),
         body_bytes,
@@ -257,17 +283,14 @@ async fn register(
         steady_entries_per_s: steady.rate() * layout.topics_per_broker as f64,
         steady_latency: Latency::of(&steady.latency),
         steady_errors: steady.errors,
-        steady_first_error: steady.first_error.clone(),
+        steady_first_error: steady.first_error,
         rss_idle_kib,
         rss_first_kib,
         first_cpu_us_per_registration: first_server_cpu
             .as_ref()
-            .and_then(|c| c.us_per(round.latencies.len() as u64)),
+            .and_then(|c| c.us_per(first_count)),
         first_server_cpu,
-        steady_cpu_us_per_registration: steady
-            .server_cpu
-            .as_ref()
-            .and_then(|c| c.us_per(steady.ok)),
+        steady_cpu_us_per_registration: steady_cpu.and_then(|c| c.us_per(steady.ok)),
         steady_server_cpu: steady.server_cpu.clone(),
         steady_answered: steady.ok,
         server,

@@ -1,20 +1,18 @@
-//! `route-qps`: route queries at full speed, closed loop; then the two-CPU
-//! pass.
+//! `route-qps`: route queries at full speed, closed loop; then the two-CPU pass.
 
-use clap::Args;
-use serde::{Deserialize, Serialize};
-
-use super::fleet::{route_workers, start_peer, verify_routes, Fleet, QUERY_TIMEOUT};
+use super::fleet::{route_workers, serving, QUERY_TIMEOUT};
 use super::{settle, two_cpus, Ctx, Record, Scenario};
 use crate::cli::secs;
 use crate::load::{self, Window};
-use crate::peer::{PeerKind, PeerOptions, PeerSetup};
+use crate::peer::{PeerKind, PeerSetup};
 use crate::report::charts::{curve, Panel};
 use crate::report::format::{cpu_share, mib, ms, noise, num, us};
 use crate::report::{over, Col, Ratio, Section, TwoCpuMeasure, OTHERS};
 use crate::sample::ServerSample;
 use crate::stats::Latency;
 use crate::workload::Layout;
+use clap::Args;
+use serde::{Deserialize, Serialize};
 
 pub struct RouteQps;
 
@@ -52,7 +50,6 @@ impl Params {
     }
 }
 
-/// What one peer did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub params: Params,
@@ -79,12 +76,9 @@ impl Scenario for RouteQps {
         "Route queries at full speed, closed loop; then Waymark and Java again \
                                   with the server on two CPUs of its own";
     type Params = Params;
-
     fn quick(p: &mut Params) {
-        p.warmup_s = 0.5;
-        p.duration_s = 2.0;
+        (p.warmup_s, p.duration_s) = (0.5, 2.0);
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", settled(ctx.setup, kind, p).await);
@@ -96,7 +90,6 @@ impl Scenario for RouteQps {
         .await;
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
         let vs = |p| over(&rows, |x| Some(x.qps), PeerKind::Waymark, p);
@@ -104,18 +97,34 @@ impl Scenario for RouteQps {
         s.at_least("route-qps ≥ 1.5× Rust port", vs(PeerKind::RustPort), 1.5);
         let ceiling = vs(PeerKind::Ceiling).map(|v| v * 100.0);
         let percent = ceiling.map(|v| format!("{v:.2} %"));
-        s.target("route-qps ≥ 70 % of ceiling", percent, ceiling.map(|v| v >= 70.0));
+        s.target(
+            "route-qps ≥ 70 % of ceiling",
+            percent,
+            ceiling.map(|v| v >= 70.0),
+        );
         s.table(&rows, COLUMNS);
         s.ratios(&rows, &OTHERS, RATIOS);
-        s.two_cpus(&rows, &TwoCpuMeasure {
-            rate: "route queries/s",
-            per_request: "CPU per query",
-            rate_of: |x: &Outcome| x.qps,
-            cpu_of: |x| x.server.server_cpu.as_ref(),
-            per_request_of: |x| x.cpu_us_per_query,
-        });
-        let latency = Panel::curves("route-qps: query latency (closed loop, full speed)", |x: &Outcome| curve(&x.latency));
-        s.chart(&rows, &[latency, Panel::bars("route-qps: queries/s", |x| Some(x.qps))]);
+        s.two_cpus(
+            &rows,
+            &TwoCpuMeasure {
+                rate: "route queries/s",
+                per_request: "CPU per query",
+                rate_of: |x: &Outcome| x.qps,
+                cpu_of: |x| x.server.server_cpu.as_ref(),
+                per_request_of: |x| x.cpu_us_per_query,
+            },
+        );
+        let latency = Panel::curves(
+            "route-qps: query latency (closed loop, full speed)",
+            |x: &Outcome| curve(&x.latency),
+        );
+        s.chart(
+            &rows,
+            &[
+                latency,
+                Panel::bars("route-qps: queries/s", |x| Some(x.qps)),
+            ],
+        );
     }
 }
 
@@ -128,7 +137,9 @@ const COLUMNS: &[Col<Outcome>] = &[
     ("errors", |x| x.errors.to_string()),
     ("server CPU", |x| cpu_share(x.server.server_cpu.as_ref())),
     ("CPU per query", |x| us(x.cpu_us_per_query)),
-    ("route body", |x| format!("{} B", num(x.mean_response_bytes))),
+    ("route body", |x| {
+        format!("{} B", num(x.mean_response_bytes))
+    }),
     ("server RSS", |x| mib(x.server.rss_kib)),
     ("others' CPU", |x| noise(x.server.others_cpu_percent)),
 ];
@@ -136,7 +147,9 @@ const COLUMNS: &[Col<Outcome>] = &[
 const RATIOS: &[Ratio<Outcome>] = &[
     Ratio::rate("queries/s (Waymark ÷ peer)", |x| Some(x.qps)),
     Ratio::cost("p99 (peer ÷ Waymark)", |x| Some(x.latency.p99_us)),
-    Ratio::cost("server CPU per query (peer ÷ Waymark)", |x| x.cpu_us_per_query),
+    Ratio::cost("server CPU per query (peer ÷ Waymark)", |x| {
+        x.cpu_us_per_query
+    }),
 ];
 
 /// The scenario on a fresh `kind`, repeated while disturbed.
@@ -150,18 +163,16 @@ async fn settled(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Resul
 
 async fn once(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let layout = p.layout();
-    layout.validate()?;
-    let peer = start_peer(setup, kind, &layout, &PeerOptions::default()).await?;
-    let fleet = Fleet::registered(peer.addr, &layout)
-        .await?
-        .keep_registered();
-    let clients = load::connect(peer.addr, p.connections.max(1)).await?;
-    verify_routes(&clients[0], &layout, kind).await?;
+    let (peer, fleet, clients) = serving(setup, kind, &layout, p.connections).await?;
     let window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
     let workers = route_workers(&clients, p.depth, &layout);
-    let outcome = load::shown(format!("route-qps {}", kind.id()), window.total(), async |progress| {
-        load::closed_loop(workers, window, progress, false, Some(peer.pid())).await
-    })
+    let outcome = load::shown(
+        format!("route-qps {}", kind.id()),
+        window.total(),
+        async |progress| {
+            load::closed_loop(workers, window, progress, false, Some(peer.pid())).await
+        },
+    )
     .await;
     let server = ServerSample::of(&peer, outcome.server_cpu.clone());
     drop(fleet);
@@ -171,10 +182,10 @@ async fn once(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<O
         qps: outcome.rate(),
         latency: Latency::of(&outcome.latency),
         errors: outcome.errors,
-        first_error: outcome.first_error.clone(),
         mean_response_bytes: outcome.mean_response_bytes(),
         answered: outcome.ok,
         cpu_us_per_query: server.us_per(outcome.ok),
+        first_error: outcome.first_error,
         server,
     })
 }

@@ -1,23 +1,21 @@
-//! `route-sweep`: route queries offered open loop at rising rates until a
-//! server saturates or the generator falls behind.
+//! `route-sweep`: route queries offered open loop at rising rates until a server saturates or
+//! the generator falls behind.
 
-use std::sync::Arc;
-
-use clap::Args;
-use serde::{Deserialize, Serialize};
-
-use super::fleet::{start_peer, verify_routes, Fleet, QUERY_TIMEOUT};
+use super::fleet::{serving, QUERY_TIMEOUT};
 use super::route_qps::LAYOUT;
 use super::{settle, Ctx, Record, Scenario};
 use crate::cli::secs;
 use crate::load::{self, Numbered, Window};
-use crate::peer::{PeerKind, PeerOptions, PeerSetup};
+use crate::peer::{PeerKind, PeerSetup};
 use crate::report::charts::Panel;
 use crate::report::format::{answered_ms, cpu_share, ms, noise, num, or_na, us};
 use crate::report::{Col, Row, Section};
 use crate::sample::{ServerCpu, ServerSample};
 use crate::stats::Latency;
 use crate::workload::{self, Layout};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 pub struct RouteSweep;
 
@@ -63,8 +61,8 @@ pub enum Stop {
     GeneratorBehind,
 }
 
-/// The stop rule: `None` to go on to the next rate. A lagging generator
-/// is named first: then the server was not offered the rate at all.
+/// The stop rule: `None` to go on to the next rate. A lagging generator is named first: then the
+/// server was not offered the rate at all.
 pub fn stop_after(rate: f64, achieved: f64, p99_us: f64, lag_p99_us: f64) -> Option<Stop> {
     if lag_p99_us > MAX_LAG_P99_US {
         Some(Stop::GeneratorBehind)
@@ -106,19 +104,17 @@ pub struct Outcome {
 impl Outcome {
     /// The highest rate held, and whether it is a lower bound (the server never saturated).
     pub fn highest_held(&self) -> Option<(f64, bool)> {
-        let held = self
-            .steps
-            .iter()
-            .filter(|s| s.stop.is_none())
-            .map(|s| s.rate)
-            .reduce(f64::max)?;
+        let held = self.steps.iter().filter(|s| s.stop.is_none());
         let saturated = self.steps.iter().any(|s| s.stop == Some(Stop::Saturated));
-        Some((held, !saturated))
+        Some((held.map(|s| s.rate).reduce(f64::max)?, !saturated))
     }
-
     fn held_step(&self) -> Option<&Step> {
         let (rate, _) = self.highest_held()?;
         self.steps.iter().find(|s| s.rate == rate)
+    }
+    /// The step after which the sweep stopped, if it did.
+    fn stopped(&self) -> Option<&Step> {
+        self.steps.last().filter(|s| s.stop.is_some())
     }
 }
 
@@ -127,58 +123,43 @@ impl Scenario for RouteSweep {
     const ABOUT: &'static str =
         "Route queries offered open loop at rising fixed rates until each server saturates";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         p.rates = vec![2_000.0, 5_000.0, 10_000.0];
-        p.warmup_s = 0.3;
-        p.duration_s = 1.0;
+        (p.warmup_s, p.duration_s) = (0.3, 1.0);
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", sweep(ctx.setup, kind, p).await);
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
         s.table(&rows, SUMMARY);
         for row in &rows {
             let Some(x) = row.ok() else { continue };
             s.text(format!("{}:", row.label));
-            let steps: Vec<Row<Step>> = x
-                .steps
-                .iter()
-                .map(|step| Row {
-                    peer: row.peer,
-                    label: String::new(),
-                    result: Ok(step.clone()),
-                })
-                .collect();
+            let step_row = |step: &Step| Row {
+                peer: row.peer,
+                label: String::new(),
+                result: Ok(step.clone()),
+            };
+            let steps: Vec<Row<Step>> = x.steps.iter().map(step_row).collect();
             s.table_headed(None, &steps, STEPS);
         }
-        s.chart(
-            &rows,
-            &[Panel::Lines {
-                title: "route-sweep: p99 query latency against the offered rate (open loop)".into(),
-                x: "offered queries/s (thousands)",
-                y: "p99 (ms, log)",
-                percentiles: false,
-                points: |x| {
-                    let answered = x.steps.iter().filter(|s| s.latency.count > 0);
-                    answered
-                        .map(|s| {
-                            (
-                                s.rate / 1_000.0,
-                                s.latency.p99_us / 1_000.0,
-                                s.stop.is_some(),
-                            )
-                        })
-                        .collect()
-                },
-            }],
-        );
+        let chart = Panel::Lines {
+            title: "route-sweep: p99 query latency against the offered rate (open loop)".into(),
+            x: "offered queries/s (thousands)",
+            y: "p99 (ms, log)",
+            percentiles: false,
+            points: |x: &Outcome| {
+                let answered = x.steps.iter().filter(|s| s.latency.count > 0);
+                answered
+                    .map(|s| (s.rate / 1e3, s.latency.p99_us / 1e3, s.stop.is_some()))
+                    .collect()
+            },
+        };
+        s.chart(&rows, &[chart]);
     }
 }
 
@@ -202,16 +183,12 @@ const SUMMARY: &[Col<Outcome>] = &[
         us(x.held_step().and_then(|s| s.cpu_us_per_query))
     }),
     ("stopped after", |x| {
-        match x.steps.last().filter(|s| s.stop.is_some()) {
-            Some(s) => format!("{}/s", num(s.rate)),
-            None => "—".into(),
-        }
+        x.stopped()
+            .map_or("—".into(), |s| format!("{}/s", num(s.rate)))
     }),
     ("because", |x| {
-        match x.steps.last().filter(|s| s.stop.is_some()) {
-            Some(s) => stop_text(s.stop),
-            None => "every rate held".into(),
-        }
+        x.stopped()
+            .map_or("every rate held".into(), |s| stop_text(s.stop))
     }),
 ];
 
@@ -230,16 +207,9 @@ const STEPS: &[Col<Step>] = &[
     ("", |s| stop_text(s.stop)),
 ];
 
-/// The sweep against a fresh `kind`.
 async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let layout = Layout::new(p.brokers, p.topics_per_broker, p.spread);
-    layout.validate()?;
-    let peer = start_peer(setup, kind, &layout, &PeerOptions::default()).await?;
-    let fleet = Fleet::registered(peer.addr, &layout)
-        .await?
-        .keep_registered();
-    let clients = load::connect(peer.addr, p.connections.max(1)).await?;
-    verify_routes(&clients[0], &layout, kind).await?;
+    let (peer, fleet, clients) = serving(setup, kind, &layout, p.connections).await?;
     let requests: Vec<_> = layout
         .all_topics()
         .iter()
@@ -271,15 +241,10 @@ async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
             );
             anyhow::Ok(step)
         };
-        let (mut step, windows) = settle(
-            &label,
-            |s: &Step| s.others_cpu_percent.unwrap_or(0.0),
-            attempt,
-        )
-        .await?;
-        step.windows = windows;
+        let noise = |s: &Step| s.others_cpu_percent.unwrap_or(0.0);
+        let (step, windows) = settle(&label, noise, attempt).await?;
         let stop = step.stop.is_some();
-        steps.push(step);
+        steps.push(Step { windows, ..step });
         if stop {
             break;
         }
@@ -287,14 +252,15 @@ async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
     let server = ServerSample::of(&peer, None);
     drop(fleet);
     peer.stop();
+    let mean_response_bytes = if answers == 0 {
+        0.0
+    } else {
+        bytes as f64 / answers as f64
+    };
     Ok(Outcome {
         params: p.clone(),
         steps,
-        mean_response_bytes: if answers == 0 {
-            0.0
-        } else {
-            bytes as f64 / answers as f64
-        },
+        mean_response_bytes,
         server,
     })
 }
@@ -304,6 +270,7 @@ fn step_of(rate: f64, outcome: &load::Outcome) -> Step {
     let latency = Latency::of(&outcome.latency);
     let schedule_lag = Latency::of(&outcome.schedule_lag);
     let achieved_per_s = outcome.achieved_rate();
+    let cpu = outcome.server_cpu.as_ref();
     Step {
         rate,
         offered: outcome.offered,
@@ -313,11 +280,8 @@ fn step_of(rate: f64, outcome: &load::Outcome) -> Step {
         errors: outcome.errors,
         first_error: outcome.first_error.clone(),
         schedule_lag,
-        cpu_us_per_query: outcome
-            .server_cpu
-            .as_ref()
-            .and_then(|c| c.us_per(outcome.answered_in_window)),
-        others_cpu_percent: outcome.server_cpu.as_ref().map(|c| c.others_cpu_percent),
+        cpu_us_per_query: cpu.and_then(|c| c.us_per(outcome.answered_in_window)),
+        others_cpu_percent: cpu.map(|c| c.others_cpu_percent),
         server_cpu: outcome.server_cpu.clone(),
         windows: 1,
     }
@@ -331,22 +295,17 @@ mod tests {
     fn the_sweep_stops_at_saturation_or_a_lagging_generator() {
         assert_eq!(stop_after(100_000.0, 95_000.0, 2_000.0, 1_000.0), None);
         // Fewer than 90 % answered, or everything answered with p99 over 100 ms.
-        assert_eq!(
-            stop_after(100_000.0, 89_000.0, 2_000.0, 1_000.0),
-            Some(Stop::Saturated)
-        );
+        let saturated = Some(Stop::Saturated);
+        assert_eq!(stop_after(100_000.0, 89_000.0, 2_000.0, 1_000.0), saturated);
         assert_eq!(
             stop_after(10_000.0, 10_000.0, 150_000.0, 1_000.0),
-            Some(Stop::Saturated)
+            saturated
         );
         assert_eq!(stop_after(10_000.0, 9_000.0, 100_000.0, 5_000.0), None);
         // The generator late: named before whatever the server did.
-        assert_eq!(
-            stop_after(300_000.0, 200_000.0, 150_000.0, 9_000.0),
-            Some(Stop::GeneratorBehind)
-        );
+        let behind = stop_after(300_000.0, 200_000.0, 150_000.0, 9_000.0);
+        assert_eq!(behind, Some(Stop::GeneratorBehind));
     }
-
     #[test]
     fn the_highest_rate_held_is_a_lower_bound_unless_the_server_saturated() {
         let step = |rate: f64, stop| Step {
@@ -360,29 +319,22 @@ mod tests {
             mean_response_bytes: 0.0,
             server: ServerSample::default(),
         };
-        let saturated = sweep(vec![
-            step(10_000.0, None),
-            step(25_000.0, None),
-            step(50_000.0, Some(Stop::Saturated)),
+        let (saturated, behind) = (Some(Stop::Saturated), Some(Stop::GeneratorBehind));
+        let saturating = sweep(vec![
+            step(10e3, None),
+            step(25e3, None),
+            step(50e3, saturated),
         ]);
-        assert_eq!(saturated.highest_held(), Some((25_000.0, false)));
-        let behind = sweep(vec![
-            step(10_000.0, None),
-            step(25_000.0, Some(Stop::GeneratorBehind)),
-        ]);
+        assert_eq!(saturating.highest_held(), Some((25_000.0, false)));
+        let behind = sweep(vec![step(10e3, None), step(25e3, behind)]);
         assert_eq!(behind.highest_held(), Some((10_000.0, true)));
         assert_eq!(
-            sweep(vec![step(10_000.0, None)]).highest_held(),
+            sweep(vec![step(10e3, None)]).highest_held(),
             Some((10_000.0, true))
         );
-        assert_eq!(
-            sweep(vec![step(10_000.0, Some(Stop::Saturated))]).highest_held(),
-            None
-        );
-        assert_eq!(
-            SUMMARY[0].1(&sweep(vec![step(10_000.0, Some(Stop::Saturated))])),
-            "none"
-        );
+        let none_held = sweep(vec![step(10e3, saturated)]);
+        assert_eq!(none_held.highest_held(), None);
+        assert_eq!(SUMMARY[0].1(&none_held), "none");
         assert_eq!(SUMMARY[0].1(&behind), "≥ 10,000/s");
     }
 }

@@ -1,10 +1,5 @@
 //! `startup`: from exec to the first answered request, and idle memory.
 
-use std::time::Duration;
-
-use clap::Args;
-use serde::{Deserialize, Serialize};
-
 use super::fleet::{millis, TINY};
 use super::{Ctx, Record, Scenario};
 use crate::cli::secs;
@@ -14,6 +9,9 @@ use crate::report::format::{mib_of, or_na};
 use crate::report::{of, Col, Ratio, Section, OTHERS};
 use crate::sample::ServerSample;
 use crate::stats::median;
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 pub struct Startup;
 
@@ -27,8 +25,7 @@ pub struct Params {
     pub idle_s: f64,
 }
 
-/// What one peer did: exec → first answer and idle RSS per sample, with
-/// their medians.
+/// What one peer did: exec → first answer and idle RSS per sample, with their medians.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub params: Params,
@@ -44,44 +41,39 @@ impl Scenario for Startup {
     const ID: &'static str = "startup";
     const ABOUT: &'static str = "Exec to the first answered request, and idle RSS";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.samples, p.idle_s) = (1, 0.5);
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", startup(ctx.setup, kind, p).await);
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
         let start = of(&rows, PeerKind::Waymark).and_then(|x| x.median_ms);
-        s.target(
-            "startup ≤ 50 ms",
-            start.map(|v| format!("{v:.1} ms")),
-            start.map(|v| v <= 50.0),
-        );
+        let shown = start.map(|v| format!("{v:.1} ms"));
+        s.target("startup ≤ 50 ms", shown, start.map(|v| v <= 50.0));
         s.table(&rows, COLUMNS);
+        let ready = Ratio::cost("exec → first answer (peer ÷ Waymark)", |x: &Outcome| {
+            x.median_ms
+        });
         s.ratios(
             &rows,
             &OTHERS,
             &[
-                Ratio::cost("exec → first answer (peer ÷ Waymark)", |x| x.median_ms),
+                ready,
                 Ratio::cost("idle RSS (peer ÷ Waymark)", |x| x.median_rss_kib),
             ],
         );
-        s.chart(
-            &rows,
-            &[Panel::Bars {
-                title: "idle RSS after start (MiB, log)".into(),
-                log: true,
-                unit: "MiB",
-                value: |x| x.median_rss_kib.map(|k| k / 1024.0),
-            }],
-        );
+        let rss = Panel::Bars {
+            title: "idle RSS after start (MiB, log)".into(),
+            log: true,
+            unit: "MiB",
+            value: |x: &Outcome| x.median_rss_kib.map(|k| k / 1024.0),
+        };
+        s.chart(&rows, &[rss]);
     }
 }
 
@@ -96,31 +88,21 @@ const COLUMNS: &[Col<Outcome>] = &[
     ("idle RSS", |x| mib_of(x.median_rss_kib)),
 ];
 
-/// The scenario against `kind`.
 async fn startup(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
-    let mut ready_ms = Vec::new();
-    let mut idle_rss_kib = Vec::new();
+    let (mut ready_ms, mut idle_rss_kib) = (Vec::new(), Vec::new());
     let mut server = ServerSample::default();
     for sample in 0..p.samples.max(1) {
+        let (probe_every, limit) = (Duration::from_millis(1), Duration::from_secs(120));
         let options = PeerOptions::default();
-        let peer = peer::start(
-            setup,
-            kind,
-            &TINY,
-            &options,
-            Duration::from_millis(1),
-            Duration::from_secs(120),
-        )
-        .await?;
-        ready_ms.push(millis(peer.ready_after));
+        let peer = peer::start(setup, kind, &TINY, &options, probe_every, limit).await?;
+        let ready = millis(peer.ready_after);
+        ready_ms.push(ready);
         tokio::time::sleep(Duration::from_secs_f64(p.idle_s)).await;
         server = ServerSample::of(&peer, None);
         idle_rss_kib.extend(server.rss_kib);
+        let (id, rss) = (kind.id(), server.rss_kib);
         eprintln!(
-            "[startup {}] sample {sample}: {:.1} ms to first answer, idle RSS {:?} KiB",
-            kind.id(),
-            millis(peer.ready_after),
-            server.rss_kib
+            "[startup {id}] sample {sample}: {ready:.1} ms to first answer, idle RSS {rss:?} KiB"
         );
         peer.stop();
     }

@@ -1,19 +1,10 @@
-//! `route-under-storm`: route queries at a fixed rate while every broker of a
-//! large fleet re-registers closed loop.
-
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
-
-use anyhow::Context;
-use clap::Args;
-use serde::{Deserialize, Serialize};
-use tokio::sync::oneshot;
+//! `route-under-storm`: route queries at a fixed rate while every broker of a large fleet
+//! re-registers closed loop.
 
 use super::fleet::{millis, start_peer, verify_routes, Fleet, QUERY_TIMEOUT, REGISTER_TIMEOUT};
 use super::{route_qps, settle, Ctx, Record, Scenario};
 use crate::cli::secs;
-use crate::load::{self, Progress, Window};
+use crate::load::{self, Numbered, Progress, Window};
 use crate::peer::{PeerKind, PeerOptions, PeerSetup};
 use crate::report::charts::{curve, Panel};
 use crate::report::format::{cpu_share, mib, ms, noise, num, us};
@@ -21,6 +12,12 @@ use crate::report::{of, over, Col, Ratio, Section, OTHERS};
 use crate::sample::{self, ServerSample};
 use crate::stats::Latency;
 use crate::workload::{self, Layout};
+use anyhow::Context;
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::sync::oneshot;
 
 pub struct RouteUnderStorm;
 
@@ -70,8 +67,8 @@ pub struct Outcome {
     /// Server CPU per registration, µs ([`sample::attribute`]).
     #[serde(default)]
     pub cpu_us_per_registration: Option<f64>,
-    /// The CPU per query taken off for each answered query, µs (the same
-    /// server's in route-qps); `None`: the queries' share is in.
+    /// The CPU per query taken off for each answered query, µs (the same server's in
+    /// route-qps); `None`: the queries' share is in.
     #[serde(default)]
     pub cpu_us_per_query_subtracted: Option<f64>,
     #[serde(flatten)]
@@ -83,13 +80,10 @@ impl Scenario for RouteUnderStorm {
     const ABOUT: &'static str =
         "Route queries at a fixed rate while every broker of a large fleet re-registers closed loop";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.brokers, p.topics_per_broker) = (10, 200);
-        p.warmup_s = 0.5;
-        p.duration_s = 2.0;
+        (p.warmup_s, p.duration_s) = (0.5, 2.0);
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         let qps = ctx.results.scenarios.get(route_qps::RouteQps::ID);
         for kind in ctx.peers::<Self>() {
@@ -102,12 +96,9 @@ impl Scenario for RouteUnderStorm {
                 let query_us = alone.and_then(|q| q.cpu_us_per_query);
                 if let Some(cpu) = &x.server.server_cpu {
                     x.cpu_us_per_query_subtracted = query_us;
-                    x.cpu_us_per_registration = sample::attribute(
-                        cpu,
-                        x.queries_answered,
-                        query_us,
-                        x.registrations_answered,
-                    );
+                    let (queries, registrations) = (x.queries_answered, x.registrations_answered);
+                    x.cpu_us_per_registration =
+                        sample::attribute(cpu, queries, query_us, registrations);
                 }
                 x
             });
@@ -115,27 +106,43 @@ impl Scenario for RouteUnderStorm {
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
         let (w, j) = (PeerKind::Waymark, PeerKind::Java);
         let p99 = of(&rows, w).map(|x| x.queries.p99_us);
-        s.target("route-under-storm query p99 ≤ 2 ms", p99.map(ms), p99.map(|v| v <= 2_000.0));
+        s.target(
+            "route-under-storm query p99 ≤ 2 ms",
+            p99.map(ms),
+            p99.map(|v| v <= 2_000.0),
+        );
         let what = "route-under-storm p99 ≤ 1/5 of Java's (Java ÷ Waymark ≥ 5)";
         s.at_least(what, over(&rows, |x| Some(x.queries.p99_us), j, w), 5.0);
         let what = "registration CPU under storm ≤ 1/3 of Java's (Java ÷ Waymark ≥ 3)";
         s.at_least(what, over(&rows, |x| x.cpu_us_per_registration, j, w), 3.0);
         s.table(&rows, COLUMNS);
         s.ratios(&rows, &OTHERS, RATIOS);
-        let latency = Panel::curves("route-under-storm: query latency (fixed rate)", |x: &Outcome| curve(&x.queries));
-        s.chart(&rows, &[latency, Panel::bars("storm: registrations/s", |x| Some(x.registrations_per_s))]);
+        let latency = Panel::curves(
+            "route-under-storm: query latency (fixed rate)",
+            |x: &Outcome| curve(&x.queries),
+        );
+        s.chart(
+            &rows,
+            &[
+                latency,
+                Panel::bars("storm: registrations/s", |x| Some(x.registrations_per_s)),
+            ],
+        );
     }
 }
 
 const RATIOS: &[Ratio<Outcome>] = &[
     Ratio::cost("query p99 (peer ÷ Waymark)", |x| Some(x.queries.p99_us)),
-    Ratio::rate("registrations/s (Waymark ÷ peer)", |x| Some(x.registrations_per_s)),
-    Ratio::cost("server CPU per registration (peer ÷ Waymark)", |x| x.cpu_us_per_registration),
+    Ratio::rate("registrations/s (Waymark ÷ peer)", |x| {
+        Some(x.registrations_per_s)
+    }),
+    Ratio::cost("server CPU per registration (peer ÷ Waymark)", |x| {
+        x.cpu_us_per_registration
+    }),
 ];
 
 const COLUMNS: &[Col<Outcome>] = &[
@@ -159,20 +166,11 @@ const COLUMNS: &[Col<Outcome>] = &[
     ("others' CPU", |x| noise(x.server.others_cpu_percent)),
 ];
 
-/// The query stream on a thread and runtime of its own (not queued behind registration tasks),
-/// under `SCHED_FIFO` 1 if `chrt` allows, which is reported.
-struct QueryThread {
-    go: oneshot::Sender<()>,
-    done: oneshot::Receiver<load::Outcome>,
-    priority: String,
-}
-
 /// Puts the calling thread under `SCHED_FIFO` 1; says what it got.
 fn realtime_priority() -> String {
-    let tid = std::fs::read_link("/proc/thread-self")
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
-    let Some(tid) = tid else {
+    let tid = std::fs::read_link("/proc/thread-self").ok();
+    let Some(tid) = tid.and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+    else {
         return "normal (no thread id)".into();
     };
     match std::process::Command::new("chrt")
@@ -188,65 +186,58 @@ fn realtime_priority() -> String {
     }
 }
 
-impl QueryThread {
-    /// Connects the query connections on a new thread; returns once they
-    /// are open. The stream starts with [`Self::run`].
-    async fn start(
-        addr: SocketAddr,
-        (connections, rate): (usize, f64),
-        topics: Vec<String>,
-        window: Window,
-        progress: &Arc<Progress>,
-    ) -> anyhow::Result<QueryThread> {
-        let (ready_tx, ready_rx) = oneshot::channel::<anyhow::Result<String>>();
-        let (go_tx, go_rx) = oneshot::channel::<()>();
-        let (done_tx, done_rx) = oneshot::channel();
-        let progress = progress.clone();
-        std::thread::Builder::new()
-            .name("storm-queries".into())
-            .spawn(move || {
-                let runtime = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(runtime) => runtime,
-                    Err(error) => return drop(ready_tx.send(Err(error.into()))),
-                };
-                let priority = realtime_priority();
-                runtime.block_on(async move {
-                    let clients = match load::connect(addr, connections).await {
-                        Ok(clients) => clients,
-                        Err(error) => return drop(ready_tx.send(Err(error))),
-                    };
-                    let _ = ready_tx.send(Ok(priority));
-                    if go_rx.await.is_err() {
-                        return;
-                    }
-                    let query: load::Numbered = Arc::new(move |i| {
-                        workload::route_request(&topics[i as usize % topics.len()])
-                    });
-                    let outcome =
-                        load::fixed_rate(&clients, rate, window, query, &progress, None).await;
-                    let _ = done_tx.send(outcome);
-                });
-            })?;
-        let priority = ready_rx.await.context("the query thread died")??;
-        Ok(QueryThread {
-            go: go_tx,
-            done: done_rx,
-            priority,
-        })
-    }
+/// What the query thread gives back: the priority it got, the sender that starts the stream,
+/// and the stream's outcome.
+type QueryThread = (
+    String,
+    oneshot::Sender<()>,
+    oneshot::Receiver<load::Outcome>,
+);
 
-    /// Starts the stream and waits for its outcome.
-    async fn run(self) -> anyhow::Result<(load::Outcome, String)> {
-        let _ = self.go.send(());
-        let outcome = self.done.await.context("the query thread died")?;
-        Ok((outcome, self.priority))
-    }
+/// Connects the query connections on a thread and runtime of their own (not queued behind
+/// registration tasks), under `SCHED_FIFO` 1 if `chrt` allows, which is reported; returns once
+/// they are open.
+async fn query_thread(
+    addr: SocketAddr,
+    (connections, rate): (usize, f64),
+    topics: Vec<String>,
+    window: Window,
+    progress: &Arc<Progress>,
+) -> anyhow::Result<QueryThread> {
+    let (ready_tx, ready_rx) = oneshot::channel::<anyhow::Result<String>>();
+    let (go_tx, go_rx) = oneshot::channel::<()>();
+    let (done_tx, done_rx) = oneshot::channel();
+    let progress = progress.clone();
+    std::thread::Builder::new()
+        .name("storm-queries".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(error) => return drop(ready_tx.send(Err(error.into()))),
+            };
+            let priority = realtime_priority();
+            runtime.block_on(async move {
+                let clients = match load::connect(addr, connections).await {
+                    Ok(clients) => clients,
+                    Err(error) => return drop(ready_tx.send(Err(error))),
+                };
+                let _ = ready_tx.send(Ok(priority));
+                if go_rx.await.is_err() {
+                    return;
+                }
+                let query: Numbered =
+                    Arc::new(move |i| workload::route_request(&topics[i as usize % topics.len()]));
+                let _ = done_tx
+                    .send(load::fixed_rate(&clients, rate, window, query, &progress, None).await);
+            });
+        })?;
+    let priority = ready_rx.await.context("the query thread died")??;
+    Ok((priority, go_tx, done_rx))
 }
 
-/// The scenario against a fresh `kind`.
 async fn storm(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let layout = Layout::new(p.brokers, p.topics_per_broker, p.spread);
     layout.validate()?;
@@ -255,26 +246,14 @@ async fn storm(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
     let check = load::connect(peer.addr, 1).await?;
     verify_routes(&check[0], &layout, kind).await?;
     let registering = fleet.re_registering();
-    let (warmup, duration) = (
-        Duration::from_secs_f64(p.warmup_s),
-        Duration::from_secs_f64(p.duration_s),
-    );
-    let register_window = Window {
-        warmup,
-        duration,
-        timeout: REGISTER_TIMEOUT,
-    };
-    let query_window = Window {
-        warmup,
-        duration,
-        timeout: QUERY_TIMEOUT,
-    };
+    let register_window = Window::secs(p.warmup_s, p.duration_s, REGISTER_TIMEOUT);
+    let query_window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
     let progress = Progress::new(
         format!("route-under-storm {}", kind.id()),
-        warmup + duration,
+        register_window.total(),
     );
     let stream = (p.query_connections.max(1), p.query_rate.max(1.0));
-    let queries = QueryThread::start(
+    let (query_thread, go, done) = query_thread(
         peer.addr,
         stream,
         layout.all_topics(),
@@ -283,18 +262,16 @@ async fn storm(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
     )
     .await?;
     let printer = progress.spawn_printer();
+    let pid = Some(peer.pid());
     let (registered, queried) = tokio::join!(
-        load::closed_loop(
-            registering,
-            register_window,
-            &progress,
-            true,
-            Some(peer.pid())
-        ),
-        queries.run(),
+        load::closed_loop(registering, register_window, &progress, true, pid),
+        async {
+            let _ = go.send(());
+            done.await.context("the query thread died")
+        },
     );
     printer.finish();
-    let (queried, query_thread) = queried?;
+    let queried = queried?;
     let server = ServerSample::of(&peer, registered.server_cpu.clone());
     drop(fleet);
     peer.stop();
@@ -302,14 +279,14 @@ async fn storm(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
         params: p.clone(),
         queries: Latency::of(&queried.latency),
         query_errors: queried.errors,
-        query_first_error: queried.first_error.clone(),
+        query_first_error: queried.first_error,
         query_schedule_lag_max_ms: millis(queried.max_schedule_lag),
         query_thread,
         registrations_per_s: registered.rate(),
         entries_per_s: registered.rate() * layout.topics_per_broker as f64,
         registration_latency: Latency::of(&registered.latency),
         registration_errors: registered.errors,
-        registration_first_error: registered.first_error.clone(),
+        registration_first_error: registered.first_error,
         queries_answered: queried.answered_in_window,
         registrations_answered: registered.ok,
         // Set by the run once it knows route-qps's figure.

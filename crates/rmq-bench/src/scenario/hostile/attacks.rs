@@ -1,16 +1,12 @@
-//! What each attack of the `hostile` scenario sends, and which of
-//! rmq-testkit's hostile peers sends it ([`rmq_testkit::hostile`]): the
-//! registrations are built as the benchmark's brokers build theirs
-//! (`rmq-broker-client`), the rest are a request of a kind or raw bytes.
+//! What each attack of the `hostile` scenario sends, and which of rmq-testkit's hostile peers
+//! sends it ([`rmq_testkit::hostile`]): the registrations are built as the benchmark's brokers
+//! build theirs (`rmq-broker-client`), the rest are a request of a kind or raw bytes.
 
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
-
+use super::{Attack, Params};
+use crate::workload::{self, Layout, Registration, CLUSTER};
 use anyhow::bail;
 use bytes::Bytes;
-use rmq_broker_client::body::{self, EncodedBody, Identity};
+use rmq_broker_client::body::{self, EncodedBody};
 use rmq_broker_client::{wall_ms, BrokerConfig, Flavor};
 use rmq_protocol::{
     body_crc32, BodyFlavor, DataVersion, RegisterBrokerBody, TopicConfig,
@@ -19,10 +15,10 @@ use rmq_protocol::{
 use rmq_testkit::hostile::{self, Struck};
 use rmq_wire::frame;
 use rmq_wire::{RemotingCommand, RequestCode};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::time::Instant;
-
-use super::{Attack, Params};
-use crate::workload::{self, Layout, Registration, CLUSTER};
 
 /// Runs `attack` against `addr` until `deadline`, then closes its connections; with a note for
 /// the report.
@@ -50,18 +46,15 @@ pub async fn run(
             let struck =
                 hostile::send_and_hold(addr, p.slow_connections, frame, false, deadline).await;
             let mib = |bytes: u64| bytes as f64 / f64::from(1 << 20);
-            let note = format!(
-                "the server took {:.1} of {:.1} MiB",
-                mib(struck.sent_bytes),
-                mib(struck.planned_bytes)
-            );
-            (struck, Some(note))
+            let (sent, planned) = (mib(struck.sent_bytes), mib(struck.planned_bytes));
+            (
+                struck,
+                Some(format!("the server took {sent:.1} of {planned:.1} MiB")),
+            )
         }
         Attack::UnreadAnswers => {
-            let one = frame::encode_to_bytes(&RemotingCommand::request(
-                RequestCode::GetAllTopicListFromNameserver,
-                1,
-            ));
+            let request = RemotingCommand::request(RequestCode::GetAllTopicListFromNameserver, 1);
+            let one = frame::encode_to_bytes(&request);
             let pipelined = one
                 .iter()
                 .copied()
@@ -76,8 +69,7 @@ pub async fn run(
         Attack::ConnectionFlood => {
             let query =
                 frame::encode_to_bytes(&workload::route_request(&workload::topic_name(0, 0)));
-            let frames = vec![query; p.flood_connections];
-            let per = p.flood_per_address;
+            let (frames, per) = (vec![query; p.flood_connections], p.flood_per_address);
             let struck =
                 hostile::send_frames(addr, frames, p.flood_concurrency, Some(per), wait, deadline)
                     .await;
@@ -103,31 +95,30 @@ pub async fn run(
             };
             let whole = deadline.saturating_duration_since(Instant::now());
             let struck = hostile::send_frames(addr, vec![frame], 1, None, whole, deadline).await;
-            let after = struck.first_reaction_after;
-            let note = after.map(|at| format!("reaction after {:.2} s", at.as_secs_f64()));
+            let note = struck
+                .first_reaction_after
+                .map(|at| format!("reaction after {:.2} s", at.as_secs_f64()));
             (struck, note)
         }
     }
 }
 
-/// REGISTER_BROKER requests of 5.x brokers whose brokerName is
-/// `big_header_bytes` long, one letter repeated (a different one for each).
+/// REGISTER_BROKER requests of 5.x brokers whose brokerName is `big_header_bytes` long, one
+/// letter repeated (a different one for each).
 fn big_headers(p: &Params) -> anyhow::Result<Vec<Bytes>> {
-    (0..p.big_header_sends)
-        .map(|i| {
-            let broker = 1_000 + i;
-            let layout = Layout::new(broker + 1, 2, 1);
-            let name = char::from(b'a' + (i % 26) as u8)
-                .to_string()
-                .repeat(p.big_header_bytes);
-            let config = BrokerConfig::new(CLUSTER, name, workload::broker_addr(broker));
-            let mut registration =
-                Registration::new(config, layout.topic_configs(broker), wall_ms())?;
-            Ok(frame::encode_to_bytes(
-                &registration.next_request(wall_ms()),
-            ))
-        })
-        .collect()
+    let request = |i: usize| {
+        let broker = 1_000 + i;
+        let layout = Layout::new(broker + 1, 2, 1);
+        let name = char::from(b'a' + (i % 26) as u8)
+            .to_string()
+            .repeat(p.big_header_bytes);
+        let config = BrokerConfig::new(CLUSTER, name, workload::broker_addr(broker));
+        let mut registration = Registration::new(config, layout.topic_configs(broker), wall_ms())?;
+        Ok(frame::encode_to_bytes(
+            &registration.next_request(wall_ms()),
+        ))
+    };
+    (0..p.big_header_sends).map(request).collect()
 }
 
 /// The prepared topic-flood REGISTER_BROKER: the whole frame, the topics
@@ -143,25 +134,23 @@ pub struct TopicFlood {
 /// 4.x zlib body ([`RegisterBrokerBody::to_compressed`]).
 pub fn topic_flood_request(topics: usize) -> anyhow::Result<TopicFlood> {
     let now = wall_ms();
-    let table: BTreeMap<String, TopicConfig> = (0..topics)
-        .map(|i| {
-            let name = format!("FloodTopic-{i:08}");
-            let config = TopicConfig {
-                read_queue_nums: 8,
-                write_queue_nums: 8,
-                perm: 6,
-                ..TopicConfig::new(name.clone())
-            };
-            (name, config)
-        })
-        .collect();
+    let topic = |i| {
+        let name = format!("FloodTopic-{i:08}");
+        let config = TopicConfig {
+            read_queue_nums: 8,
+            write_queue_nums: 8,
+            perm: 6,
+            ..TopicConfig::new(name.clone())
+        };
+        (name, config)
+    };
     let data_version = DataVersion::new(1, 0, now);
     let bytes = RegisterBrokerBody {
         filter_server_list: Some(Vec::new()),
         topic_config_serialize_wrapper: TopicConfigSerializeWrapper {
             data_version,
             mapping_data_version: DataVersion::new(0, 0, now),
-            topic_config_table: table,
+            topic_config_table: (0..topics).map(topic).collect(),
             ..TopicConfigSerializeWrapper::default()
         },
     }
@@ -169,13 +158,6 @@ pub fn topic_flood_request(topics: usize) -> anyhow::Result<TopicFlood> {
     let mut config = BrokerConfig::new(CLUSTER, "hostile-flood-broker", "10.250.0.1:10911");
     config.flavor = Flavor::V4;
     config.compressed_register = true;
-    let identity = Identity {
-        cluster_name: config.cluster_name.clone(),
-        broker_name: config.broker_name.clone(),
-        broker_addr: config.broker_addr.clone(),
-        ha_server_addr: config.ha_server_addr.clone(),
-        broker_id: config.effective_broker_id(),
-    };
     let body_bytes = bytes.len();
     let encoded = EncodedBody {
         topics,
@@ -184,7 +166,8 @@ pub fn topic_flood_request(topics: usize) -> anyhow::Result<TopicFlood> {
         bytes: Bytes::from(bytes),
         compressed: true,
     };
-    let frame = frame::encode_to_bytes(&body::register_request(&identity, &config, &encoded));
+    let request = body::register_request(&workload::identity(&config), &config, &encoded);
+    let frame = frame::encode_to_bytes(&request);
     if frame.len() - 4 > frame::MAX_LENGTH_FIELD {
         bail!(
             "{topics} topics compress to a {body_bytes}-byte body: the frame is over 16 MiB \
@@ -207,22 +190,14 @@ mod tests {
         let flood = topic_flood_request(1_000).unwrap();
         let command = frame::decode(flood.frame.clone()).unwrap();
         assert_eq!(command.request_code(), RequestCode::RegisterBroker);
-        assert_eq!(
-            (command.version, command.ext("compressed")),
-            (407, Some("true"))
-        );
+        let compressed = command.ext("compressed");
+        assert_eq!((command.version, compressed), (407, Some("true")));
         let body = command.body.unwrap();
         assert_eq!(body.len(), flood.body_bytes);
         let decoded = RegisterBrokerBody::from_compressed(&body, command.version).unwrap();
-        assert_eq!(
-            decoded
-                .topic_config_serialize_wrapper
-                .topic_config_table
-                .len(),
-            1_000
-        );
+        let table = decoded.topic_config_serialize_wrapper.topic_config_table;
+        assert_eq!(table.len(), 1_000);
     }
-
     #[test]
     fn big_headers_carry_the_long_name_each_in_its_own_letter() {
         let p = Params {

@@ -1,20 +1,7 @@
-//! `hostile`: rmq-testkit's hostile peers set on every NameServer: memory,
-//! route queries during each attack, alive after.
+//! `hostile`: rmq-testkit's hostile peers set on every NameServer: memory, route queries during
+//! each attack, alive after.
 
 pub mod attacks;
-
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
-
-use anyhow::Context;
-use clap::{Args, ValueEnum};
-use rmq_transport::{ClientConfig, RpcClient};
-use rmq_wire::ResponseCode;
-use serde::{Deserialize, Serialize};
-use tokio::time::Instant;
-
 use super::fleet::{route, start_peer, Fleet};
 use super::{Ctx, Record, Scenario};
 use crate::cli::{millis as ms_arg, secs};
@@ -25,13 +12,22 @@ use crate::report::format::{answered_ms, mib, num};
 use crate::report::{Col, Row, Section};
 use crate::stats::Latency;
 use crate::workload::{self, Layout};
-
+use anyhow::Context;
 use attacks::{topic_flood_request, TopicFlood};
+use clap::{Args, ValueEnum};
 use rmq_testkit::hostile::Fate;
+use rmq_transport::{ClientConfig, RpcClient};
+use rmq_wire::ResponseCode;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 pub struct Hostile;
 
-/// One attack.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Attack {
@@ -49,7 +45,6 @@ pub enum Attack {
 }
 
 impl Attack {
-    /// Every attack, in report order.
     pub const ALL: [Attack; 5] = [
         Attack::BigHeader,
         Attack::SlowFrames,
@@ -57,7 +52,6 @@ impl Attack {
         Attack::ConnectionFlood,
         Attack::TopicFlood,
     ];
-
     /// The name used in flags, results and the report.
     pub fn id(self) -> &'static str {
         match self {
@@ -114,8 +108,8 @@ pub struct Params {
     /// connection-flood: connections.
     #[arg(long, default_value_t = 5_000)]
     pub flood_connections: usize,
-    /// connection-flood: connections per source address (127.0.0.2, .3, …),
-    /// below Waymark's default `maxConnectionsPerIp` (4096).
+    /// connection-flood: connections per source address (127.0.0.2, .3, …), below Waymark's
+    /// default `maxConnectionsPerIp` (4096).
     #[arg(long, default_value_t = 1_000)]
     pub flood_per_address: usize,
     /// connection-flood: connections opened at the same time.
@@ -156,8 +150,8 @@ pub struct AttackRun {
     pub note: Option<String>,
 }
 
-/// What one peer went through: one run per attack, in order, the size of
-/// the topic flood's compressed body, and the wall time of all attacks.
+/// What one peer went through: one run per attack, in order, the size of the topic flood's
+/// compressed body, and the wall time of all attacks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub params: Params,
@@ -172,45 +166,35 @@ impl Scenario for Hostile {
         "Hostile peers (huge headers, slow frames, unread answers, connection and \
                                   topic floods): memory, route queries during, alive after";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.attack_s, p.flood_settle_s, p.big_header_sends) = (3.0, 2.0, 2);
-        (
-            p.slow_connections,
-            p.unread_topics,
-            p.unread_connections,
-            p.unread_requests,
-        ) = (8, 5_000, 4, 100);
+        (p.slow_connections, p.unread_topics) = (8, 5_000);
+        (p.unread_connections, p.unread_requests) = (4, 100);
         (p.flood_connections, p.flood_topics) = (500, 100_000);
     }
-
     fn runs(kind: PeerKind) -> bool {
         kind.is_real()
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
-        let flood = match p.attacks.contains(&Attack::TopicFlood) {
-            true => {
-                let (built, topics) = (Instant::now(), p.flood_topics.max(2));
-                let flood = tokio::task::spawn_blocking(move || topic_flood_request(topics))
-                    .await
-                    .context("building the topic-flood registration panicked")??;
-                eprintln!(
-                    "[hostile] built the topic-flood registration: {} topics, {:.1} MB compressed, in {:.1} s",
-                    flood.topics,
-                    flood.body_bytes as f64 / 1e6,
-                    built.elapsed().as_secs_f64()
-                );
-                Some(flood)
-            }
-            false => None,
-        };
+        let mut flood = None;
+        if p.attacks.contains(&Attack::TopicFlood) {
+            let (built, topics) = (Instant::now(), p.flood_topics.max(2));
+            let built_flood = tokio::task::spawn_blocking(move || topic_flood_request(topics))
+                .await
+                .context("building the topic-flood registration panicked")??;
+            eprintln!(
+                "[hostile] built the topic-flood registration: {} topics, {:.1} MB compressed, in {:.1} s",
+                built_flood.topics,
+                built_flood.body_bytes as f64 / 1e6,
+                built.elapsed().as_secs_f64()
+            );
+            flood = Some(built_flood);
+        }
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", hostile(ctx.setup, kind, p, flood.as_ref()).await);
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let rows = s.rows::<Outcome>("");
         let ran: Vec<(PeerKind, &Outcome)> = rows
@@ -222,9 +206,9 @@ impl Scenario for Hostile {
             .map(|(p, h)| format!("{} {:.0} s", p.title(), h.duration_s))
             .collect();
         if !took.is_empty() {
+            let took = took.join(", ");
             s.text(format!(
-                "Every attack on a peer, its server starts included, took {}.",
-                took.join(", ")
+                "Every attack on a peer, its server starts included, took {took}."
             ));
         }
         for row in rows.iter().filter(|r| r.ok().is_none()) {
@@ -234,31 +218,27 @@ impl Scenario for Hostile {
                 row.result.as_ref().err().map_or("", |e| e.as_str())
             ));
         }
-        let (Some(p), flood_body) = (
-            s.params::<Params>(),
-            ran.iter().find_map(|(_, h)| h.flood_body_bytes),
-        ) else {
+        let flood_body = ran.iter().find_map(|(_, h)| h.flood_body_bytes);
+        let Some(p) = s.params::<Params>() else {
             return;
         };
         for attack in Attack::ALL {
-            let runs: Vec<Row<AttackRun>> = ran
-                .iter()
-                .filter_map(|(peer, h)| {
-                    let run = h.attacks.iter().find(|a| a.attack == attack)?.clone();
-                    let result = match &run.error {
-                        Some(error) => Err(format!(
-                            "not run: {}",
-                            error.chars().take(160).collect::<String>()
-                        )),
-                        None => Ok(run),
-                    };
-                    Some(Row {
-                        peer: *peer,
-                        label: peer.title().to_owned(),
-                        result,
-                    })
+            let attack_row = |(peer, h): &(PeerKind, &Outcome)| {
+                let run = h.attacks.iter().find(|a| a.attack == attack)?.clone();
+                let result = match &run.error {
+                    Some(error) => Err(format!(
+                        "not run: {}",
+                        error.chars().take(160).collect::<String>()
+                    )),
+                    None => Ok(run),
+                };
+                Some(Row {
+                    peer: *peer,
+                    label: peer.title().to_owned(),
+                    result,
                 })
-                .collect();
+            };
+            let runs: Vec<Row<AttackRun>> = ran.iter().filter_map(attack_row).collect();
             if runs.is_empty() {
                 continue;
             }
@@ -270,11 +250,8 @@ impl Scenario for Hostile {
                     s.item(format!("{}: {note}.", row.label));
                 }
                 if let (true, Some(first)) = (run.query_failures > 0, &run.query_first_error) {
-                    s.item(format!(
-                        "{}: first failed route query: {}.",
-                        row.label,
-                        first.replace('|', "/")
-                    ));
+                    let first = first.replace('|', "/");
+                    s.item(format!("{}: first failed route query: {first}.", row.label));
                 }
             }
         }
@@ -314,7 +291,6 @@ fn bytes_text(bytes: usize) -> String {
     }
 }
 
-/// What `attack` did, in a sentence.
 fn describe(attack: Attack, p: &Params, flood_body: Option<usize>) -> String {
     match attack {
         Attack::BigHeader => format!(
@@ -343,8 +319,8 @@ fn describe(attack: Attack, p: &Params, flood_body: Option<usize>) -> String {
     }
 }
 
-/// Every attack of `p` against fresh `kind`s. An attack the harness could
-/// not run is recorded in its [`AttackRun::error`].
+/// Every attack of `p` against fresh `kind`s. An attack the harness could not run is recorded in
+/// its [`AttackRun::error`].
 async fn hostile(
     setup: &PeerSetup,
     kind: PeerKind,
@@ -409,10 +385,14 @@ async fn attack_once(
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let rss_before_kib = peer.rss_kib();
-
     let during = Window::secs(0.0, p.attack_s.max(0.5), p.query_timeout());
     let deadline = Instant::now() + during.duration;
-    let sampler = RssSampler::spawn(peer.pid(), Duration::from_millis(p.rss_sample_ms));
+    let stop_sampling = Arc::new(AtomicBool::new(false));
+    let sampler = rss_peak(
+        peer.pid(),
+        Duration::from_millis(p.rss_sample_ms),
+        stop_sampling.clone(),
+    );
     let (addr, attack_params, frame) = (peer.addr, p.clone(), flood.map(|f| f.frame.clone()));
     let attacker =
         tokio::spawn(
@@ -433,7 +413,8 @@ async fn attack_once(
         )
     });
     let closed_at = Instant::now();
-    let rss_peak_kib = sampler.stop().await;
+    stop_sampling.store(true, Ordering::Relaxed);
+    let rss_peak_kib = sampler.await.ok().flatten();
     let (alive_after, after) = check_after(&mut peer, &topic, p.query_timeout()).await;
     let settle = match attack {
         Attack::ConnectionFlood => Duration::from_secs_f64(p.flood_settle_s),
@@ -441,7 +422,7 @@ async fn attack_once(
     };
     tokio::time::sleep_until(closed_at + settle).await;
     let rss_after_kib = peer.rss_kib();
-    let out_of_memory = logs_mention(peer.process.dir(), "OutOfMemoryError");
+    let out_of_memory = logs_mention(peer.process.dir(), b"OutOfMemoryError", &mut (64 << 20));
     drop((queries, fleet));
     peer.stop();
     Ok(AttackRun {
@@ -464,8 +445,8 @@ async fn attack_once(
     })
 }
 
-/// Whether `peer` still runs and answers a route query for `topic` on a
-/// fresh connection within `timeout`, and what was seen.
+/// Whether `peer` still runs and answers a route query for `topic` on a fresh connection within
+/// `timeout`, and what was seen.
 async fn check_after(peer: &mut RunningPeer, topic: &str, timeout: Duration) -> (bool, String) {
     if let Some(status) = peer.process.exit_status() {
         return (false, format!("exited ({status})"));
@@ -487,61 +468,41 @@ async fn check_after(peer: &mut RunningPeer, topic: &str, timeout: Duration) -> 
     }
 }
 
-/// Samples a process's RSS until stopped; keeps the highest.
-struct RssSampler {
-    stop: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<Option<u64>>,
+/// Samples `pid`'s RSS every `every` until `stop` is set (one more sample after it is); the
+/// highest.
+fn rss_peak(pid: u32, every: Duration, stop: Arc<AtomicBool>) -> JoinHandle<Option<u64>> {
+    tokio::spawn(async move {
+        let (mut peak, mut tick) = (None, tokio::time::interval(every));
+        while !stop.load(Ordering::Relaxed) {
+            tick.tick().await;
+            peak = peak.max(pin::rss_kib(pid));
+        }
+        peak
+    })
 }
 
-impl RssSampler {
-    fn spawn(pid: u32, every: Duration) -> RssSampler {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let task = tokio::spawn(async move {
-            let mut peak: Option<u64> = None;
-            let mut tick = tokio::time::interval(every);
-            while !flag.load(Ordering::Relaxed) {
-                tick.tick().await;
-                if let Some(rss) = pin::rss_kib(pid) {
-                    peak = Some(peak.map_or(rss, |p| p.max(rss)));
-                }
-            }
-            peak
-        });
-        RssSampler { stop, task }
-    }
-
-    async fn stop(self) -> Option<u64> {
-        self.stop.store(true, Ordering::Relaxed);
-        self.task.await.ok().flatten()
-    }
-}
-
-/// Whether any file under `dir` (logs; 64 MiB read at most) contains `needle`.
-fn logs_mention(dir: &Path, needle: &str) -> bool {
-    fn walk(dir: &Path, needle: &[u8], budget: &mut u64) -> bool {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return false;
+/// Whether any file under `dir` (logs; `budget` bytes read at most) contains `needle`.
+fn logs_mention(dir: &Path, needle: &[u8], budget: &mut u64) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    for entry in entries.flatten() {
+        let (path, Ok(meta)) = (entry.path(), entry.metadata()) else {
+            continue;
         };
-        for entry in entries.flatten() {
-            let (path, Ok(meta)) = (entry.path(), entry.metadata()) else {
-                continue;
-            };
-            if meta.is_dir() {
-                if walk(&path, needle, budget) {
-                    return true;
-                }
-            } else if meta.len() <= *budget {
-                *budget -= meta.len();
-                let bytes = std::fs::read(&path).unwrap_or_default();
-                if bytes.windows(needle.len()).any(|w| w == needle) {
-                    return true;
-                }
+        if meta.is_dir() {
+            if logs_mention(&path, needle, budget) {
+                return true;
+            }
+        } else if meta.len() <= *budget {
+            *budget -= meta.len();
+            let bytes = std::fs::read(&path).unwrap_or_default();
+            if bytes.windows(needle.len()).any(|w| w == needle) {
+                return true;
             }
         }
-        false
     }
-    walk(dir, needle.as_bytes(), &mut (64 << 20))
+    false
 }
 
 #[cfg(test)]
@@ -553,8 +514,7 @@ mod tests {
         let full = super::super::params::<Hostile>(None, false).unwrap();
         let quick = super::super::params::<Hostile>(None, true).unwrap();
         assert_eq!(full.attacks, Attack::ALL.to_vec());
-        assert!(quick.attack_s < full.attack_s);
-        assert!(quick.flood_connections < full.flood_connections);
+        assert!(quick.attack_s < full.attack_s && quick.flood_connections < full.flood_connections);
         assert!(quick.flood_topics < full.flood_topics);
         assert_eq!(full.flood_topics, 2_000_000);
         // Every source address stays under Waymark's default per-IP limit.
