@@ -233,7 +233,12 @@ pub async fn run(listen: SocketAddr, layout: Layout) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {listen}"))?;
     let answers = Arc::new(Answers::new(&layout));
-    println!("ceiling server ready on {}", listener.local_addr()?);
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "ceiling server ready on {}", listener.local_addr()?)?;
+        out.flush()?;
+    }
     serve(listener, answers).await
 }
 
