@@ -19,14 +19,11 @@ use crate::workload::Layout;
 /// The opaque used to find where a response's opaque digits go.
 const SENTINEL: i32 = i32::MAX;
 
-/// One precomputed response, split around its opaque.
+/// One precomputed response: its JSON header before and after the opaque digits, and the body.
 #[derive(Debug, Clone)]
 struct Template {
-    /// JSON header up to the opaque digits.
     head: Vec<u8>,
-    /// JSON header after the opaque digits.
     tail: Vec<u8>,
-    /// The body.
     body: Vec<u8>,
 }
 
@@ -83,7 +80,6 @@ fn decimal(value: i32, buf: &mut [u8; 11]) -> &[u8] {
     &buf[at..]
 }
 
-/// The precomputed answers.
 #[derive(Debug)]
 pub struct Answers {
     route: Template,
@@ -92,7 +88,6 @@ pub struct Answers {
 }
 
 impl Answers {
-    /// Answers shaped by `layout`.
     pub fn new(layout: &Layout) -> Answers {
         let request = RemotingCommand::request(0, 0);
         let route_body = layout.route_of_set(0).to_json(Dialect::Standard);
@@ -100,13 +95,12 @@ impl Answers {
             RemotingCommand::response_to(&request, ResponseCode::Success).with_body(route_body);
         let register = RemotingCommand::response_to(&request, ResponseCode::Success)
             .with_header(&RegisterBrokerResponseHeader::default());
+        let other = RemotingCommand::response_to(&request, ResponseCode::Success);
+        let [route, register, other] = [route, register, other].map(|r| Template::of(&r));
         Answers {
-            route: Template::of(&route),
-            register: Template::of(&register),
-            other: Template::of(&RemotingCommand::response_to(
-                &request,
-                ResponseCode::Success,
-            )),
+            route,
+            register,
+            other,
         }
     }
 
@@ -169,15 +163,10 @@ fn read_registration(frame: Bytes) -> Result<(), RemotingCommand> {
     if header.body_crc32 != 0 && body.map_or(0, body_crc32) != header.body_crc32 {
         return Err(refuse("crc32 not match".into()));
     }
-    let decoded = RegisterBrokerBody::decode_registration(
-        body,
-        header.compressed,
-        request.version,
-        MAX_TOPICS_PER_REGISTRATION,
-    )
-    .map_err(|e| refuse(format!("Failed to decode RegisterBrokerBody: {e}")))?;
-    drop(decoded);
-    Ok(())
+    let limit = MAX_TOPICS_PER_REGISTRATION;
+    RegisterBrokerBody::decode_registration(body, header.compressed, request.version, limit)
+        .map(drop)
+        .map_err(|e| refuse(format!("Failed to decode RegisterBrokerBody: {e}")))
 }
 
 /// The integer after `key` in a JSON header (the last occurrence with

@@ -12,7 +12,6 @@ use crate::provenance::Allow;
 use crate::scenario;
 use crate::workload::Layout;
 
-/// `rmq-bench` with every sub-command.
 pub fn command() -> Command {
     let mut command = Global::augment_args(
         Command::new("rmq-bench")
@@ -51,12 +50,10 @@ pub fn command() -> Command {
     command
 }
 
-/// Reads `T` from `matches`.
 pub fn args<T: FromArgMatches>(matches: &clap::ArgMatches) -> anyhow::Result<T> {
     Ok(T::from_arg_matches(matches)?)
 }
 
-/// Options of every sub-command.
 #[derive(Debug, Clone, Args)]
 pub struct Global {
     /// Peers to run, comma-separated.
@@ -110,7 +107,6 @@ pub struct Global {
     pub keep_dirs: bool,
 }
 
-/// `compare` options.
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
     /// Scenarios to run, comma-separated [default: every scenario whose help
@@ -156,7 +152,6 @@ pub struct AllowArgs {
 }
 
 impl AllowArgs {
-    /// As the refusal rule takes it.
     pub fn allow(self) -> Allow {
         Allow {
             dirty: self.allow_dirty,
@@ -165,7 +160,6 @@ impl AllowArgs {
     }
 }
 
-/// `report` options.
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
     /// JSON written by `compare` (or by any earlier version of it).
@@ -179,7 +173,6 @@ pub struct ReportArgs {
     pub allow: AllowArgs,
 }
 
-/// `ceiling-server` options.
 #[derive(Debug, Clone, Args)]
 pub struct CeilingArgs {
     /// Listen address.
@@ -200,7 +193,6 @@ pub struct CeilingArgs {
 }
 
 impl CeilingArgs {
-    /// The layout.
     pub fn layout(&self) -> Layout {
         Layout {
             brokers: self.brokers,

@@ -1,5 +1,5 @@
-//! Controller groups under test: three nodes, each its own process, ready
-//! when every node answers and one serves as leader.
+//! Controller groups under test: three nodes, each its own process, ready when every node
+//! answers and one serves as leader.
 
 use std::fmt::Display;
 use std::net::SocketAddr;
@@ -13,28 +13,27 @@ use rmq_wire::{RemotingCommand, RequestCode, ResponseCode};
 use tokio::time::Instant;
 
 use crate::load;
-use crate::peer::{PeerKind, PeerSetup};
-use crate::process::{self, on_fresh_ports, Process, Start};
+use crate::peer::{self, on_fresh_ports, PeerKind, PeerSetup, Process, Start};
 
 /// The Java launcher's main class (interop/java, `rmq5` profile).
 pub const JAVA_LAUNCHER: &str = "dev.waymark.interop.harness.ControllerLauncher";
 
-/// JVM flags of one Java controller node: interop/java/controller.sh's,
-/// with `-Xmx` from `heap` (the script's default is 256m).
+/// JVM flags of one Java controller node: interop/java/controller.sh's, with `-Xmx` from `heap`
+/// (the script's default is 256m).
 pub fn java_controller_flags(heap: &str) -> Vec<String> {
-    let opens = [
+    let mut flags = vec![
+        format!("-Xmx{heap}"),
+        "-XX:MaxDirectMemorySize=128m".to_owned(),
+    ];
+    for package in [
         "java.nio",
         "sun.nio.ch",
         "java.lang",
         "java.util",
         "jdk.internal.ref",
-    ]
-    .map(|package| format!("--add-opens=java.base/{package}=ALL-UNNAMED"));
-    let mut flags = vec![
-        format!("-Xmx{heap}"),
-        "-XX:MaxDirectMemorySize=128m".to_owned(),
-    ];
-    flags.extend(opens);
+    ] {
+        flags.push(format!("--add-opens=java.base/{package}=ALL-UNNAMED"));
+    }
     flags.insert(
         4,
         "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED".to_owned(),
@@ -89,11 +88,8 @@ fn node_command(
             command = Command::new(&java.java);
             command.args(java_controller_flags(&java.heap));
             command.arg(format!("-Duser.home={}", dir.join("home").display()));
-            command
-                .arg("-cp")
-                .arg(&java.classpath)
-                .arg(JAVA_LAUNCHER)
-                .args(settings(peers, self_id, dir));
+            command.arg("-cp").arg(&java.classpath).arg(JAVA_LAUNCHER);
+            command.args(settings(peers, self_id, dir));
         }
         PeerKind::RustPort | PeerKind::Ceiling => bail!("{} has no controller", kind.title()),
     }
@@ -101,14 +97,14 @@ fn node_command(
     Ok(command)
 }
 
-/// How node `n0` of a `kind` group is started, with `<dir>` and
-/// `<port0>`… for what varies.
+/// How node `n0` of a `kind` group is started, with `<dir>` and `<port0>`… for what varies.
 pub fn command_line(setup: &PeerSetup, kind: PeerKind, nodes: usize) -> anyhow::Result<String> {
     let dir = Path::new("<dir>");
     let ports: Vec<String> = (0..nodes).map(|i| format!("<port{i}>")).collect();
     let inner = node_command(setup, kind, &peer_list(&ports), "n0", dir)?;
-    Ok(process::show_command(
-        &process::pinned(setup, inner, dir),
+    let command = peer::pinned(setup, inner, dir);
+    Ok(peer::show_command(
+        &command,
         "<interop/java rmq5 classpath>",
     ))
 }
@@ -121,8 +117,8 @@ pub struct GroupNode {
     pub process: Process,
 }
 
-/// A running controller group, its nodes `n0` first, and how long from
-/// spawning them to a serving leader. Dropping it kills every node.
+/// A running controller group, its nodes `n0` first, and how long from spawning them to a
+/// serving leader. Dropping it kills every node.
 #[derive(Debug)]
 pub struct ControllerGroup {
     pub kind: PeerKind,
@@ -133,23 +129,18 @@ pub struct ControllerGroup {
 impl ControllerGroup {
     /// `host:port;host:port;…`, what brokers are given as `controllerAddr`.
     pub fn controller_addr(&self) -> String {
-        self.nodes
-            .iter()
-            .map(|n| n.addr.to_string())
-            .collect::<Vec<_>>()
-            .join(";")
+        let addrs: Vec<String> = self.nodes.iter().map(|n| n.addr.to_string()).collect();
+        addrs.join(";")
     }
 
     pub fn pids(&self) -> Vec<u32> {
         self.nodes.iter().map(|n| n.process.pid()).collect()
     }
 
-    /// Each node's resident memory now, KiB.
     pub fn rss_kib(&self) -> Vec<Option<u64>> {
         self.nodes.iter().map(|n| n.process.rss_kib()).collect()
     }
 
-    /// The CPUs each node may run on, as the kernel reports them.
     pub fn cpus_allowed(&self) -> Vec<Option<String>> {
         self.nodes
             .iter()
@@ -161,10 +152,9 @@ impl ControllerGroup {
     pub fn check_running(&mut self) -> anyhow::Result<()> {
         for node in &mut self.nodes {
             if node.process.exit_status().is_some() {
-                let log = node.process.log_tail();
+                let (kind, log) = (self.kind.title(), node.process.log_tail());
                 bail!(
-                    "{} controller {} at {} exited; log: {log}",
-                    self.kind.title(),
+                    "{kind} controller {} at {} exited; log: {log}",
                     node.id,
                     node.addr
                 );
@@ -206,8 +196,8 @@ impl ControllerGroup {
     }
 }
 
-/// CONTROLLER_GET_METADATA_INFO to `addr` on a connection of its own; the
-/// answer if it was SUCCESS.
+/// CONTROLLER_GET_METADATA_INFO to `addr` on a connection of its own; the answer if it was
+/// SUCCESS.
 async fn metadata_of(addr: SocketAddr) -> Option<RemotingCommand> {
     let config = ClientConfig {
         connect_timeout: Duration::from_millis(500),
@@ -220,8 +210,8 @@ async fn metadata_of(addr: SocketAddr) -> Option<RemotingCommand> {
     answer.filter(|a| a.response_code() == ResponseCode::Success)
 }
 
-/// Starts a `kind` group of `nodes` nodes, pinned to the server CPUs, and
-/// waits (up to `limit`) until it has a serving leader.
+/// Starts a `kind` group of `nodes` nodes, pinned to the server CPUs, and waits (up to `limit`)
+/// until it has a serving leader.
 pub async fn start(
     setup: &PeerSetup,
     kind: PeerKind,
@@ -234,34 +224,31 @@ pub async fn start(
         let spawned = Instant::now();
         let mut group = ControllerGroup {
             kind,
-            nodes: Vec::with_capacity(ports.len()),
+            nodes: Vec::new(),
             ready_after: Duration::ZERO,
         };
         for (i, &port) in ports.iter().enumerate() {
-            let (dir, id) = (process::dir_for(kind)?, format!("n{i}"));
+            let (dir, id) = (peer::dir_for(kind)?, format!("n{i}"));
             let command = node_command(setup, kind, &peers, &id, &dir)?;
             let process = Process::spawn(setup, command, dir, kind == PeerKind::Java)
                 .with_context(|| format!("{} controller {id}", kind.title()))?;
-            group.nodes.push(GroupNode {
-                id,
-                addr: SocketAddr::from(([127, 0, 0, 1], port)),
-                process,
+            let addr = SocketAddr::from(([127, 0, 0, 1], port));
+            group.nodes.push(GroupNode { id, addr, process });
+        }
+        if let Err(error) = group.wait_ready(spawned, limit).await {
+            let lost = group
+                .nodes
+                .iter_mut()
+                .position(|n| n.process.lost_its_port());
+            return Err(match lost.map(|at| &group.nodes[at]) {
+                Some(node) => Start::PortTaken(node.addr.port(), node.process.log_tail()),
+                None => Start::Failed(error),
             });
         }
-        match group.wait_ready(spawned, limit).await {
-            Ok(()) => Ok(ControllerGroup {
-                ready_after: spawned.elapsed(),
-                ..group
-            }),
-            Err(error) => {
-                for node in &mut group.nodes {
-                    if node.process.lost_its_port() {
-                        return Err(Start::PortTaken(node.addr.port(), node.process.log_tail()));
-                    }
-                }
-                Err(Start::Failed(error))
-            }
-        }
+        Ok(ControllerGroup {
+            ready_after: spawned.elapsed(),
+            ..group
+        })
     })
     .await
 }
@@ -280,14 +267,12 @@ mod tests {
         assert!(s.contains(&"controllerStorePath=/d/store".to_owned()));
         assert!(s.contains(&"bindAddress=127.0.0.1".to_owned()));
         let flags = java_controller_flags("256m");
-        assert_eq!(
-            flags[..3],
-            [
-                "-Xmx256m",
-                "-XX:MaxDirectMemorySize=128m",
-                "--add-opens=java.base/java.nio=ALL-UNNAMED"
-            ]
-        );
+        let head = [
+            "-Xmx256m",
+            "-XX:MaxDirectMemorySize=128m",
+            "--add-opens=java.base/java.nio=ALL-UNNAMED",
+        ];
+        assert_eq!(flags[..3], head);
         assert_eq!(flags[4], "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED");
         assert_eq!(flags.len(), 8);
     }

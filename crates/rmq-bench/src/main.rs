@@ -8,7 +8,6 @@ mod group;
 mod load;
 mod peer;
 mod pin;
-mod process;
 mod provenance;
 mod report;
 mod results;
@@ -84,22 +83,15 @@ fn main() -> anyhow::Result<()> {
 /// `compare`, or one scenario's sub-command (`name`).
 async fn run(global: &Global, name: &str, sub: &ArgMatches) -> anyhow::Result<()> {
     let compare: Option<CompareArgs> = (name == "compare").then(|| args(sub)).transpose()?;
+    let all = ALL.iter().copied();
     let entries: Vec<&dyn Entry> = match &compare {
         Some(CompareArgs {
             scenarios: Some(ids),
             ..
-        }) => ALL
-            .iter()
-            .copied()
-            .filter(|e| ids.iter().any(|i| i == e.id()))
-            .collect(),
+        }) => all.filter(|e| ids.iter().any(|i| i == e.id())).collect(),
         // A quick run checks the harness: every scenario, those too long for a default full run.
-        Some(_) => ALL
-            .iter()
-            .copied()
-            .filter(|e| e.in_default_set() || global.quick)
-            .collect(),
-        None => ALL.iter().copied().filter(|e| e.id() == name).collect(),
+        Some(_) => all.filter(|e| e.in_default_set() || global.quick).collect(),
+        None => all.filter(|e| e.id() == name).collect(),
     };
     let setup = setup::peers(global, &entries)?;
     let argv = std::env::args().collect::<Vec<_>>().join(" ");

@@ -1,20 +1,22 @@
-//! The servers under test: how each is started, when it counts as ready (it
+//! The servers under test: how each is started (a fresh directory, pinned, output to a log,
+//! killed when dropped, on fresh ports until none was taken), when it counts as ready (it
 //! answered a route query), its memory, and how it is stopped.
 
+use std::fs::File;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::ValueEnum;
+use rmq_testkit::ports;
 use rmq_transport::{ClientConfig, RpcClient};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-use crate::load;
-use crate::process::{self, on_fresh_ports, Process, Start};
 use crate::workload::{self, Layout};
+use crate::{load, pin};
 
 /// Which server: Waymark's `rmq-namesrv`, the Java NameServer, the `rocketmq-namesrv` Rust
 /// port, or the ceiling.
@@ -35,22 +37,12 @@ impl PeerKind {
 
     /// The name used in results and flags.
     pub fn id(self) -> &'static str {
-        match self {
-            PeerKind::Waymark => "waymark",
-            PeerKind::Java => "java",
-            PeerKind::RustPort => "rust-port",
-            PeerKind::Ceiling => "ceiling",
-        }
+        ["waymark", "java", "rust-port", "ceiling"][self as usize]
     }
 
     /// The name used in the report.
     pub fn title(self) -> &'static str {
-        match self {
-            PeerKind::Waymark => "Waymark",
-            PeerKind::Java => "Java",
-            PeerKind::RustPort => "Rust port",
-            PeerKind::Ceiling => "ceiling",
-        }
+        ["Waymark", "Java", "Rust port", "ceiling"][self as usize]
     }
 
     /// Whether the peer keeps real route state (the ceiling does not).
@@ -58,8 +50,7 @@ impl PeerKind {
         self != PeerKind::Ceiling
     }
 
-    /// Whether the peer has a controller (the `controller` scenario):
-    /// Waymark's `rmq-controller` and Apache RocketMQ's Java controller.
+    /// Whether the peer has a controller: Waymark's `rmq-controller`, Apache RocketMQ's.
     pub fn has_controller(self) -> bool {
         matches!(self, PeerKind::Waymark | PeerKind::Java)
     }
@@ -86,12 +77,11 @@ pub struct PeerOptions {
 pub const DIR: &str = "<dir>";
 
 impl PeerOptions {
-    /// The settings with [`DIR`] replaced by `dir`.
-    fn settings_in(&self, dir: &Path) -> impl Iterator<Item = (&str, String)> {
+    fn settings_in(&self, dir: &Path) -> impl Iterator<Item = String> + '_ {
         let dir = dir.to_string_lossy().into_owned();
         self.settings
             .iter()
-            .map(move |(k, v)| (k.as_str(), v.replace(DIR, &dir)))
+            .map(move |(k, v)| format!("{k}={}", v.replace(DIR, &dir)))
     }
 }
 
@@ -108,30 +98,8 @@ pub struct PeerSetup {
     pub keep_dirs: bool,
 }
 
-/// Flags of the Java NameServer: `bin/runserver.sh`'s for JDK ≥ 9, with `heap` instead of 4 GiB
-/// and no GC log.
-pub fn java_flags(heap: &str) -> Vec<String> {
-    let fixed = [
-        "-XX:MetaspaceSize=128m",
-        "-XX:MaxMetaspaceSize=320m",
-        "-XX:+UseG1GC",
-        "-XX:G1HeapRegionSize=16m",
-        "-XX:G1ReservePercent=25",
-        "-XX:InitiatingHeapOccupancyPercent=30",
-        "-XX:SoftRefLRUPolicyMSPerMB=0",
-        "-XX:-OmitStackTraceInFastThrow",
-        "-XX:-UseLargePages",
-    ];
-    let heap = [
-        "-server".to_owned(),
-        format!("-Xms{heap}"),
-        format!("-Xmx{heap}"),
-    ];
-    heap.into_iter().chain(fixed.map(String::from)).collect()
-}
-
-/// A started peer: where it listens, how long from spawning to its first
-/// answered request, and its process (killed when dropped).
+/// A started peer: where it listens, how long from spawning to its first answered request, and
+/// its process (killed when dropped).
 #[derive(Debug)]
 pub struct RunningPeer {
     pub kind: PeerKind,
@@ -145,12 +113,10 @@ impl RunningPeer {
         self.process.pid()
     }
 
-    /// The server's resident memory now, KiB.
     pub fn rss_kib(&self) -> Option<u64> {
         self.process.rss_kib()
     }
 
-    /// The CPUs the server may run on, as the kernel reports them.
     pub fn cpus_allowed(&self) -> Option<String> {
         self.process.cpus_allowed()
     }
@@ -169,26 +135,24 @@ fn command_for(
     options: &PeerOptions,
 ) -> anyhow::Result<Command> {
     let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
-    if !options.settings.is_empty() && !matches!(kind, PeerKind::Waymark | PeerKind::Java) {
+    if !options.settings.is_empty() && !kind.has_controller() {
         bail!("{} takes no extra settings here", kind.title());
     }
+    let listen = format!("127.0.0.1:{port}");
     let mut command;
     match kind {
         PeerKind::Waymark => {
             command = Command::new(&setup.waymark_bin);
-            command.arg("--listen").arg(format!("127.0.0.1:{port}"));
-            // Its own route snapshot: the default is under the shared HOME, and
-            // routes restored from an earlier run would change what is measured.
+            command.arg("--listen").arg(listen);
+            // Its own route snapshot: the default is under the shared HOME, and routes restored
+            // from an earlier run would change what is measured.
             let files = [
-                ("kvConfigPath", "kv.json"),
-                ("configStorePath", "ns.properties"),
-                ("routeSnapshotPath", "routes.snapshot"),
+                format!("kvConfigPath={}", path("kv.json")),
+                format!("configStorePath={}", path("ns.properties")),
+                format!("routeSnapshotPath={}", path("routes.snapshot")),
             ];
-            for (key, file) in files {
-                command.arg("--set").arg(format!("{key}={}", path(file)));
-            }
-            for (key, value) in options.settings_in(dir) {
-                command.arg("--set").arg(format!("{key}={value}"));
+            for setting in files.into_iter().chain(options.settings_in(dir)) {
+                command.arg("--set").arg(setting);
             }
         }
         PeerKind::Java => {
@@ -197,13 +161,28 @@ fn command_for(
                 .as_ref()
                 .context("the Java NameServer was not set up")?;
             command = Command::new(&java.java);
+            // `bin/runserver.sh`'s flags for JDK ≥ 9, with `heap` instead of 4 GiB and no GC log.
+            let heap = [
+                "-server".into(),
+                format!("-Xms{}", java.heap),
+                format!("-Xmx{}", java.heap),
+            ];
+            command.args(heap).args([
+                "-XX:MetaspaceSize=128m",
+                "-XX:MaxMetaspaceSize=320m",
+                "-XX:+UseG1GC",
+                "-XX:G1HeapRegionSize=16m",
+                "-XX:G1ReservePercent=25",
+                "-XX:InitiatingHeapOccupancyPercent=30",
+                "-XX:SoftRefLRUPolicyMSPerMB=0",
+                "-XX:-OmitStackTraceInFastThrow",
+                "-XX:-UseLargePages",
+            ]);
             command
-                .args(java_flags(&java.heap))
-                .arg(format!("-Duser.home={}", path("home")));
-            command
+                .arg(format!("-Duser.home={}", path("home")))
                 .arg("-cp")
-                .arg(&java.classpath)
-                .arg("org.apache.rocketmq.namesrv.NamesrvStartup");
+                .arg(&java.classpath);
+            command.arg("org.apache.rocketmq.namesrv.NamesrvStartup");
             command
                 .arg("-c")
                 .arg(path("namesrv.properties"))
@@ -211,9 +190,10 @@ fn command_for(
         }
         PeerKind::RustPort => {
             command = Command::new(&setup.rust_port_bin);
+            let port = port.to_string();
             command.args([
                 "--listenPort",
-                &port.to_string(),
+                &port,
                 "--bindAddress",
                 "127.0.0.1",
                 "--rocketmqHome",
@@ -224,19 +204,15 @@ fn command_for(
         PeerKind::Ceiling => {
             let l = ceiling_layout;
             command = Command::new(&setup.bench_bin);
-            command.args(["ceiling-server", "--listen", &format!("127.0.0.1:{port}")]);
-            command.args([
-                "--brokers",
-                &l.brokers.to_string(),
-                "--topics",
-                &l.topics_per_broker.to_string(),
-            ]);
-            command.args([
-                "--spread",
-                &l.spread.to_string(),
-                "--queues",
-                &l.queues.to_string(),
-            ]);
+            command.args(["ceiling-server", "--listen", &listen]);
+            for (flag, value) in [
+                ("--brokers", l.brokers.to_string()),
+                ("--topics", l.topics_per_broker.to_string()),
+                ("--spread", l.spread.to_string()),
+                ("--queues", l.queues.to_string()),
+            ] {
+                command.arg(flag).arg(value);
+            }
         }
     }
     command.current_dir(dir);
@@ -253,60 +229,45 @@ pub async fn start(
     poll: Duration,
     limit: Duration,
 ) -> anyhow::Result<RunningPeer> {
-    let start = async |ports: &[u16]| {
-        start_on(setup, kind, ports[0], ceiling_layout, options, poll, limit).await
-    };
-    on_fresh_ports(kind.title(), 1, start).await
-}
-
-/// [`start`] on `port`, for servers told each other's ports before they start
-/// ([`on_fresh_ports`]).
-pub async fn start_on(
-    setup: &PeerSetup,
-    kind: PeerKind,
-    port: u16,
-    ceiling_layout: &Layout,
-    options: &PeerOptions,
-    poll: Duration,
-    limit: Duration,
-) -> Result<RunningPeer, Start> {
-    let dir = process::dir_for(kind)?;
-    for (name, contents) in &options.files {
-        let file = dir.join(name);
-        std::fs::write(&file, contents)
-            .with_context(|| format!("cannot write {}", file.display()))?;
-    }
-    if kind == PeerKind::Java {
-        let kv = dir.join("kv.json");
-        let mut properties = format!(
-            "listenPort={port}\nbindAddress=127.0.0.1\nkvConfigPath={}\n",
-            kv.display()
-        );
-        for (key, value) in options.settings_in(&dir) {
-            properties.push_str(&format!("{key}={value}\n"));
+    on_fresh_ports(kind.title(), 1, async |ports: &[u16]| {
+        let port = ports[0];
+        let dir = dir_for(kind)?;
+        for (name, contents) in &options.files {
+            let file = dir.join(name);
+            std::fs::write(&file, contents)
+                .with_context(|| format!("cannot write {}", file.display()))?;
         }
-        std::fs::write(dir.join("namesrv.properties"), properties)?;
-    }
-    let command = command_for(setup, kind, port, &dir, ceiling_layout, options)?;
-    let spawned = Instant::now();
-    let process = Process::spawn(setup, command, dir, false)?;
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let mut peer = RunningPeer {
-        kind,
-        addr,
-        ready_after: Duration::ZERO,
-        process,
-    };
-    match wait_ready(&mut peer, spawned, poll, limit).await {
-        Ok(ready_after) => Ok(RunningPeer {
-            ready_after,
-            ..peer
-        }),
-        Err(_) if peer.process.lost_its_port() => {
-            Err(Start::PortTaken(port, peer.process.log_tail()))
+        if kind == PeerKind::Java {
+            let kv = dir.join("kv.json").display().to_string();
+            let mut properties =
+                format!("listenPort={port}\nbindAddress=127.0.0.1\nkvConfigPath={kv}\n");
+            for setting in options.settings_in(&dir) {
+                properties.push_str(&format!("{setting}\n"));
+            }
+            std::fs::write(dir.join("namesrv.properties"), properties)?;
         }
-        Err(error) => Err(Start::Failed(error)),
-    }
+        let command = command_for(setup, kind, port, &dir, ceiling_layout, options)?;
+        let spawned = Instant::now();
+        let process = Process::spawn(setup, command, dir, false)?;
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let mut peer = RunningPeer {
+            kind,
+            addr,
+            ready_after: Duration::ZERO,
+            process,
+        };
+        match wait_ready(&mut peer, spawned, poll, limit).await {
+            Ok(ready_after) => Ok(RunningPeer {
+                ready_after,
+                ..peer
+            }),
+            Err(_) if peer.process.lost_its_port() => {
+                Err(Start::PortTaken(port, peer.process.log_tail()))
+            }
+            Err(error) => Err(Start::Failed(error)),
+        }
+    })
+    .await
 }
 
 /// How `kind` is started with `options`, `<port>` and `<dir>` standing for what varies.
@@ -317,19 +278,19 @@ pub fn command_line(
     options: &PeerOptions,
 ) -> anyhow::Result<String> {
     let dir = Path::new(DIR);
-    let command = process::pinned(
+    let command = pinned(
         setup,
         command_for(setup, kind, 0, dir, layout, options)?,
         dir,
     );
-    let shown = process::show_command(&command, "<rocketmq-namesrv classpath>");
+    let shown = show_command(&command, "<rocketmq-namesrv classpath>");
     Ok(shown
         .replace("127.0.0.1:0", "127.0.0.1:<port>")
         .replace("--listenPort 0", "--listenPort <port>"))
 }
 
-/// Until `peer` answers a request (any answer: TOPIC_NOT_EXIST is the
-/// expected one) while its process still runs; how long from `spawned`.
+/// Until `peer` answers a request (any answer: TOPIC_NOT_EXIST is the expected one) while its
+/// process still runs; how long from `spawned`.
 async fn wait_ready(
     peer: &mut RunningPeer,
     spawned: Instant,
@@ -372,4 +333,196 @@ async fn wait_ready(
         }
         tokio::time::sleep(poll).await;
     }
+}
+
+/// One running server process, killed (and its directory removed, unless kept) when dropped.
+#[derive(Debug)]
+pub struct Process {
+    child: Child,
+    /// Held open: the Java controller launcher stops when its stdin closes, so a node cannot
+    /// outlive the harness.
+    _stdin: Option<ChildStdin>,
+    dir: PathBuf,
+    keep_dir: bool,
+}
+
+impl Process {
+    /// Spawns `inner` in `dir`, pinned, its output to `dir/server.log` (stdin kept open if
+    /// asked).
+    pub fn spawn(
+        setup: &PeerSetup,
+        inner: Command,
+        dir: PathBuf,
+        stdin: bool,
+    ) -> anyhow::Result<Process> {
+        let mut command = pinned(setup, inner, &dir);
+        let log = File::create(dir.join("server.log"))?;
+        let input = if stdin { Stdio::piped() } else { Stdio::null() };
+        command.stdin(input).stdout(log.try_clone()?).stderr(log);
+        let shown = show_command(&command, "<classpath>");
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("cannot start {shown}"))?;
+        let _stdin = child.stdin.take();
+        Ok(Process {
+            child,
+            _stdin,
+            dir,
+            keep_dir: setup.keep_dirs,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn rss_kib(&self) -> Option<u64> {
+        pin::rss_kib(self.pid())
+    }
+
+    /// The CPUs it may run on, as the kernel reports them.
+    pub fn cpus_allowed(&self) -> Option<String> {
+        pin::proc_status_field(Some(self.pid()), "Cpus_allowed_list")
+    }
+
+    /// How it exited, if it did.
+    pub fn exit_status(&mut self) -> Option<String> {
+        self.child.try_wait().ok().flatten().map(|s| s.to_string())
+    }
+
+    /// Its directory (logs, data).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The last lines of its log, for error messages.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
+        let mut tail: Vec<&str> = text.lines().rev().take(8).collect();
+        tail.reverse();
+        match tail.is_empty() {
+            true => "(empty)".to_owned(),
+            false => tail.join(" | "),
+        }
+    }
+
+    /// Whether it exited saying that its address was in use.
+    pub fn lost_its_port(&mut self) -> bool {
+        let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
+        self.exit_status().is_some() && ports::is_bind_failure(&log)
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if !self.keep_dir {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// A fresh directory for one process of `kind`.
+pub fn dir_for(kind: PeerKind) -> anyhow::Result<PathBuf> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let name = format!("waymark-bench-{}-{}-{n}", std::process::id(), kind.id());
+    let dir = std::env::temp_dir().join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("home"))
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Why one start did not give a running server: one of its processes lost its port (which one,
+/// and its log), or anything else.
+pub enum Start {
+    PortTaken(u16, String),
+    Failed(anyhow::Error),
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Start {
+    fn from(error: E) -> Start {
+        Start::Failed(error.into())
+    }
+}
+
+/// Starts with fresh ports before a peer that cannot bind is given up.
+const PORT_ATTEMPTS: usize = 5;
+
+/// `start` on `count` fresh ports, again on fresh ones while a port was taken, at most
+/// [`PORT_ATTEMPTS`] times.
+pub async fn on_fresh_ports<T>(
+    what: &str,
+    count: usize,
+    mut start: impl AsyncFnMut(&[u16]) -> Result<T, Start>,
+) -> anyhow::Result<T> {
+    let mut tried = Vec::new();
+    for attempt in 1..=PORT_ATTEMPTS {
+        let mut chosen: Vec<u16> = Vec::with_capacity(count);
+        while chosen.len() < count {
+            let port = ports::choose().with_context(|| {
+                let (low, high) = ports::candidate_range();
+                format!("no free port in {low}..={high}")
+            })?;
+            if !chosen.contains(&port) {
+                chosen.push(port);
+            }
+        }
+        match start(&chosen).await {
+            Ok(started) => return Ok(started),
+            Err(Start::PortTaken(port, log)) => tried.push(format!(
+                "attempt {attempt}: {} ({log})",
+                ports::holder(port)
+            )),
+            Err(Start::Failed(error)) => return Err(error),
+        }
+    }
+    let tried = tried.join("; ");
+    bail!("{what} could not bind in {PORT_ATTEMPTS} attempts with fresh ports: {tried}")
+}
+
+/// `inner` under `taskset -c <server cpus>`, if servers are pinned.
+pub fn pinned(setup: &PeerSetup, inner: Command, dir: &Path) -> Command {
+    let Some(cpus) = &setup.server_cpus else {
+        return inner;
+    };
+    let mut command = Command::new("taskset");
+    command
+        .arg("-c")
+        .arg(cpus)
+        .arg(inner.get_program())
+        .args(inner.get_args());
+    for (key, value) in inner.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    command.current_dir(dir);
+    command
+}
+
+/// A command line as one shell-like string, its environment first, the classpath shown as
+/// `classpath`.
+pub fn show_command(command: &Command, classpath: &str) -> String {
+    let env = command
+        .get_envs()
+        .filter_map(|(k, v)| Some(format!("{}={}", k.to_string_lossy(), v?.to_string_lossy())));
+    let mut parts: Vec<String> = env.collect();
+    parts.reverse();
+    parts.push(command.get_program().to_string_lossy().into_owned());
+    let mut after_cp = false;
+    for arg in command.get_args() {
+        let arg = arg.to_string_lossy();
+        parts.push(if after_cp {
+            classpath.to_owned()
+        } else {
+            arg.to_string()
+        });
+        after_cp = arg == "-cp";
+    }
+    parts.join(" ")
 }

@@ -15,15 +15,19 @@ pub const TICKS_PER_SECOND: f64 = 100.0;
 
 /// One field of `/proc/<pid>/status` (`None`: this process's).
 pub fn proc_status_field(pid: Option<u32>, field: &str) -> Option<String> {
-    let path = pid.map_or_else(
-        || "/proc/self/status".to_owned(),
-        |p| format!("/proc/{p}/status"),
-    );
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = std::fs::read_to_string(proc_file(pid, "status")).ok()?;
     let value = text
         .lines()
         .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))?;
     Some(value.trim().to_owned())
+}
+
+/// `/proc/<pid>/<name>` (`None`: this process's).
+fn proc_file(pid: Option<u32>, name: &str) -> String {
+    pid.map_or_else(
+        || format!("/proc/self/{name}"),
+        |p| format!("/proc/{p}/{name}"),
+    )
 }
 
 /// Resident set size of `pid` in KiB (`VmRSS`).
@@ -42,9 +46,7 @@ fn cpu_list(cpus: &str) -> Option<Vec<usize>> {
     for part in cpus.split(',') {
         match part.split_once('-') {
             Some((from, to)) => {
-                let (from, to): (usize, usize) =
-                    (from.trim().parse().ok()?, to.trim().parse().ok()?);
-                list.extend(from..=to);
+                list.extend(from.trim().parse::<usize>().ok()?..=to.trim().parse().ok()?)
             }
             None => list.push(part.trim().parse().ok()?),
         }
@@ -120,7 +122,6 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// Reads `/proc`.
     pub fn probe() -> Machine {
         let cpuinfo = read("/proc/cpuinfo");
         let model = cpuinfo
@@ -149,7 +150,6 @@ impl Machine {
     }
 }
 
-/// The three load averages.
 pub fn load_average() -> String {
     read("/proc/loadavg")
         .split_whitespace()
@@ -176,11 +176,7 @@ pub struct CpuSnapshot {
 /// `utime + stime` of `/proc/<pid>/stat` (all threads; this process's with
 /// `None`), clock ticks.
 pub fn process_ticks(pid: Option<u32>) -> Option<u64> {
-    let path = pid.map_or_else(
-        || "/proc/self/stat".to_owned(),
-        |p| format!("/proc/{p}/stat"),
-    );
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = std::fs::read_to_string(proc_file(pid, "stat")).ok()?;
     // Fields after the parenthesised command name; utime and stime are 14 and 15.
     let fields: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
     Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
@@ -193,7 +189,6 @@ fn process_busy_ticks(cpu: &[u64]) -> Option<u64> {
 }
 
 impl CpuSnapshot {
-    /// Reads `/proc/stat` and the two processes' times.
     pub fn take(server_pid: u32) -> Option<CpuSnapshot> {
         CpuSnapshot::take_all(&[server_pid])
     }
@@ -231,17 +226,14 @@ impl CpuSnapshot {
         busy.saturating_sub(ours) as f64 / self.seconds_since(earlier).max(1e-3)
     }
 
-    /// CPU time the servers used since `earlier`, seconds.
     pub fn server_seconds_since(&self, earlier: &CpuSnapshot) -> f64 {
         self.server_ticks_since(earlier) as f64 / TICKS_PER_SECOND
     }
 
-    /// CPU time the servers used since `earlier`, clock ticks (10 ms each).
     pub fn server_ticks_since(&self, earlier: &CpuSnapshot) -> u64 {
         self.server.saturating_sub(earlier.server)
     }
 
-    /// Wall time since `earlier`, seconds.
     pub fn seconds_since(&self, earlier: &CpuSnapshot) -> f64 {
         self.at.duration_since(earlier.at).as_secs_f64()
     }

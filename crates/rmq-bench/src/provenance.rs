@@ -80,12 +80,9 @@ pub fn disturbances(results: &Results) -> Vec<Disturbance> {
         for run in &scenario.runs {
             let worst = run.result.as_ref().and_then(most_others);
             if let Some(percent) = worst.filter(|p| *p > DISTURBED_PERCENT) {
+                let what = format!("{id} {}", run.part).trim_end().to_owned();
                 found.push(Disturbance {
-                    what: format!(
-                        "{id}{}{}",
-                        if run.part.is_empty() { "" } else { " " },
-                        run.part
-                    ),
+                    what,
                     peer: run.peer,
                     others_cpu_percent: percent,
                 });
@@ -150,74 +147,52 @@ pub fn list(items: &[String], at_most: usize) -> String {
 
 /// `route-qps Waymark (18 %), register two-cpus Java (22 %)`.
 pub fn describe(disturbed: &[Disturbance]) -> String {
-    let parts: Vec<String> = disturbed
-        .iter()
-        .map(|d| {
-            format!(
-                "{} {} ({:.0} %)",
-                d.what,
-                d.peer.title(),
-                d.others_cpu_percent
-            )
-        })
-        .collect();
-    list(&parts, 12)
+    let parts = disturbed.iter().map(|d| {
+        format!(
+            "{} {} ({:.0} %)",
+            d.what,
+            d.peer.title(),
+            d.others_cpu_percent
+        )
+    });
+    list(&parts.collect::<Vec<_>>(), 12)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{Run, ScenarioRuns};
     use serde_json::json;
 
     fn results(dirty: bool, others: f64) -> Results {
-        let run = |part: &str, result| Run {
-            peer: PeerKind::Waymark,
-            part: part.into(),
-            result: Some(result),
-            error: None,
-        };
-        let runs = vec![
-            run(
-                "",
-                json!({"others_cpu_percent": others, "steps": [{"others_cpu_percent": 1.0}]}),
-            ),
-            run(
-                "two-cpus",
-                json!({"steady_server_cpu": {"others_cpu_percent": 2.0}}),
-            ),
-        ];
+        let runs = json!([
+            {"peer": "waymark", "result": {"others_cpu_percent": others, "steps": [{"others_cpu_percent": 1.0}]}},
+            {"peer": "waymark", "part": "two-cpus", "result": {"steady_server_cpu": {"others_cpu_percent": 2.0}}},
+        ]);
+        let changes = [" M crates/rmq-namesrv/src/lib.rs".into()];
         Results {
             git: Some(GitState {
                 commit: "0123abcd".into(),
                 describe: if dirty { "0123abc-dirty" } else { "0123abc" }.into(),
-                changes: if dirty {
-                    vec![" M crates/rmq-namesrv/src/lib.rs".into()]
-                } else {
-                    Vec::new()
-                },
+                changes: changes[..usize::from(dirty)].to_vec(),
             }),
             scenarios: [(
                 "route-qps".into(),
-                ScenarioRuns {
-                    runs,
-                    ..ScenarioRuns::default()
-                },
+                serde_json::from_value(json!({"runs": runs})).unwrap(),
             )]
-            .into_iter()
-            .collect(),
+            .into(),
             ..Results::default()
         }
     }
 
     #[test]
     fn the_runs_own_directories_are_no_change() {
-        assert!(counts_as_change(" M crates/rmq-bench/src/load.rs"));
-        assert!(counts_as_change("?? docs/new.md"));
-        assert!(!counts_as_change("?? .bench/"));
-        assert!(!counts_as_change("?? target-bench/"));
-        assert!(!counts_as_change("?? target/release/x"));
-        assert!(!counts_as_change(""));
+        assert!(
+            counts_as_change(" M crates/rmq-bench/src/load.rs")
+                && counts_as_change("?? docs/new.md")
+        );
+        for own in ["?? .bench/", "?? target-bench/", "?? target/release/x", ""] {
+            assert!(!counts_as_change(own), "{own}");
+        }
     }
 
     #[test]
@@ -227,10 +202,16 @@ mod tests {
         let dirty = results(true, 3.0);
         let why = refusal(&dirty, Allow::default()).unwrap();
         assert!(why.contains("0123abc-dirty") && why.contains("crates/rmq-namesrv/src/lib.rs"));
-        let dirty_ok = Allow {
-            dirty: true,
-            disturbed: false,
-        };
+        let (dirty_ok, disturbed_ok) = (
+            Allow {
+                dirty: true,
+                ..Allow::default()
+            },
+            Allow {
+                disturbed: true,
+                ..Allow::default()
+            },
+        );
         assert_eq!(refusal(&dirty, dirty_ok), None);
 
         // Found however deep the outcome keeps its window (a step, a part).
@@ -250,16 +231,7 @@ mod tests {
         let why = refusal(&disturbed, Allow::default()).unwrap();
         assert!(why.contains("route-qps two-cpus Waymark (30 %)"), "{why}");
         assert!(refusal(&disturbed, dirty_ok).is_some());
-        assert_eq!(
-            refusal(
-                &disturbed,
-                Allow {
-                    dirty: false,
-                    disturbed: true
-                }
-            ),
-            None
-        );
+        assert_eq!(refusal(&disturbed, disturbed_ok), None);
 
         // Both at once: both named, both needed.
         let why = refusal(&results(true, 40.0), Allow::default()).unwrap();

@@ -1,5 +1,5 @@
-//! The results of a run as written to JSON: runs per scenario id; files of
-//! earlier versions are converted on reading.
+//! The results of a run as written to JSON: runs per scenario id; files of earlier versions are
+//! converted on reading.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,37 +13,32 @@ use crate::peer::PeerKind;
 use crate::pin::Machine;
 use crate::provenance::GitState;
 
-/// One peer's run of one part of a scenario.
+/// One peer's run of one part of a scenario ("" for a scenario of one; e.g. `two-cpus`, `tls`):
+/// its outcome if it completed, else why not.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Run {
     pub peer: PeerKind,
-    /// Which part ("" for a scenario of one; e.g. `two-cpus`, `tls`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub part: String,
-    /// The outcome, if the run completed.
     pub result: Option<Value>,
-    /// Why it did not, if it did not.
     pub error: Option<String>,
 }
 
 impl Run {
     /// The outcome as `T`, or why there is none.
     pub fn outcome<T: DeserializeOwned>(&self) -> Result<T, String> {
-        match (&self.result, &self.error) {
-            (Some(value), _) => {
-                T::deserialize(value).map_err(|e| format!("unreadable result: {e}"))
-            }
-            (None, error) => Err(error.clone().unwrap_or_else(|| "no result".into())),
+        match &self.result {
+            Some(value) => T::deserialize(value).map_err(|e| format!("unreadable result: {e}")),
+            None => Err(self.error.clone().unwrap_or_else(|| "no result".into())),
         }
     }
 }
 
-/// Everything one scenario recorded in a run.
+/// Everything one scenario recorded in a run: its runs, and what it noted beside them by key
+/// (the two-CPU pass's CPUs, the controller groups as started, …).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioRuns {
     pub runs: Vec<Run>,
-    /// What the scenario noted beside its runs (the two-CPU pass's CPUs, the
-    /// controller groups as started, …), by key.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub info: BTreeMap<String, Value>,
 }
@@ -64,13 +59,12 @@ impl ScenarioRuns {
     }
 }
 
-/// A peer as it was run.
+/// A peer as it was run: what it is, with version, and how it was started (one example; ports
+/// and directories vary).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeerInfo {
     pub peer: PeerKind,
-    /// What it is, with version.
     pub version: String,
-    /// How it was started (one example; ports and directories vary).
     pub command: String,
 }
 
@@ -83,24 +77,20 @@ pub struct Pinning {
     pub server_cpus: Option<String>,
 }
 
-/// Everything one invocation measured.
+/// Everything one invocation measured (`started_at` in UTC, `duration_s` of the whole run).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Results {
-    /// The command line of the run.
     pub command: String,
-    /// UTC time the run started.
     pub started_at: String,
-    /// Wall time of the whole run, seconds.
     pub duration_s: f64,
     pub quick: bool,
     pub machine: Machine,
-    /// The work tree measured (`None`: not recorded, or no git).
+    /// `None`: not recorded, or no git.
     #[serde(default)]
     pub git: Option<GitState>,
     pub pinning: Pinning,
     /// The NameServer peers.
     pub peers: Vec<PeerInfo>,
-    /// Each scenario that ran, by id.
     #[serde(default)]
     pub scenarios: BTreeMap<String, ScenarioRuns>,
 }
@@ -119,7 +109,7 @@ impl Results {
     pub fn load(path: &Path) -> anyhow::Result<Results> {
         let bytes =
             std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let value: Value = serde_json::from_slice(&bytes)
+        let value = serde_json::from_slice(&bytes)
             .with_context(|| format!("{} is not JSON", path.display()))?;
         Results::from_json(value)
             .with_context(|| format!("{} is not a results file", path.display()))
@@ -134,8 +124,8 @@ impl Results {
     }
 }
 
-/// The typed fields of results written before runs were kept by scenario
-/// id: field, scenario, part.
+/// The typed fields of results written before runs were kept by scenario id: field, scenario,
+/// part.
 const TYPED_FIELDS: [(&str, &str, &str); 13] = [
     ("route_qps", "route-qps", ""),
     ("route_sweep", "route-sweep", ""),
@@ -157,23 +147,30 @@ const TYPED_FIELDS: [(&str, &str, &str); 13] = [
 ];
 
 /// Moves the typed fields of older files (and their two-CPU passes, controller groups) into
-/// `scenarios`, flattening `params.layout`.
+/// `scenarios`, flattening `params.layout` (`{"layout": {"brokers": 10, …}, …}`).
 fn convert_typed_fields(top: &mut Map<String, Value>) {
-    let mut scenarios: BTreeMap<String, ScenarioRuns> = BTreeMap::new();
-    let add =
-        |scenarios: &mut BTreeMap<String, ScenarioRuns>, id: &str, part: &str, outcomes: Value| {
-            for mut outcome in serde_json::from_value::<Vec<Value>>(outcomes).unwrap_or_default() {
-                if let Some(map) = outcome.as_object_mut() {
-                    map.insert("part".into(), part.into());
-                    if let Some(params) = map.get_mut("result").and_then(|r| r.get_mut("params")) {
-                        flatten_layout(params);
+    fn add<'a>(
+        scenarios: &'a mut BTreeMap<String, ScenarioRuns>,
+        id: &str,
+        part: &str,
+        outcomes: Value,
+    ) -> &'a mut ScenarioRuns {
+        let scenario = scenarios.entry(id.to_owned()).or_default();
+        for mut outcome in serde_json::from_value::<Vec<Value>>(outcomes).unwrap_or_default() {
+            if let Some(map) = outcome.as_object_mut() {
+                map.insert("part".into(), part.into());
+                let params = map.get_mut("result").and_then(|r| r.get_mut("params"));
+                if let Some(params) = params.and_then(Value::as_object_mut) {
+                    if let Some(Value::Object(layout)) = params.remove("layout") {
+                        params.extend(layout);
                     }
                 }
-                if let Ok(run) = serde_json::from_value(outcome) {
-                    scenarios.entry(id.to_owned()).or_default().runs.push(run);
-                }
             }
-        };
+            scenario.runs.extend(serde_json::from_value(outcome).ok());
+        }
+        scenario
+    }
+    let mut scenarios = BTreeMap::new();
     for (field, id, part) in TYPED_FIELDS {
         if let Some(outcomes) = top.remove(field) {
             add(&mut scenarios, id, part, outcomes);
@@ -183,18 +180,18 @@ fn convert_typed_fields(top: &mut Map<String, Value>) {
         ("route_qps_two_cores", "route-qps"),
         ("register_two_cores", "register"),
     ] {
-        let Some(Value::Object(mut pass)) = top.remove(field) else {
-            continue;
-        };
-        let runs = pass.remove("runs").or_else(|| pass.remove("register"));
-        add(&mut scenarios, id, "two-cpus", runs.unwrap_or_default());
-        let info = &mut scenarios.entry(id.to_owned()).or_default().info;
-        info.insert("two-cpus".into(), Value::Object(pass));
+        if let Some(Value::Object(mut pass)) = top.remove(field) {
+            let runs = pass.remove("runs").or_else(|| pass.remove("register"));
+            let info = &mut add(&mut scenarios, id, "two-cpus", runs.unwrap_or_default()).info;
+            info.insert("two-cpus".into(), Value::Object(pass));
+        }
     }
     let peers = top
         .remove("controller_peers")
         .filter(|p| p.as_array().is_some_and(|a| !a.is_empty()));
     let namesrv = top.remove("controller_namesrv").filter(|n| !n.is_null());
+    // A field without runs makes no scenario (a two-CPU pass is one by its note).
+    scenarios.retain(|_, s| !s.runs.is_empty() || !s.info.is_empty());
     if let Some(controller) = scenarios.get_mut("controller") {
         controller.info.extend(peers.map(|p| ("peers".into(), p)));
         controller
@@ -209,39 +206,23 @@ fn convert_typed_fields(top: &mut Map<String, Value>) {
     }
 }
 
-/// `{"layout": {"brokers": 10, …}, …}` → `{"brokers": 10, …, …}`.
-fn flatten_layout(params: &mut Value) {
-    let Some(map) = params.as_object_mut() else {
-        return;
-    };
-    if let Some(Value::Object(layout)) = map.remove("layout") {
-        map.extend(layout);
-    }
-}
-
 /// Now as `YYYY-MM-DD HH:MM:SS UTC`.
 pub fn utc_now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
     // Days since 1970-01-01 to a civil date (proleptic Gregorian).
     let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
+    let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
     let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rem / 3_600,
-        rem % 3_600 / 60,
-        rem % 60
-    )
+    let (h, m, s) = (rem / 3_600, rem % 3_600 / 60, rem % 60);
+    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
-//! What an outcome says of the server it measured ([`ServerSample`]), and CPU
-//! time turned into CPU per answered request ([`ServerCpu`]: no figure below
-//! [`MIN_TICKS`]; [`attribute`] splits a storm's CPU between its streams).
+//! What an outcome says of the server it measured ([`ServerSample`]), and CPU time turned into
+//! CPU per answered request ([`ServerCpu`]; [`attribute`] splits a storm's CPU between streams).
 
 use serde::{Deserialize, Serialize};
 
@@ -10,8 +9,7 @@ use crate::pin::{CpuSnapshot, TICKS_PER_SECOND};
 /// Fewest clock ticks a window must span for a CPU figure per request.
 pub const MIN_TICKS: u64 = 50;
 
-/// The server's side of one measurement, as every outcome records it
-/// (flattened into the outcome's JSON).
+/// The server's side of one measurement, flattened into every outcome's JSON.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerSample {
     /// Resident memory at the end, KiB.
@@ -21,7 +19,6 @@ pub struct ServerSample {
     /// CPU other processes used during the measured window, % of one CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others_cpu_percent: Option<f64>,
-    /// The server's CPU over the measured window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu: Option<ServerCpu>,
 }
@@ -37,30 +34,23 @@ impl ServerSample {
         }
     }
 
-    /// Server CPU per request for `requests` answered in the window, µs.
     pub fn us_per(&self, requests: u64) -> Option<f64> {
         self.server_cpu.as_ref()?.us_per(requests)
     }
 }
 
-/// The server's CPU over one measured window.
+/// The server's CPU over one measured window: `ticks` (10 ms each, all threads) in seconds and
+/// in % of one CPU, and what other processes used (the machine is shared).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerCpu {
-    /// Wall time between the two readings, s.
     pub window_s: f64,
-    /// Clock ticks (10 ms each) of `utime + stime` the server used, all threads.
     pub ticks: u64,
-    /// The same in seconds.
     pub server_cpu_s: f64,
-    /// `server_cpu_s` in % of one CPU over the window.
     pub server_cpu_percent: f64,
-    /// CPU other processes (not the server, not the generator) used in the
-    /// window, % of one CPU: the machine is shared.
     pub others_cpu_percent: f64,
 }
 
 impl ServerCpu {
-    /// What the server used from `before` to `after`.
     pub fn between(before: &CpuSnapshot, after: &CpuSnapshot) -> ServerCpu {
         ServerCpu::of_ticks(
             after.server_ticks_since(before),
@@ -69,7 +59,6 @@ impl ServerCpu {
         )
     }
 
-    /// `ticks` of server CPU over `window_s` seconds of wall time.
     pub fn of_ticks(ticks: u64, window_s: f64, others_cpu_percent: f64) -> ServerCpu {
         let server_cpu_s = ticks as f64 / TICKS_PER_SECOND;
         ServerCpu {
@@ -81,15 +70,9 @@ impl ServerCpu {
         }
     }
 
-    /// Whether the window spans enough ticks for a figure per request.
-    pub fn measurable(&self) -> bool {
-        self.ticks >= MIN_TICKS
-    }
-
-    /// Server CPU per request for `requests` answered in the window, µs;
-    /// `None` when nothing was answered or the window is not measurable.
+    /// Server CPU per answered request, µs; `None` for no answers or fewer than [`MIN_TICKS`].
     pub fn us_per(&self, requests: u64) -> Option<f64> {
-        (self.measurable() && requests > 0).then(|| self.server_cpu_s * 1e6 / requests as f64)
+        (self.ticks >= MIN_TICKS && requests > 0).then(|| self.server_cpu_s * 1e6 / requests as f64)
     }
 }
 
@@ -101,7 +84,7 @@ pub fn attribute(
     query_us: Option<f64>,
     registrations: u64,
 ) -> Option<f64> {
-    if !cpu.measurable() || registrations == 0 {
+    if cpu.ticks < MIN_TICKS || registrations == 0 {
         return None;
     }
     let left_us = cpu.server_cpu_s * 1e6 - query_us.map_or(0.0, |us| us * queries as f64);
@@ -116,31 +99,28 @@ mod tests {
     fn cpu_per_request_is_server_time_over_answers() {
         // 250 ticks (2.5 s of CPU) in 5 s: half a CPU; 100,000 answers: 25 µs each.
         let cpu = ServerCpu::of_ticks(250, 5.0, 3.0);
-        assert_eq!(cpu.server_cpu_s, 2.5);
-        assert_eq!(cpu.server_cpu_percent, 50.0);
-        assert_eq!(cpu.us_per(100_000), Some(25.0));
-        assert_eq!(cpu.us_per(0), None);
+        assert_eq!((cpu.server_cpu_s, cpu.server_cpu_percent), (2.5, 50.0));
+        assert_eq!((cpu.us_per(100_000), cpu.us_per(0)), (Some(25.0), None));
         // Too few ticks: no figure per request, the share still given.
         let short = ServerCpu::of_ticks(MIN_TICKS - 1, 5.0, 0.0);
         assert_eq!(short.us_per(1_000), None);
         assert!((short.server_cpu_percent - 9.8).abs() < 1e-9);
-        assert!(ServerCpu::of_ticks(MIN_TICKS, 5.0, 0.0)
-            .us_per(1_000)
-            .is_some());
+        assert!(ServerCpu::of_ticks(MIN_TICKS, 5.0, 0.0).us_per(1).is_some());
     }
 
     #[test]
     fn storm_registrations_carry_what_the_queries_did_not_use() {
-        // 20 s at 100 %: 2,000 ticks = 20 s of CPU. 20,000 queries at 50 µs
-        // = 1 s; 10,000 registrations share the other 19 s: 1,900 µs each.
+        // 20 s of CPU; 20,000 queries at 50 µs = 1 s; 10,000 registrations share 19 s.
         let cpu = ServerCpu::of_ticks(2_000, 20.0, 0.0);
         assert_eq!(attribute(&cpu, 20_000, Some(50.0), 10_000), Some(1_900.0));
         assert_eq!(attribute(&cpu, 20_000, None, 10_000), Some(2_000.0));
         assert_eq!(attribute(&cpu, 20_000, Some(50.0), 0), None);
         // Queries costing more than the window: the figures disagree.
         assert_eq!(attribute(&cpu, 20_000, Some(1_000.0), 10_000), None);
-        let short = ServerCpu::of_ticks(10, 20.0, 0.0);
-        assert_eq!(attribute(&short, 0, None, 10_000), None);
+        assert_eq!(
+            attribute(&ServerCpu::of_ticks(10, 20.0, 0.0), 0, None, 1),
+            None
+        );
     }
 
     #[test]
@@ -154,10 +134,11 @@ mod tests {
         // The shape results had when each outcome held these fields itself.
         let old = r#"{"qps":1.0,"rss_kib":8,"server_cpus":"1","others_cpu_percent":2.0}"#;
         let back: Outcome = serde_json::from_str(old).unwrap();
-        assert_eq!(back.server.rss_kib, Some(8));
-        assert_eq!(back.server.others_cpu_percent, Some(2.0));
+        assert_eq!(
+            (back.server.rss_kib, back.server.others_cpu_percent),
+            (Some(8), Some(2.0))
+        );
         assert!(back.server.server_cpu.is_none());
-        let json = serde_json::to_value(&back).unwrap();
-        assert_eq!(json["server_cpus"], "1");
+        assert_eq!(serde_json::to_value(&back).unwrap()["server_cpus"], "1");
     }
 }

@@ -68,36 +68,27 @@ pub fn peers(global: &Global, scenarios: &[&dyn Entry]) -> anyhow::Result<PeerSe
             rust_port_bin.display()
         );
     }
-    let java = match wants(Starts::NameServer, PeerKind::Java) {
-        true => Some(java_namesrv(
-            &path(
-                &global.java_pom,
-                Path::new(env!("CARGO_MANIFEST_DIR")).join("java/pom.xml"),
-            ),
-            &global.java_heap,
-        )?),
-        false => None,
-    };
-    let java_controller = match wants(Starts::Controller, PeerKind::Java) {
-        true => Some(java_controller(
-            &path(
-                &global.java_controller_pom,
-                workspace_root().join("interop/java/pom.xml"),
-            ),
-            &global.java_controller_heap,
-        )?),
-        false => None,
-    };
-    let server_cpus = match global.no_pin {
-        true => None,
-        false => {
-            let usable = pin::usable(&global.server_cpus);
-            if usable.is_none() {
-                tracing::warn!(cpus = %global.server_cpus, "cannot pin servers; running them unpinned");
-            }
-            usable
-        }
-    };
+    let java = wants(Starts::NameServer, PeerKind::Java)
+        .then(|| {
+            let pom = Path::new(env!("CARGO_MANIFEST_DIR")).join("java/pom.xml");
+            java_namesrv(&path(&global.java_pom, pom), &global.java_heap)
+        })
+        .transpose()?;
+    let java_controller = wants(Starts::Controller, PeerKind::Java)
+        .then(|| {
+            let pom = workspace_root().join("interop/java/pom.xml");
+            java_controller(
+                &path(&global.java_controller_pom, pom),
+                &global.java_controller_heap,
+            )
+        })
+        .transpose()?;
+    let server_cpus = (!global.no_pin)
+        .then(|| pin::usable(&global.server_cpus))
+        .flatten();
+    if !global.no_pin && server_cpus.is_none() {
+        tracing::warn!(cpus = %global.server_cpus, "cannot pin servers; running them unpinned");
+    }
     Ok(PeerSetup {
         waymark_bin,
         waymark_controller_bin,
@@ -168,28 +159,21 @@ fn java_namesrv(pom: &Path, heap: &str) -> anyhow::Result<JavaSetup> {
             pom.display()
         );
     }
-    let classpath = std::fs::read_to_string(&out)?.trim().to_owned();
+    let classpath = std::fs::read_to_string(&out)?;
     let _ = std::fs::remove_file(&out);
-    if !classpath.contains("rocketmq-namesrv") {
-        bail!(
-            "the classpath from {} has no rocketmq-namesrv jar",
-            pom.display()
-        );
-    }
-    Ok(JavaSetup {
-        java: "java".into(),
+    java_setup(
         classpath,
-        heap: heap.to_owned(),
-    })
+        "rocketmq-namesrv",
+        &format!("the classpath from {}", pom.display()),
+        heap,
+    )
 }
 
 /// Compiles interop/java's `rmq5` profile (`mvn -P rmq5 test-compile`) and reads its classpath.
 fn java_controller(pom: &Path, heap: &str) -> anyhow::Result<JavaSetup> {
     let dir = pom.parent().unwrap_or(Path::new("."));
-    eprintln!(
-        "building the Java controller launcher (mvn -P rmq5 test-compile in {}) ...",
-        dir.display()
-    );
+    let shown = dir.display();
+    eprintln!("building the Java controller launcher (mvn -P rmq5 test-compile in {shown}) ...");
     let status = Command::new("mvn")
         .args(["-B", "-q", "-ntp", "-Dstyle.color=never", "-f"])
         .arg(pom)
@@ -201,14 +185,21 @@ fn java_controller(pom: &Path, heap: &str) -> anyhow::Result<JavaSetup> {
     }
     let file = dir.join("target/rmq5/classpath.txt");
     let classpath = std::fs::read_to_string(&file)
-        .with_context(|| format!("cannot read {}", file.display()))?
-        .trim()
-        .to_owned();
-    if !classpath.contains("rocketmq-controller") {
-        bail!(
-            "the classpath in {} has no rocketmq-controller jar",
-            file.display()
-        );
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    let what = format!("the classpath in {}", file.display());
+    java_setup(classpath, "rocketmq-controller", &what, heap)
+}
+
+/// `java` on `classpath` (`what`), which must hold a jar of `artifact`.
+fn java_setup(
+    classpath: String,
+    artifact: &str,
+    what: &str,
+    heap: &str,
+) -> anyhow::Result<JavaSetup> {
+    let classpath = classpath.trim().to_owned();
+    if !classpath.contains(artifact) {
+        bail!("{what} has no {artifact} jar");
     }
     Ok(JavaSetup {
         java: "java".into(),

@@ -1,44 +1,34 @@
-//! How figures are written in the report: thousands separators, latencies,
-//! CPU time, memory and ratios, each in one place.
+//! How figures are written in the report, each in one place.
 
 use crate::sample::ServerCpu;
 use crate::stats::Latency;
 
 /// `a ÷ b` as `4.10×` (`41×` from 10 up), or `n/a`.
 pub fn ratio(a: Option<f64>, b: Option<f64>) -> String {
-    match (a, b) {
-        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => match a / b {
-            r if r >= 10.0 => format!("{r:.0}×"),
-            r => format!("{r:.2}×"),
-        },
-        _ => "n/a".into(),
+    match div(a, b).filter(|_| a.is_some_and(|a| a > 0.0)) {
+        Some(r) if r >= 10.0 => format!("{r:.0}×"),
+        Some(r) => format!("{r:.2}×"),
+        None => "n/a".into(),
     }
 }
 
 /// `a ÷ b`, if `b` is positive.
 pub fn div(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-        _ => None,
-    }
+    Some(a? / b.filter(|b| *b > 0.0)?)
 }
 
 /// A whole number with thousands separators: `1,234,567`.
 pub fn num(value: f64) -> String {
     let rounded = value.round() as i64;
-    let digits = rounded.abs().to_string();
-    let mut out = String::new();
+    let digits = rounded.unsigned_abs().to_string();
+    let mut out = String::from(if rounded < 0 { "-" } else { "" });
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i) % 3 == 0 {
             out.push(',');
         }
         out.push(c);
     }
-    if rounded < 0 {
-        format!("-{out}")
-    } else {
-        out
-    }
+    out
 }
 
 /// Microseconds as milliseconds: `1.23 ms`, `12.3 ms`, `123 ms`.
@@ -52,11 +42,7 @@ pub fn ms(us: f64) -> String {
 
 /// A percentile of `latency` as [`ms`], `n/a` when nothing was answered.
 pub fn answered_ms(latency: &Latency, us: f64) -> String {
-    if latency.count == 0 {
-        "n/a".into()
-    } else {
-        ms(us)
-    }
+    or_na((latency.count > 0).then_some(us), ms)
 }
 
 /// Seconds: `1.23 s`, under a second as [`ms`].
@@ -75,12 +61,12 @@ pub fn mib(kib: Option<u64>) -> String {
 
 /// As [`mib`], of a fractional KiB figure (a median).
 pub fn mib_of(kib: Option<f64>) -> String {
-    kib.map_or_else(|| "n/a".into(), |k| format!("{:.1} MiB", k / 1024.0))
+    or_na(kib, |k| format!("{:.1} MiB", k / 1024.0))
 }
 
 /// Other processes' CPU during a measurement (the machine is shared).
 pub fn noise(percent: Option<f64>) -> String {
-    percent.map_or_else(|| "n/a".into(), |p| format!("{p:.0} %"))
+    or_na(percent, |p| format!("{p:.0} %"))
 }
 
 /// Microseconds of CPU: `3.42 µs`, `123 µs`, `1,234 µs`, or `n/a`.
@@ -95,10 +81,7 @@ pub fn us(value: Option<f64>) -> String {
 
 /// The server's share of one CPU over a window, raw (however few ticks).
 pub fn cpu_share(cpu: Option<&ServerCpu>) -> String {
-    cpu.map_or_else(
-        || "n/a".into(),
-        |c| format!("{:.1} %", c.server_cpu_percent),
-    )
+    or_na(cpu, |c| format!("{:.1} %", c.server_cpu_percent))
 }
 
 /// A value with a format, or `n/a`.
@@ -121,17 +104,21 @@ mod tests {
 
     #[test]
     fn numbers_and_ratios() {
-        assert_eq!(num(1234567.4), "1,234,567");
-        assert_eq!(num(-1234.0), "-1,234");
-        assert_eq!(num(12.0), "12");
+        assert_eq!(
+            [num(1234567.4), num(-1234.0), num(12.0)],
+            ["1,234,567", "-1,234", "12"]
+        );
         assert_eq!(ratio(Some(3.0), Some(1.5)), "2.00×");
         assert_eq!(ratio(Some(30.0), Some(1.5)), "20×");
-        assert_eq!(ratio(None, Some(1.0)), "n/a");
-        assert_eq!(ms(1_234.0), "1.23 ms");
-        assert_eq!(ms(123_456.0), "123 ms");
-        assert_eq!(seconds(0.5), "500 ms");
-        assert_eq!(us(Some(1_234.4)), "1,234 µs");
-        assert_eq!(us(Some(4.0)), "4.00 µs");
+        assert_eq!(
+            [ratio(None, Some(1.0)), ratio(Some(0.0), Some(1.0))],
+            ["n/a", "n/a"]
+        );
+        assert_eq!(
+            [ms(1_234.0), ms(123_456.0), seconds(0.5)],
+            ["1.23 ms", "123 ms", "500 ms"]
+        );
+        assert_eq!([us(Some(1_234.4)), us(Some(4.0))], ["1,234 µs", "4.00 µs"]);
         assert_eq!(mib(Some(2048)), "2.0 MiB");
     }
 }

@@ -1,5 +1,5 @@
-//! The renderer every scenario declares its report section for: tables of
-//! columns, error rows, ratio rows, targets, the two-CPU pass and charts.
+//! The renderer every scenario declares its report section for: tables of columns, error rows,
+//! ratio rows, targets, the two-CPU pass and charts.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 
 use super::charts::{self, Panel};
-use super::format::{cpu_share, met, or_na, us};
+use super::format::{cpu_share, div, met, or_na, us};
 use crate::peer::PeerKind;
 use crate::results::{PeerInfo, Results, ScenarioRuns};
 use crate::sample::ServerCpu;
@@ -50,8 +50,8 @@ impl<T> Ratio<T> {
 /// The peers a NameServer ratio table compares Waymark with.
 pub const OTHERS: [PeerKind; 3] = [PeerKind::Java, PeerKind::RustPort, PeerKind::Ceiling];
 
-/// One row: its label (the peer's title, unless the scenario says
-/// otherwise) and the value, or the text of its error row.
+/// One row: its label (the peer's title, unless the scenario says otherwise) and the value, or
+/// the text of its error row.
 pub struct Row<T> {
     pub peer: PeerKind,
     pub label: String,
@@ -84,7 +84,7 @@ pub fn over<T>(
     peer: PeerKind,
     other: PeerKind,
 ) -> Option<f64> {
-    super::format::div(of(rows, peer).and_then(f), of(rows, other).and_then(f))
+    div(of(rows, peer).and_then(f), of(rows, other).and_then(f))
 }
 
 /// The error row's text of a failed run: `failed: …`, at most 160 characters of why.
@@ -92,8 +92,8 @@ pub fn failed(why: &str) -> String {
     format!("failed: {}", why.chars().take(160).collect::<String>())
 }
 
-/// What a scenario's two-CPU pass is measured by: its rate (heading and
-/// value), the server's CPU over the window, and the CPU per request.
+/// What a scenario's two-CPU pass is measured by: its rate (heading and value), the server's CPU
+/// over the window, and the CPU per request.
 pub struct TwoCpuMeasure<T> {
     pub rate: &'static str,
     pub per_request: &'static str,
@@ -102,12 +102,11 @@ pub struct TwoCpuMeasure<T> {
     pub per_request_of: fn(&T) -> Option<f64>,
 }
 
-/// One scenario's section being declared.
+/// One scenario's section being declared; `chart_dir` `None`: charts are not drawn.
 pub struct Section<'a> {
     pub results: &'a Results,
     pub runs: &'a ScenarioRuns,
     pub id: &'static str,
-    /// Where charts are drawn (`None`: not drawn).
     pub chart_dir: Option<&'a Path>,
     /// The peer table: the NameServer peers that ran, unless replaced.
     pub peers: Vec<PeerInfo>,
@@ -122,8 +121,8 @@ impl<'a> Section<'a> {
         runs: &'a ScenarioRuns,
         chart_dir: Option<&'a Path>,
     ) -> Section<'a> {
-        let ran = |p: &PeerInfo| runs.runs.iter().any(|r| r.peer == p.peer);
-        let peers = results.peers.iter().filter(|p| ran(p)).cloned().collect();
+        let ran = |p: &&PeerInfo| runs.runs.iter().any(|r| r.peer == p.peer);
+        let peers = results.peers.iter().filter(ran).cloned().collect();
         Section {
             results,
             runs,
@@ -138,12 +137,8 @@ impl<'a> Section<'a> {
     /// The runs of `part`, in the order they ran.
     pub fn rows<T: DeserializeOwned>(&self, part: &str) -> Vec<Row<T>> {
         let runs = self.runs.runs.iter().filter(|r| r.part == part);
-        runs.map(|r| Row {
-            peer: r.peer,
-            label: r.peer.title().to_owned(),
-            result: r.outcome().map_err(|e| failed(&e)),
-        })
-        .collect()
+        runs.map(|r| Row::new(r.peer, r.peer.title(), r.outcome().map_err(|e| failed(&e))))
+            .collect()
     }
 
     /// The parameters the runs recorded (the first that did).
@@ -156,12 +151,10 @@ impl<'a> Section<'a> {
         all.find_map(|p| P::deserialize(p).ok())
     }
 
-    /// A paragraph.
     pub fn text(&mut self, text: impl AsRef<str>) {
         let _ = writeln!(self.body, "\n{}", text.as_ref());
     }
 
-    /// A heading within the section.
     pub fn heading(&mut self, title: impl AsRef<str>) {
         let _ = writeln!(self.body, "\n#### {}", title.as_ref());
     }
@@ -184,48 +177,48 @@ impl<'a> Section<'a> {
         self.table_headed(Some("peer"), rows, cols);
     }
 
-    /// A table whose first column is headed `first` (`None`: no label
-    /// column, the rows' values alone).
+    /// A table whose first column is headed `first` (`None`: no label column).
     pub fn table_headed<T>(&mut self, first: Option<&str>, rows: &[Row<T>], cols: &[Col<T>]) {
         let heads: Vec<&str> = cols.iter().map(|(head, _)| *head).collect();
-        let cells = rows.iter().map(|row| Row {
-            peer: row.peer,
-            label: row.label.clone(),
-            result: row
+        let cells = rows.iter().map(|row| {
+            let cells = row
                 .result
                 .as_ref()
-                .map(|x| cols.iter().map(|(_, cell)| cell(x)).collect())
-                .map_err(Clone::clone),
+                .map(|x| cols.iter().map(|(_, cell)| cell(x)).collect());
+            Row::new(row.peer, row.label.clone(), cells.map_err(Clone::clone))
         });
         self.cells(first, &heads, &cells.collect::<Vec<_>>());
     }
 
-    /// A table of rows already written as cells, under `heads` (and
-    /// `first`, the label column's, if the rows have one).
+    /// A table of rows already written as cells, under `heads` (and `first`, the label
+    /// column's, if the rows have one); an error row's text fills one cell, the rest empty.
     pub fn cells(&mut self, first: Option<&str>, heads: &[&str], rows: &[Row<Vec<String>>]) {
         let all: Vec<&str> = first.into_iter().chain(heads.iter().copied()).collect();
         // An empty heading is one space wide, as Markdown writers put it.
-        let cell = |h: &&str| {
-            if h.is_empty() {
-                " |".to_owned()
-            } else {
-                format!(" {h} |")
-            }
-        };
-        let head: String = all.iter().map(cell).collect();
+        let head: String = all
+            .iter()
+            .map(|h| {
+                if h.is_empty() {
+                    " |".into()
+                } else {
+                    format!(" {h} |")
+                }
+            })
+            .collect();
         let _ = writeln!(self.body, "\n|{head}\n|{}", "---|".repeat(all.len()));
         for row in rows {
             let mut cells: Vec<String> = first.map(|_| row.label.clone()).into_iter().collect();
-            match &row.result {
-                Ok(values) => cells.extend(values.iter().cloned()),
+            let empty = match &row.result {
+                Ok(values) => {
+                    cells.extend(values.iter().cloned());
+                    String::new()
+                }
                 Err(error) => {
                     cells.push(error.replace('|', "/"));
-                    let empty = " |".repeat(all.len().saturating_sub(cells.len()));
-                    let _ = writeln!(self.body, "| {} |{empty}", cells.join(" | "));
-                    continue;
+                    " |".repeat(all.len().saturating_sub(cells.len()))
                 }
-            }
-            let _ = writeln!(self.body, "| {} |", cells.join(" | "));
+            };
+            let _ = writeln!(self.body, "| {} |{empty}", cells.join(" | "));
         }
     }
 
@@ -235,12 +228,8 @@ impl<'a> Section<'a> {
             .iter()
             .map(|p| format!("vs {}", p.title()))
             .collect();
-        let _ = writeln!(
-            self.body,
-            "\n| Waymark | {} |\n|{}",
-            heads.join(" | "),
-            "---|".repeat(against.len() + 1)
-        );
+        let rule = "---|".repeat(against.len() + 1);
+        let _ = writeln!(self.body, "\n| Waymark | {} |\n|{rule}", heads.join(" | "));
         for ratio in ratios {
             let waymark = of(rows, PeerKind::Waymark).and_then(ratio.value);
             let cells: Vec<String> = against
@@ -258,8 +247,8 @@ impl<'a> Section<'a> {
         }
     }
 
-    /// A target: what it asks, what was measured (`None`: n/a), whether it
-    /// was met (`None`: not judged).
+    /// A target: what it asks, what was measured (`None`: n/a), whether it was met (`None`: not
+    /// judged).
     pub fn target(
         &mut self,
         what: impl AsRef<str>,
@@ -295,21 +284,19 @@ impl<'a> Section<'a> {
             self.text(format!("Not run: {why}."));
             return self.target(what, Some(format!("not run: {why}")), None);
         }
-        let cpus = self.results.machine.cpus;
+        let (cpus, shared) = (self.results.machine.cpus, pass.shares_generator_cpus);
+        let caveat = match shared {
+            true => format!(
+                " This machine has {cpus} CPUs, so one of the server's two is also the \
+                 generator's: the rate shows how much of the second CPU the server put to use, \
+                 not how it scales, and the target is not judged."
+            ),
+            false => String::new(),
+        };
+        let server = &pass.server_cpus;
         self.text(format!(
-            "`{}` again on Waymark and Java, each server on CPUs {} (`taskset -c {}`).{}",
-            self.id,
-            pass.server_cpus,
-            pass.server_cpus,
-            if pass.shares_generator_cpus {
-                format!(
-                    " This machine has {cpus} CPUs, so one of the server's two is also the \
-                     generator's: the rate shows how much of the second CPU the server put to use, \
-                     not how it scales, and the target is not judged."
-                )
-            } else {
-                String::new()
-            }
+            "`{}` again on Waymark and Java, each server on CPUs {server} (`taskset -c {server}`).{caveat}",
+            self.id
         ));
         let two = self.rows::<T>(TWO_CPUS);
         let rate = |x: Option<&T>| x.map(m.rate_of);
@@ -320,50 +307,58 @@ impl<'a> Section<'a> {
             m.rate, m.per_request
         );
         for row in &two {
-            let (x, one) = (row.result.as_ref(), of(one, row.peer));
-            let Ok(x) = x else {
-                let why = row
-                    .result
-                    .as_ref()
-                    .err()
-                    .map_or(String::new(), |e| e.replace('|', "/"));
-                let _ = writeln!(self.body, "| {} | {why} |{}", row.label, " |".repeat(5));
-                continue;
+            let (x, one) = match &row.result {
+                Ok(x) => (x, of(one, row.peer)),
+                Err(why) => {
+                    let _ = writeln!(
+                        self.body,
+                        "| {} | {} |{}",
+                        row.label,
+                        why.replace('|', "/"),
+                        " |".repeat(5)
+                    );
+                    continue;
+                }
             };
             let two_rate = (m.rate_of)(x);
+            let gain = rate(one)
+                .filter(|v| *v > 0.0)
+                .map(|v| format!("{:.2}×", two_rate / v));
             let _ = writeln!(
                 self.body,
                 "| {} | {} | {two_rate:.1} | {} | {} | {} | {} |",
                 row.label,
                 or_na(rate(one), |v| format!("{v:.1}")),
-                or_na(rate(one).filter(|v| *v > 0.0), |v| format!(
-                    "{:.2}×",
-                    two_rate / v
-                )),
+                gain.unwrap_or_else(|| "n/a".into()),
                 cpu_share((m.cpu_of)(x)),
                 us(one.and_then(m.per_request_of)),
                 us((m.per_request_of)(x)),
             );
         }
-        let gain = rate(of(&two, PeerKind::Waymark))
-            .zip(rate(of(one, PeerKind::Waymark)).filter(|v| *v > 0.0))
-            .map(|(two, one)| two / one);
+        let gain = div(
+            rate(of(&two, PeerKind::Waymark)),
+            rate(of(one, PeerKind::Waymark)),
+        );
         match gain {
-            Some(gain) if pass.shares_generator_cpus => self.target(
+            Some(gain) if shared => self.target(
                 what,
                 Some(format!(
-                    "{gain:.2}×, not judged: the generator ran on one of the two CPUs (the machine has \
-                     {cpus}), see \"{} on two CPUs\"",
+                    "{gain:.2}×, not judged: the generator ran on one of the two CPUs (the machine \
+                     has {cpus}), see \"{} on two CPUs\"",
                     self.id
                 )),
                 None,
             ),
-            gain => self.target(what, gain.map(|g| format!("{g:.2}×")), gain.map(|g| g >= 1.7)),
+            gain => self.target(
+                what,
+                gain.map(|g| format!("{g:.2}×")),
+                gain.map(|g| g >= 1.7),
+            ),
         }
     }
 
-    /// A chart of `panels` side by side, drawn from `rows` into
-    /// `bench-<id>.png` beside the report.
+    /// A chart of `panels` side by side, drawn from `rows` into `bench-<id>.png` beside the
+    /// report.
     pub fn chart<T>(&mut self, rows: &[Row<T>], panels: &[Panel<T>]) {
         let Some(dir) = self.chart_dir else {
             return;
@@ -381,13 +376,11 @@ impl<'a> Section<'a> {
 
     /// The targets table (if any) and the body.
     pub fn finish(self) -> (String, String) {
-        let targets = match self.targets.is_empty() {
-            true => String::new(),
-            false => format!(
-                "\n#### Targets\n\n| target | measured | met |\n|---|---|---|\n{}\n",
-                self.targets.join("\n")
-            ),
-        };
-        (targets, self.body)
+        if self.targets.is_empty() {
+            return (String::new(), self.body);
+        }
+        let targets = self.targets.join("\n");
+        let head = "\n#### Targets\n\n| target | measured | met |\n|---|---|---|";
+        (format!("{head}\n{targets}\n"), self.body)
     }
 }

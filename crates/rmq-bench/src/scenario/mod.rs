@@ -20,7 +20,6 @@ use crate::results::{Results, Run, ScenarioRuns};
 macro_rules! registry {
     ($($module:ident :: $scenario:ident),* $(,)?) => {
         $(pub mod $module;)*
-        /// Every scenario.
         pub const ALL: &[&dyn Entry] = &[$(&$module::$scenario),*];
     };
 }
@@ -47,26 +46,23 @@ pub const DISTURBED_PERCENT: f64 = 15.0;
 /// Runs of a disturbed measurement at most.
 pub const ATTEMPTS: usize = 3;
 
-/// What a scenario starts of each peer it runs.
+/// What a scenario starts of each peer it runs (a controller group comes with Waymark's
+/// NameServer for brokers to register with).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Starts {
     NameServer,
-    /// A controller group (and Waymark's NameServer for brokers to register with).
     Controller,
 }
 
-/// One scenario.
 pub trait Scenario: Sync + 'static {
     /// Its name: sub-command, `--scenarios` value, results key, report markers.
     const ID: &'static str;
     /// One line for `--help` and the head of its report section.
     const ABOUT: &'static str;
-    /// Whether `compare` runs it when `--scenarios` is not given (a
-    /// `--quick` compare runs every scenario).
+    /// Whether `compare` runs it without `--scenarios` (a `--quick` compare runs them all).
     const IN_DEFAULT_SET: bool = true;
     const STARTS: Starts = Starts::NameServer;
-    /// Its parameters: flags with the full run's defaults, serialized into
-    /// each outcome.
+    /// Its parameters: flags with the full run's defaults, serialized into each outcome.
     type Params: Args + FromArgMatches + Serialize + DeserializeOwned + Clone;
     /// The quick profile: what `--quick` changes of the defaults.
     fn quick(params: &mut Self::Params);
@@ -75,13 +71,11 @@ pub trait Scenario: Sync + 'static {
         let _ = kind;
         true
     }
-    /// Runs it on the peers of `ctx`, recording every peer's outcome.
     fn run(
         ctx: &Ctx<'_>,
         params: &Self::Params,
         record: &mut Record,
     ) -> impl Future<Output = anyhow::Result<()>>;
-    /// Declares its report section.
     fn report(section: &mut Section<'_>);
 }
 
@@ -92,10 +86,8 @@ pub trait Entry: Sync {
     fn in_default_set(&self) -> bool;
     fn starts(&self) -> Starts;
     fn runs(&self, kind: PeerKind) -> bool;
-    /// Its sub-command, whose flags are its parameters.
     fn command(&self) -> Command;
-    /// Runs it with the parameters of `matches` (its sub-command's; `None`:
-    /// the defaults), under the quick profile if the run is `--quick`.
+    /// Runs it with the parameters of `matches` (`None`: the defaults), quick if the run is.
     fn run<'a>(
         &'a self,
         ctx: &'a Ctx<'a>,
@@ -195,7 +187,6 @@ impl Ctx<'_> {
     }
 }
 
-/// What a scenario records as it runs.
 pub struct Record {
     id: &'static str,
     pub runs: ScenarioRuns,
@@ -211,8 +202,7 @@ impl Record {
 
     /// `peer`'s outcome of `part` ("" for a scenario of one part).
     pub fn add<T: Serialize>(&mut self, peer: PeerKind, part: &str, outcome: anyhow::Result<T>) {
-        let outcome = outcome.and_then(|t| Ok(serde_json::to_value(t)?));
-        let (result, error) = match outcome {
+        let (result, error) = match outcome.and_then(|t| Ok(serde_json::to_value(t)?)) {
             Ok(value) => (Some(value), None),
             Err(error) => (None, Some(format!("{error:#}"))),
         };
@@ -221,10 +211,10 @@ impl Record {
         } else {
             format!(" ({part})")
         };
-        match &error {
-            None => eprintln!("== {} {}{part_name}: done", self.id, peer.id()),
-            Some(error) => eprintln!("== {} {}{part_name}: FAILED {error}", self.id, peer.id()),
-        }
+        let how = error
+            .as_ref()
+            .map_or("done".into(), |e| format!("FAILED {e}"));
+        eprintln!("== {} {}{part_name}: {how}", self.id, peer.id());
         self.runs.runs.push(Run {
             peer,
             part: part.to_owned(),
@@ -273,7 +263,6 @@ pub struct TwoCpus {
     pub skipped: Option<String>,
 }
 
-/// The part of the two-CPU pass's runs.
 pub const TWO_CPUS: &str = "two-cpus";
 
 /// Runs `run` again on Waymark and Java, each server on two CPUs ([`pin::two_server_cpus`]), as
