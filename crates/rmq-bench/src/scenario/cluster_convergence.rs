@@ -197,9 +197,8 @@ impl Scenario for ClusterConvergence {
             let Some(x) = row.ok() else { continue };
             let n = x.nodes;
             let p99 = |s: &Option<Summary>| s.as_ref().map(|s| s.p99);
-            let within = |s: &Option<Summary>, missed: usize| {
-                p99(s).map(|v| v <= 1_000.0 && missed == 0)
-            };
+            let within =
+                |s: &Option<Summary>, missed: usize| p99(s).map(|v| v <= 1_000.0 && missed == 0);
             let added_missed = missed(&x.added_ms);
             s.target(
                 format!("{n} nodes: registered with one, routed by all, p99 ≤ 1 s"),
@@ -221,9 +220,13 @@ impl Scenario for ClusterConvergence {
             );
             let route = x.worst_route_p99_us();
             s.target(
-                format!("{n} nodes: route p99 ≤ 2 ms on every node while 1,000 brokers re-register"),
+                format!(
+                    "{n} nodes: route p99 ≤ 2 ms on every node while 1,000 brokers re-register"
+                ),
                 route.map(|v| format!("{} (worst node, {} brokers)", ms(v), x.params.brokers)),
-                route.filter(|_| judged && x.route_errors == 0).map(|v| v <= 2_000.0),
+                route
+                    .filter(|_| judged && x.route_errors == 0)
+                    .map(|v| v <= 2_000.0),
             );
         }
         s.table(&rows, COLUMNS);
@@ -264,10 +267,14 @@ fn summary_ms(s: &Option<Summary>, at: fn(&Summary) -> f64, samples: &[Option<f6
 }
 
 const COLUMNS: &[Col<Outcome>] = &[
-    ("registered → all p50", |x| summary_ms(&x.added, |s| s.p50, &[])),
+    ("registered → all p50", |x| {
+        summary_ms(&x.added, |s| s.p50, &[])
+    }),
     ("p99", |x| summary_ms(&x.added, |s| s.p99, &[])),
     ("max", |x| summary_ms(&x.added, |s| s.max, &x.added_ms)),
-    ("removed → none p50", |x| summary_ms(&x.removed, |s| s.p50, &[])),
+    ("removed → none p50", |x| {
+        summary_ms(&x.removed, |s| s.p50, &[])
+    }),
     ("p99", |x| summary_ms(&x.removed, |s| s.p99, &[])),
     ("max", |x| summary_ms(&x.removed, |s| s.max, &x.removed_ms)),
     ("fleet spread", |x| seconds(x.fleet_spread_s)),
@@ -280,7 +287,9 @@ const COLUMNS: &[Col<Outcome>] = &[
         let most = x.idle_received_bytes_per_s.iter().copied().reduce(f64::max);
         or_na(most, |v| format!("{} B/s", num(v)))
     }),
-    ("route p99 (worst node)", |x| or_na(x.worst_route_p99_us(), ms)),
+    ("route p99 (worst node)", |x| {
+        or_na(x.worst_route_p99_us(), ms)
+    }),
     ("route errors", |x| x.route_errors.to_string()),
     ("registrations/s", |x| num(x.registrations_per_s)),
     ("largest RSS", |x| mib(x.server.rss_kib)),
@@ -298,7 +307,10 @@ impl Node {
         let request = RemotingCommand::request(RequestCode::WaymarkGetClusterStatus, 0);
         let response = self.client.invoke(request, QUERY_TIMEOUT).await?;
         let body = response.body.clone().unwrap_or_default();
-        success(response, format_args!("cluster status of {}", self.peer.addr))?;
+        success(
+            response,
+            format_args!("cluster status of {}", self.peer.addr),
+        )?;
         ClusterStatusBody::from_json(&body).context("cluster status does not parse")
     }
 
@@ -317,7 +329,11 @@ impl Node {
             let (series, value) = line.rsplit_once(' ')?;
             Some((series.to_owned(), value.parse().ok()?))
         };
-        Ok(text.lines().filter(|l| !l.starts_with('#')).filter_map(series).collect())
+        Ok(text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(series)
+            .collect())
     }
 
     async fn counter(&self, series: &str) -> anyhow::Result<f64> {
@@ -335,7 +351,10 @@ async fn http_get(addr: SocketAddr, path: &str) -> anyhow::Result<String> {
     let mut text = String::new();
     stream.read_to_string(&mut text).await?;
     let (head, body) = text.split_once("\r\n\r\n").context("no HTTP header end")?;
-    ensure!(head.starts_with("HTTP/1.") && head.contains(" 200 "), "GET {path}: {head}");
+    ensure!(
+        head.starts_with("HTTP/1.") && head.contains(" 200 "),
+        "GET {path}: {head}"
+    );
     Ok(body.to_owned())
 }
 
@@ -353,7 +372,9 @@ async fn http_addr(peer: &RunningPeer) -> anyhow::Result<SocketAddr> {
         if let Some(at) = text.find(SAYS) {
             let rest = &text[at + SAYS.len()..];
             let addr = rest.split_whitespace().next().unwrap_or_default();
-            return addr.parse().with_context(|| format!("HTTP address {addr:?}"));
+            return addr
+                .parse()
+                .with_context(|| format!("HTTP address {addr:?}"));
         }
         if Instant::now() > deadline {
             bail!("the log names no HTTP port: {}", peer.process.log_tail());
@@ -385,7 +406,12 @@ async fn start_node(setup: &PeerSetup, seed: Option<&str>) -> anyhow::Result<Nod
 async fn start_cluster(setup: &PeerSetup, nodes: usize) -> anyhow::Result<Vec<Node>> {
     ensure!(nodes >= 2, "a cluster needs two nodes or more, not {nodes}");
     let first = start_node(setup, None).await?;
-    let seed = first.status().await?.node.context("the cluster is off")?.gossip_addr;
+    let seed = first
+        .status()
+        .await?
+        .node
+        .context("the cluster is off")?
+        .gossip_addr;
     let mut all = vec![first];
     for _ in 1..nodes {
         all.push(start_node(setup, Some(&seed)).await?);
@@ -442,7 +468,10 @@ fn timed_broker(name: &str, index: usize) -> anyhow::Result<Registration> {
 async fn routed_by(nodes: &[Node], broker: &str) -> anyhow::Result<usize> {
     let routes = try_join_all(nodes.iter().map(|n| route(&n.client, TOPIC))).await?;
     let names = |r: &TopicRouteData| r.broker_datas.iter().any(|b| b.broker_name == broker);
-    Ok(routes.iter().filter(|r| r.as_ref().is_some_and(names)).count())
+    Ok(routes
+        .iter()
+        .filter(|r| r.as_ref().is_some_and(names))
+        .count())
 }
 
 type Samples = Vec<Option<f64>>;
@@ -461,7 +490,9 @@ async fn changes(nodes: &[Node], p: &Params) -> anyhow::Result<(Samples, Samples
         let sent = Instant::now();
         fleet.register_all().await?;
         let routed = async || routed_by(nodes, &name).await;
-        let add = ms_until(sent, poll, give_up, async || Ok(routed().await? == nodes.len()));
+        let add = ms_until(sent, poll, give_up, async || {
+            Ok(routed().await? == nodes.len())
+        });
         let add = add.await?;
         added.push(add);
         let closed = Instant::now();
@@ -522,13 +553,15 @@ async fn pull_rounds(
     let after = snapshot();
     let now = counts().await?;
     let pulled: f64 = now.iter().zip(&before_counts).map(|(n, b)| n - b).sum();
-    let cpu = before.zip(after).map(|((pullers, all), (pullers_after, all_after))| {
-        ServerCpu::of_ticks(
-            pullers_after.server_ticks_since(&pullers),
-            pullers_after.seconds_since(&pullers),
-            all_after.others_percent_since(&all),
-        )
-    });
+    let cpu = before
+        .zip(after)
+        .map(|((pullers, all), (pullers_after, all_after))| {
+            ServerCpu::of_ticks(
+                pullers_after.server_ticks_since(&pullers),
+                pullers_after.seconds_since(&pullers),
+                all_after.others_percent_since(&all),
+            )
+        });
     Ok((pulled as u64, cpu))
 }
 
@@ -537,7 +570,12 @@ async fn idle_gossip(nodes: &[Node], idle: Duration) -> anyhow::Result<(Vec<f64>
     let read = async || {
         try_join_all(nodes.iter().map(async |n| {
             let metrics = n.metrics().await?;
-            let get = |series| metrics.get(series).copied().with_context(|| format!("no {series}"));
+            let get = |series| {
+                metrics
+                    .get(series)
+                    .copied()
+                    .with_context(|| format!("no {series}"))
+            };
             anyhow::Ok((get(GOSSIP_SENT)?, get(GOSSIP_RECEIVED)?))
         }))
         .await

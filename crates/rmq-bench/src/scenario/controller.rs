@@ -182,7 +182,11 @@ impl Scenario for Controller {
             .map(|_| rmq_testkit::ports::refused_addr().to_string())
             .collect();
         for &kind in &kinds {
-            record.add(kind, HEARTBEATS, run_heartbeats(ctx.setup, kind, p, &addrs).await);
+            record.add(
+                kind,
+                HEARTBEATS,
+                run_heartbeats(ctx.setup, kind, p, &addrs).await,
+            );
         }
         let options = PeerOptions::default();
         match start_peer(ctx.setup, PeerKind::Waymark, &TINY, &options).await {
@@ -208,7 +212,10 @@ impl Scenario for Controller {
 
     fn report(s: &mut Section<'_>) {
         s.peers = s.runs.info("peers").unwrap_or_default();
-        let (beats, failover) = (s.rows::<Heartbeats>(HEARTBEATS), s.rows::<Failover>(FAILOVER));
+        let (beats, failover) = (
+            s.rows::<Heartbeats>(HEARTBEATS),
+            s.rows::<Failover>(FAILOVER),
+        );
         let (w, j) = (PeerKind::Waymark, PeerKind::Java);
         let what = "CPU per heartbeat ≤ 1/5 of Java's (Java ÷ Waymark ≥ 5)";
         s.at_least(what, over(&beats, cpu_per_heartbeat, j, w), 5.0);
@@ -217,19 +224,34 @@ impl Scenario for Controller {
         let median = |p| of(&failover, p).and_then(|x| x.median_ms);
         let medians = median(w).zip(median(j));
         let what = "failover no slower than Java's (median, Waymark ≤ Java)";
-        s.target(what, medians.map(|(a, b)| format!("{a:.0} ms vs {b:.0} ms")), medians.map(|(a, b)| a <= b));
+        s.target(
+            what,
+            medians.map(|(a, b)| format!("{a:.0} ms vs {b:.0} ms")),
+            medians.map(|(a, b)| a <= b),
+        );
         s.heading("Heartbeats");
         if let Some(p) = s.params::<Params>() {
-            s.text(format!("{} heartbeats/s once every set has joined.", num(p.scheduled_per_s())));
+            s.text(format!(
+                "{} heartbeats/s once every set has joined.",
+                num(p.scheduled_per_s())
+            ));
         }
         s.table(&beats, HEARTBEAT_COLUMNS);
         s.ratios(&beats, &[j], HEARTBEAT_RATIOS);
         s.heading("Failover");
         if let Some(namesrv) = s.runs.info::<String>("namesrv") {
-            s.text(format!("The NameServer every peer's brokers register with: `{namesrv}`."));
+            s.text(format!(
+                "The NameServer every peer's brokers register with: `{namesrv}`."
+            ));
         }
         s.table(&failover, FAILOVER_COLUMNS);
-        s.ratios(&failover, &[j], &[Ratio::cost("failover, median (Java ÷ Waymark)", |x| x.median_ms)]);
+        s.ratios(
+            &failover,
+            &[j],
+            &[Ratio::cost("failover, median (Java ÷ Waymark)", |x| {
+                x.median_ms
+            })],
+        );
     }
 }
 
@@ -244,7 +266,9 @@ fn rss_sum(x: &Heartbeats) -> Option<f64> {
 const HEARTBEAT_RATIOS: &[Ratio<Heartbeats>] = &[
     Ratio::cost("CPU per heartbeat (Java ÷ Waymark)", cpu_per_heartbeat),
     Ratio::cost("RSS of the nodes, sum (Java ÷ Waymark)", rss_sum),
-    Ratio::cost("RSS per node, max (Java ÷ Waymark)", |x| x.rss_max_kib.map(|k| k as f64)),
+    Ratio::cost("RSS per node, max (Java ÷ Waymark)", |x| {
+        x.rss_max_kib.map(|k| k as f64)
+    }),
     Ratio::cost("join time (Java ÷ Waymark)", |x| Some(x.join_s)),
 ];
 
@@ -258,11 +282,21 @@ const HEARTBEAT_COLUMNS: &[Col<Heartbeats>] = &[
     ("heartbeats/s", |x| num(x.heartbeats_per_s)),
     ("server CPU", |x| format!("{:.1} %", x.server_cpu_percent)),
     ("send errors", |x| x.heartbeat_errors.to_string()),
-    ("alive", |x| format!("{}/{}", num(x.alive_replicas as f64), num(x.params.replica_count() as f64))),
+    ("alive", |x| {
+        format!(
+            "{}/{}",
+            num(x.alive_replicas as f64),
+            num(x.params.replica_count() as f64)
+        )
+    }),
     ("RSS per node (max)", |x| mib(x.rss_max_kib)),
     ("RSS of the nodes (sum)", |x| mib(x.rss_sum_kib)),
-    ("idle RSS (sum)", |x| mib(x.idle_rss_kib.iter().copied().sum())),
-    ("idle CPU", |x| or_na(x.idle_cpu_percent, |v| format!("{v:.1} %"))),
+    ("idle RSS (sum)", |x| {
+        mib(x.idle_rss_kib.iter().copied().sum())
+    }),
+    ("idle CPU", |x| {
+        or_na(x.idle_cpu_percent, |v| format!("{v:.1} %"))
+    }),
     ("join", |x| format!("{:.1} s", x.join_s)),
     ("others' CPU", |x| noise(x.others_cpu_percent)),
 ];
@@ -477,7 +511,12 @@ async fn run_heartbeats(
                     // Replica i of n heartbeats at i/n of the interval.
                     let slot = (first + r) as f64 / params.replica_count() as f64;
                     let phase = joined + interval.mul_f64(slot);
-                    tasks.spawn(heartbeat_loop(replica.clone(), phase, interval, beats.clone()));
+                    tasks.spawn(heartbeat_loop(
+                        replica.clone(),
+                        phase,
+                        interval,
+                        beats.clone(),
+                    ));
                 }
                 anyhow::Ok((replicas, requests))
             }
@@ -527,8 +566,15 @@ async fn run_heartbeats(
         // Which replicas the leader takes for alive, set by set.
         let mut alive_replicas = 0;
         for set in 0..params.broker_sets {
-            if let Some(info) = replicas[0].client.sync_state_data(&set_name(kind, set)).await? {
-                let all = info.in_sync_replicas.iter().chain(&info.not_in_sync_replicas);
+            if let Some(info) = replicas[0]
+                .client
+                .sync_state_data(&set_name(kind, set))
+                .await?
+            {
+                let all = info
+                    .in_sync_replicas
+                    .iter()
+                    .chain(&info.not_in_sync_replicas);
                 alive_replicas += all.filter(|r| r.alive).count();
             }
         }
@@ -637,7 +683,8 @@ impl AgentReplica {
     }
 
     fn role(&self) -> ReplicaRole {
-        self.agent().map_or(ReplicaRole::Unknown, ControllerAgent::role)
+        self.agent()
+            .map_or(ReplicaRole::Unknown, ControllerAgent::role)
     }
 
     /// Stops it as a kill would: every connection closed at once, nothing
@@ -677,7 +724,9 @@ async fn wait_settled(set: &[AgentReplica], name: &str, query: &RpcClient) -> an
     let mut last = String::new();
     while Instant::now() < deadline {
         let master = set.iter().find(|r| r.role() == ReplicaRole::Master);
-        let slaves = set.iter().filter(|r| matches!(r.role(), ReplicaRole::Slave { .. }));
+        let slaves = set
+            .iter()
+            .filter(|r| matches!(r.role(), ReplicaRole::Slave { .. }));
         let slaves = slaves.count();
         last = "no master".into();
         if let Some(master) = master {
@@ -685,7 +734,10 @@ async fn wait_settled(set: &[AgentReplica], name: &str, query: &RpcClient) -> an
             let sss = agent.sync_state_set().sync_state_set.len();
             let routed_as = |r: &AgentReplica| match r.role() {
                 ReplicaRole::Master => 0,
-                _ => r.agent().and_then(ControllerAgent::controller_id).unwrap_or(-1),
+                _ => r
+                    .agent()
+                    .and_then(ControllerAgent::controller_id)
+                    .unwrap_or(-1),
             };
             let expected: BTreeMap<i64, String> =
                 set.iter().map(|r| (routed_as(r), r.addr.clone())).collect();
@@ -754,7 +806,10 @@ async fn run_failover(
             let old = master.addr.clone();
             let killed = master.crash();
             let sample = ms_until(killed, poll, give_up, async || {
-                Ok(routed(&query, name).await?.get(&0).is_some_and(|addr| *addr != old))
+                Ok(routed(&query, name)
+                    .await?
+                    .get(&0)
+                    .is_some_and(|addr| *addr != old))
             })
             .await?;
             let shown = sample.map_or("not done".into(), |v| format!("{v:.1} ms"));
@@ -764,7 +819,9 @@ async fn run_failover(
         let others_cpu_percent = cpu_before
             .zip(CpuSnapshot::take_all(&pids))
             .map(|(b, a)| a.others_percent_since(&b));
-        sets.iter_mut().flat_map(|(_, set)| set).for_each(|r| _ = r.crash());
+        sets.iter_mut()
+            .flat_map(|(_, set)| set)
+            .for_each(|r| _ = r.crash());
         anyhow::Ok((samples, others_cpu_percent))
     }
     .await;

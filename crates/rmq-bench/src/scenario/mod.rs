@@ -16,27 +16,33 @@ use crate::pin;
 use crate::report::Section;
 use crate::results::{Results, Run, ScenarioRuns};
 
-/// Declares each scenario's module and lists it in [`ALL`], in the order `compare` runs them.
-macro_rules! registry {
-    ($($module:ident :: $scenario:ident),* $(,)?) => {
-        $(pub mod $module;)*
-        pub const ALL: &[&dyn Entry] = &[$(&$module::$scenario),*];
-    };
-}
+// Declared here, not by a macro: rustfmt formats only the modules it sees declared.
+pub mod cluster_convergence;
+pub mod controller;
+pub mod failover;
+pub mod hostile;
+pub mod register;
+pub mod route_change;
+pub mod route_qps;
+pub mod route_sweep;
+pub mod security;
+pub mod startup;
+pub mod storm;
 
-registry! {
-    route_qps::RouteQps,
-    route_sweep::RouteSweep,
-    storm::RouteUnderStorm,
-    register::Register,
-    failover::Failover,
-    startup::Startup,
-    controller::Controller,
-    hostile::Hostile,
-    security::Security,
-    route_change::RouteChangeLatency,
-    cluster_convergence::ClusterConvergence,
-}
+/// Every scenario, in the order `compare` runs them.
+pub const ALL: &[&dyn Entry] = &[
+    &route_qps::RouteQps,
+    &route_sweep::RouteSweep,
+    &storm::RouteUnderStorm,
+    &register::Register,
+    &failover::Failover,
+    &startup::Startup,
+    &controller::Controller,
+    &hostile::Hostile,
+    &security::Security,
+    &route_change::RouteChangeLatency,
+    &cluster_convergence::ClusterConvergence,
+];
 
 pub mod fleet;
 

@@ -166,8 +166,16 @@ impl Scenario for RouteChangeLatency {
         let push_off = |r: &Row<Outcome>| format!("{}, client's route push off", r.label);
         let mut rows = Vec::new();
         for peer in PeerKind::ALL {
-            rows.extend(on.iter().filter(|r| r.peer == peer).map(|r| (r, r.label.clone())));
-            rows.extend(off.iter().filter(|r| r.peer == peer).map(|r| (r, push_off(r))));
+            rows.extend(
+                on.iter()
+                    .filter(|r| r.peer == peer)
+                    .map(|r| (r, r.label.clone())),
+            );
+            rows.extend(
+                off.iter()
+                    .filter(|r| r.peer == peer)
+                    .map(|r| (r, push_off(r))),
+            );
         }
         let push = of(&on, PeerKind::Waymark).filter(|x| x.followed_by == FollowedBy::Push);
         let push = push.and_then(|x| x.latency_ms.as_ref());
@@ -175,7 +183,11 @@ impl Scenario for RouteChangeLatency {
             let result = r.result.as_ref().map(|x| cells(x, push));
             Row::new(r.peer, label, result.map_err(Clone::clone))
         };
-        s.cells(Some("server"), &HEADS, &rows.iter().map(row).collect::<Vec<_>>());
+        s.cells(
+            Some("server"),
+            &HEADS,
+            &rows.iter().map(row).collect::<Vec<_>>(),
+        );
         s.text("Samples in the order taken:");
         for (r, label) in &rows {
             if let Some(x) = r.ok() {
@@ -308,7 +320,10 @@ async fn make(
     };
     let response = client.invoke(request, REGISTER_TIMEOUT).await;
     let response = response.with_context(|| format!("{change:?} request of {MOVER} failed"))?;
-    success(response, format_args!("{change:?} request of {MOVER} refused"))
+    success(
+        response,
+        format_args!("{change:?} request of {MOVER} refused"),
+    )
 }
 
 /// When the watcher was told, and whether the route it was told of lists
@@ -324,7 +339,9 @@ fn record_changes(
         while watch.changed().await.is_ok() {
             let at = Instant::now();
             let route = watch.borrow_and_update();
-            let listed = route.as_ref().and_then(|view| lists_broker(&view.route, MOVER));
+            let listed = route
+                .as_ref()
+                .and_then(|view| lists_broker(&view.route, MOVER));
             drop(route);
             if sender.send((at, listed)).is_err() {
                 return;
@@ -443,7 +460,10 @@ async fn follow(
         let seen_ms = seen.map(|at| signed_millis(answered, at));
         let after = |ms: f64| format!("{ms:.3} ms after the answer");
         let shown = seen_ms.map_or("not in time".into(), after);
-        eprintln!("[{label}] sample {}: {change:?}, seen {shown}", samples.len() + 1);
+        eprintln!(
+            "[{label}] sample {}: {change:?}, seen {shown}",
+            samples.len() + 1
+        );
         let request_ms = millis(answered - sent);
         samples.push(Sample {
             change,
@@ -553,7 +573,11 @@ mod tests {
                 .iter()
                 .enumerate()
                 .map(|(i, &ms)| Sample {
-                    change: if i % 2 == 0 { Change::Added } else { Change::Removed },
+                    change: if i % 2 == 0 {
+                        Change::Added
+                    } else {
+                        Change::Removed
+                    },
                     request_ms: 0.2,
                     seen_ms: Some(ms),
                 })
@@ -568,10 +592,16 @@ mod tests {
         let java = outcome(FollowedBy::PollingNotSupported, &[10_000.0, 20_000.0]);
         let push_summary = push.latency_ms.clone();
         let waymark = cells(&push, push_summary.as_ref());
-        assert_eq!(waymark[..5], ["route push", "3", "500 µs", "1.00 ms", "1.50 ms"]);
+        assert_eq!(
+            waymark[..5],
+            ["route push", "3", "500 µs", "1.00 ms", "1.50 ms"]
+        );
         assert_eq!(waymark[6..], ["200 µs", "1.00×", "1.00×", "180 s"]);
         let polled = cells(&java, push_summary.as_ref());
-        assert!(polled[0].contains("REQUEST_CODE_NOT_SUPPORTED"), "{polled:?}");
+        assert!(
+            polled[0].contains("REQUEST_CODE_NOT_SUPPORTED"),
+            "{polled:?}"
+        );
         // p50 10 s against 1 ms, mean 15 s against 1 ms.
         assert_eq!(polled[7..9], ["10,000×", "15,000×"]);
         assert_eq!(sample_list(&java), "reg 10.00 s, unreg 20.00 s");

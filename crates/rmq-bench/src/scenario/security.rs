@@ -172,7 +172,12 @@ impl Scenario for Security {
              CPU than an unsigned one",
             num(topics as f64)
         );
-        let target = |e: Option<f64>| (e.map(|e| format!("{e:+.1} %")), e.map(|e| e < TARGET_EXTRA_PERCENT));
+        let target = |e: Option<f64>| {
+            (
+                e.map(|e| format!("{e:+.1} %")),
+                e.map(|e| e < TARGET_EXTRA_PERCENT),
+            )
+        };
         let (measured, met) = target(x.and_then(Signing::extra_percent));
         s.target(what, measured, met);
         let (measured, met) = target(x.and_then(Signing::unchanged_extra_percent));
@@ -187,27 +192,55 @@ impl Scenario for Security {
         }
         s.heading("TLS route queries");
         let peers = &s.results.peers;
-        let version = |p: PeerKind| peers.iter().find(|i| i.peer == p).map(|i| i.version.clone());
+        let version = |p: PeerKind| {
+            peers
+                .iter()
+                .find(|i| i.peer == p)
+                .map(|i| i.version.clone())
+        };
         let started: Vec<String> = tls
             .iter()
-            .filter_map(|r| Some(format!("{}: {}, started as `{}`", r.label, version(r.peer)?, r.ok()?.command)))
+            .filter_map(|r| {
+                Some(format!(
+                    "{}: {}, started as `{}`",
+                    r.label,
+                    version(r.peer)?,
+                    r.ok()?.command
+                ))
+            })
             .collect();
         started.into_iter().for_each(|line| s.item(line));
         let mut rows = Vec::new();
         for r in &tls {
-            let windows = r.ok().map(|x| [("plain", &x.plain), ("TLS", &x.tls)]).into_iter().flatten();
+            let windows = r
+                .ok()
+                .map(|x| [("plain", &x.plain), ("TLS", &x.tls)])
+                .into_iter()
+                .flatten();
             let cells = windows.map(|(kind, w)| Ok([vec![kind.into()], window_cells(w)].concat()));
             let error = r.result.as_ref().err().map(|e| Err(e.clone()));
-            rows.extend(cells.chain(error).map(|result| Row::new(r.peer, &r.label, result)));
+            rows.extend(
+                cells
+                    .chain(error)
+                    .map(|result| Row::new(r.peer, &r.label, result)),
+            );
         }
-        let heads = [&["connections", "queries/s", "CPU per query"][..], &WINDOW_HEADS[2..]].concat();
+        let heads = [
+            &["connections", "queries/s", "CPU per query"][..],
+            &WINDOW_HEADS[2..],
+        ]
+        .concat();
         s.cells(Some("peer"), &heads, &rows);
         let per_query = |x: &TlsQueries| (x.plain.cpu_us_per_request, x.tls.cpu_us_per_request);
         let ratios = tls.iter().filter_map(|r| {
             let (plain, tls) = per_query(r.ok()?);
             Some(Row::new(r.peer, &r.label, Ok(vec![ratio(tls, plain)])))
         });
-        s.cells(Some("CPU per query"), &["TLS ÷ plain"], &ratios.collect::<Vec<_>>());
+        s.cells(
+            Some("CPU per query"),
+            &["TLS ÷ plain"],
+            &ratios.collect::<Vec<_>>(),
+        );
         if let (Some(w), Some(j)) = (of(&tls, PeerKind::Waymark), of(&tls, PeerKind::Java)) {
             let ((wp, wt), (jp, jt)) = (per_query(w), per_query(j));
             let cells = Ok(vec![ratio(jp, wp), ratio(jt, wt)]);
@@ -216,7 +249,13 @@ impl Scenario for Security {
         }
         for r in &tls {
             if let Some(x) = r.ok() {
-                failures(s, &[(format!("{}, plain", r.label), &x.plain), (format!("{}, TLS", r.label), &x.tls)]);
+                failures(
+                    s,
+                    &[
+                        (format!("{}, plain", r.label), &x.plain),
+                        (format!("{}, TLS", r.label), &x.tls),
+                    ],
+                );
             }
         }
     }
@@ -250,27 +289,65 @@ fn window_cells(w: &CpuWindow) -> Vec<String> {
 fn signing_section(s: &mut Section<'_>, x: &Signing) {
     let kb = num(x.body_bytes as f64 / 1e3);
     let (unsigned, signed) = (&x.unsigned_command, &x.signed_command);
-    s.text(format!("{kb} kB of JSON a registration. Unsigned: `{unsigned}`; signed: `{signed}`."));
+    s.text(format!(
+        "{kb} kB of JSON a registration. Unsigned: `{unsigned}`; signed: `{signed}`."
+    ));
     let windows = [
-        ("authentication off, unsigned", "unsigned", Some(&x.unsigned)),
+        (
+            "authentication off, unsigned",
+            "unsigned",
+            Some(&x.unsigned),
+        ),
         ("authentication on, signed", "signed", Some(&x.signed)),
-        ("unchanged, authentication off, unsigned", "unchanged unsigned", x.unchanged_unsigned.as_ref()),
-        ("unchanged, authentication on, signed", "unchanged signed", x.unchanged_signed.as_ref()),
+        (
+            "unchanged, authentication off, unsigned",
+            "unchanged unsigned",
+            x.unchanged_unsigned.as_ref(),
+        ),
+        (
+            "unchanged, authentication on, signed",
+            "unchanged signed",
+            x.unchanged_signed.as_ref(),
+        ),
     ];
-    let windows: Vec<(&str, String, &CpuWindow)> =
-        windows.into_iter().filter_map(|(row, short, w)| Some((row, short.to_owned(), w?))).collect();
-    let rows: Vec<_> = windows.iter().map(|(row, _, w)| Row::new(PeerKind::Waymark, *row, Ok(window_cells(w)))).collect();
+    let windows: Vec<(&str, String, &CpuWindow)> = windows
+        .into_iter()
+        .filter_map(|(row, short, w)| Some((row, short.to_owned(), w?)))
+        .collect();
+    let rows: Vec<_> = windows
+        .iter()
+        .map(|(row, _, w)| Row::new(PeerKind::Waymark, *row, Ok(window_cells(w))))
+        .collect();
     s.cells(Some("Waymark"), &WINDOW_HEADS, &rows);
-    let new_version = ("A signed registration with a new DataVersion", x.extra_percent());
-    for (what, extra) in [new_version, ("A signed unchanged re-registration", x.unchanged_extra_percent())] {
+    let new_version = (
+        "A signed registration with a new DataVersion",
+        x.extra_percent(),
+    );
+    for (what, extra) in [
+        new_version,
+        (
+            "A signed unchanged re-registration",
+            x.unchanged_extra_percent(),
+        ),
+    ] {
         let Some(extra) = extra else { continue };
-        let (amount, direction) = if extra >= 0.0 { (extra, "more") } else { (-extra, "less") };
+        let (amount, direction) = if extra >= 0.0 {
+            (extra, "more")
+        } else {
+            (-extra, "less")
+        };
         s.text(format!(
             "{what} cost the server {amount:.1} % {direction} CPU than an unsigned one (CPU per \
              registration, signed ÷ unsigned − 1)."
         ));
     }
-    failures(s, &windows.into_iter().map(|(_, short, w)| (short, w)).collect::<Vec<_>>());
+    failures(
+        s,
+        &windows
+            .into_iter()
+            .map(|(_, short, w)| (short, w))
+            .collect::<Vec<_>>(),
+    );
 }
 
 /// Items naming the first failure of windows that had any.
@@ -297,14 +374,20 @@ fn accounts_yml() -> String {
 
 /// `(key, value)` settings of a peer.
 pub(super) fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|&(k, v)| (k.to_owned(), v.to_owned())).collect()
+    pairs
+        .iter()
+        .map(|&(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
 }
 
 /// `response` if it is a success; else an error of `what`, its code and remark.
 pub(super) fn success(response: RemotingCommand, what: impl Display) -> anyhow::Result<()> {
     let remark = response.remark.as_deref().unwrap_or_default();
     let code = response.code;
-    ensure!(response.response_code() == ResponseCode::Success, "{what}: code {code} {remark}");
+    ensure!(
+        response.response_code() == ResponseCode::Success,
+        "{what}: code {code} {remark}"
+    );
     Ok(())
 }
 
@@ -332,7 +415,10 @@ fn tls_options(kind: PeerKind) -> anyhow::Result<PeerOptions> {
     Ok(PeerOptions {
         files: vec![
             ("server.pem".into(), certified.cert.pem().into_bytes()),
-            ("server.key".into(), certified.key_pair.serialize_pem().into_bytes()),
+            (
+                "server.key".into(),
+                certified.key_pair.serialize_pem().into_bytes(),
+            ),
         ],
         settings: settings(&[
             ("tls.server.mode", "permissive"),
@@ -394,7 +480,10 @@ async fn registrations(
     let registration = Arc::new(Mutex::new(registration));
     let next = |r: &Mutex<Registration>| lock(r).next_request(wall_ms());
     let first = client.invoke(next(&registration), REGISTER_TIMEOUT).await;
-    success(first.context("the first registration failed")?, "the first registration was refused")?;
+    success(
+        first.context("the first registration failed")?,
+        "the first registration was refused",
+    )?;
     let one = |make: load::Maker| {
         vec![Worker {
             client: client.clone(),
@@ -499,7 +588,11 @@ async fn measure(
         let (before, outcome, after) = load::shown(label, window.duration, async |progress| {
             let before = CpuSnapshot::take(pid).ok_or_else(unreadable)?;
             let outcome = load::closed_loop(workers(), window, progress, false, None).await;
-            anyhow::Ok((before, outcome, CpuSnapshot::take(pid).ok_or_else(unreadable)?))
+            anyhow::Ok((
+                before,
+                outcome,
+                CpuSnapshot::take(pid).ok_or_else(unreadable)?,
+            ))
         })
         .await?;
         let seconds = after.seconds_since(&before).max(1e-3);
@@ -546,7 +639,10 @@ mod tests {
         assert!(ACCESS_KEY.len() > 6 && SECRET_KEY.len() > 6);
         let options = auth_options();
         assert_eq!(options.files[0].0, "accounts.yml");
-        let file = ("authenticationAccountsFile".into(), "<dir>/accounts.yml".into());
+        let file = (
+            "authenticationAccountsFile".into(),
+            "<dir>/accounts.yml".into(),
+        );
         assert!(options.settings.contains(&file));
     }
 
@@ -584,7 +680,12 @@ mod tests {
             per_s,
             server_cpu_percent: per_s * us / 1e4,
             cpu_us_per_request: Some(us),
-            latency: Latency { count: 10, p50_us: 310.0, p99_us: 1_100.0, ..Latency::default() },
+            latency: Latency {
+                count: 10,
+                p50_us: 310.0,
+                p99_us: 1_100.0,
+                ..Latency::default()
+            },
             others_cpu_percent: Some(3.0),
             attempts: 1,
             ..CpuWindow::default()
@@ -602,8 +703,16 @@ mod tests {
         };
         let render = |signing: Signing| {
             let result = Some(serde_json::to_value(signing).unwrap());
-            let run = Run { peer: PeerKind::Waymark, part: SIGNING.into(), result, error: None };
-            let runs = ScenarioRuns { runs: vec![run], ..ScenarioRuns::default() };
+            let run = Run {
+                peer: PeerKind::Waymark,
+                part: SIGNING.into(),
+                result,
+                error: None,
+            };
+            let runs = ScenarioRuns {
+                runs: vec![run],
+                ..ScenarioRuns::default()
+            };
             let results = Results::default();
             let mut section = Section::new(Security::ID, &results, &runs, None);
             Security::report(&mut section);
@@ -616,8 +725,14 @@ mod tests {
              unsigned one | +3.0 % | yes |"
         ), "{text}");
         assert!(text.contains("| authentication off, unsigned | 200 | 2,000 µs | 40.0 % | 0.31 ms | 1.10 ms | 0 | 3 % | 1 |"));
-        assert!(text.contains("412 kB of JSON") && text.contains("(CPU per registration, signed ÷ unsigned − 1)."));
-        assert!(text.contains("while its topics stay) | +1.0 % | yes |"), "{text}");
+        assert!(
+            text.contains("412 kB of JSON")
+                && text.contains("(CPU per registration, signed ÷ unsigned − 1).")
+        );
+        assert!(
+            text.contains("while its topics stay) | +1.0 % | yes |"),
+            "{text}"
+        );
         assert!(render(signing(2_200.0)).contains("| +10.0 % | **no** |"));
     }
 }
