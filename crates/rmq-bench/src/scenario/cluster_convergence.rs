@@ -182,7 +182,7 @@ impl Scenario for ClusterConvergence {
              node is started as the table below shows with `clusterGossipAddr=127.0.0.1:0`, \
              `clusterId=rmq-bench` and `httpListenAddr=127.0.0.1:0`, and every node but the \
              first with the first's gossip address as `clusterSeeds`; the other cluster keys \
-             keep their defaults (gossip every 500 ms). All nodes share the server CPUs. The \
+             keep their defaults (gossip every second). All nodes share the server CPUs. The \
              fleet's broker b registers with node b mod nodes only.",
         );
         let sizes = s.params::<Params>().map_or_else(|| vec![3, 5], |p| p.nodes);

@@ -52,6 +52,10 @@ pub trait Host: Send + Sync + 'static {
     fn observe(&self, effect: &Effect);
 }
 
+/// How often a node not yet ready gossips with every node it knows of
+/// ([`Gossip::gossip_with_all_known`]), beside the library's rounds.
+pub const BOOTSTRAP_GOSSIP: Duration = Duration::from_millis(100);
+
 /// Drives `core` over `gossip` until `shutdown` resolves or gossip stops
 /// by itself (the error is returned then). `published` wakes the loop when
 /// the host changed the core's publications outside it (a direct
@@ -69,6 +73,7 @@ pub async fn run<H: Host>(
 ) -> anyhow::Result<()> {
     let (answers_tx, mut answers) = mpsc::unbounded_channel();
     let mut held: HashMap<PullId, H::Registration> = HashMap::new();
+    let mut bootstrap_gossip_at = tokio::time::Instant::now();
     let mut ticks = tokio::time::interval(poll);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let terminated = gossip.terminated();
@@ -108,8 +113,15 @@ pub async fn run<H: Host>(
                 core.pull_done(id, digest, now)
             }
         };
-        let publications = core.lock().take_publications();
+        let (publications, ready) = {
+            let mut core = core.lock();
+            (core.take_publications(), core.is_ready())
+        };
         gossip.apply(&publications).await;
+        if !ready && bootstrap_gossip_at.elapsed() >= BOOTSTRAP_GOSSIP {
+            bootstrap_gossip_at = tokio::time::Instant::now();
+            gossip.gossip_with_all_known().await;
+        }
         for effect in effects {
             match effect {
                 Effect::Pull(request) => {

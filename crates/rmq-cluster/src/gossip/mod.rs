@@ -252,6 +252,30 @@ impl Gossip {
         }
     }
 
+    /// Gossips at once with every node this one knows of, up or not, and
+    /// with its seeds. While a node is not ready it waits to see each
+    /// member's heartbeat advance and to hold what they publish: asking
+    /// every few polls instead of once a round takes a restarted node to
+    /// readiness in about one of its peers' rounds rather than two or three
+    /// of its own.
+    pub async fn gossip_with_all_known(&self) {
+        let peers: std::collections::BTreeSet<SocketAddr> = {
+            let chitchat = self.handle.chitchat();
+            let chitchat = chitchat.lock().await;
+            chitchat
+                .node_states()
+                .keys()
+                .filter(|id| **id != self.me)
+                .map(|id| id.gossip_advertise_addr)
+                .chain(chitchat.seed_nodes())
+                .filter(|addr| *addr != self.me.gossip_advertise_addr)
+                .collect()
+        };
+        for peer in peers {
+            let _ = self.handle.gossip(peer);
+        }
+    }
+
     /// Resolves when the gossip task stops by itself (its socket failed,
     /// or it panicked on a message): the error says why.
     pub fn terminated(&self) -> impl std::future::Future<Output = anyhow::Result<()>> + use<> {

@@ -42,7 +42,7 @@ pub struct ClusterSettings {
 
 impl ClusterKeys {
     /// Default of `clusterGossipIntervalMillis`.
-    pub const DEFAULT_GOSSIP_INTERVAL_MILLIS: i64 = 700;
+    pub const DEFAULT_GOSSIP_INTERVAL_MILLIS: i64 = 1_000;
     /// Default of `clusterBootstrapTimeoutMillis`.
     pub const DEFAULT_BOOTSTRAP_TIMEOUT_MILLIS: i64 = 10_000;
     /// Default of `clusterPullTimeoutMillis`.
@@ -150,7 +150,7 @@ impl ClusterKeys {
             }
         };
         let interval =
-            Duration::from_millis(u64::try_from(self.gossip_interval_millis).unwrap_or(700));
+            Duration::from_millis(u64::try_from(self.gossip_interval_millis).unwrap_or(1_000));
         let settings = ClusterSettings {
             gossip: GossipSettings {
                 cluster_id: cluster_id.to_owned(),
