@@ -106,19 +106,9 @@ impl Host for NamesrvHost {
             Effect::PullFailed { from, broker, why } => {
                 tracing::warn!(peer = %from, %broker, %why, "pull of a registration failed");
             }
-            Effect::Ready { synced } => {
-                cluster.set_ready();
-                if *synced {
-                    tracing::info!(
-                        "cluster bootstrap done: this node holds its peers' routes and serves them"
-                    );
-                } else {
-                    tracing::warn!(
-                        timeout_ms = cluster.settings().bootstrap_timeout.as_millis() as u64,
-                        "cluster bootstrap timed out before this node held every peer's routes: serving what it holds"
-                    );
-                }
-            }
+            // Through the applying thread: the pulled registrations the
+            // core counted are in the table before a query is served.
+            Effect::Ready { synced } => self.applier.ready(*synced),
             _ => {}
         }
     }

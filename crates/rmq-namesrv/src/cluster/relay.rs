@@ -25,6 +25,11 @@ enum Work {
         key: BrokerKey,
         why: RelayedGone,
     },
+    /// The core is ready: served once every application decided before it
+    /// is in the table, or a query could find a pulled broker missing.
+    Ready {
+        synced: bool,
+    },
 }
 
 /// The queue to the applying thread.
@@ -42,6 +47,7 @@ impl Applier {
                 match work {
                     Work::Apply { registration, from } => apply(&cluster, registration, &from),
                     Work::Remove { key, why } => remove(&cluster, &key, &why),
+                    Work::Ready { synced } => ready(&cluster, synced),
                 }
             }
         });
@@ -51,6 +57,11 @@ impl Applier {
     /// Queues a pulled registration.
     pub fn apply(&self, registration: BrokerRegistration, from: MemberId) {
         let _ = self.queue.send(Work::Apply { registration, from });
+    }
+
+    /// Queues the node's readiness, after the applications queued before it.
+    pub fn ready(&self, synced: bool) {
+        let _ = self.queue.send(Work::Ready { synced });
     }
 
     /// Queues the removal of a relayed broker.
@@ -87,5 +98,17 @@ fn remove(cluster: &NamesrvCluster, key: &BrokerKey, why: &RelayedGone) {
     if super::table::drop_relayed(&cluster.parts.routes, key) {
         cluster.parts.metrics.removed(RemovalReason::Cluster);
         tracing::info!(cluster = %key.cluster, broker = %key.addr, why = ?why, "relayed broker removed");
+    }
+}
+
+fn ready(cluster: &NamesrvCluster, synced: bool) {
+    cluster.set_ready();
+    if synced {
+        tracing::info!("cluster bootstrap done: this node holds its peers' routes and serves them");
+    } else {
+        tracing::warn!(
+            timeout_ms = cluster.settings().bootstrap_timeout.as_millis() as u64,
+            "cluster bootstrap timed out before this node held every peer's routes: serving what it holds"
+        );
     }
 }
