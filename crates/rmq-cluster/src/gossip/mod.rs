@@ -245,6 +245,10 @@ impl Gossip {
                 .map(|id| id.gossip_advertise_addr)
                 .collect()
         };
+        self.gossip_with(peers);
+    }
+
+    fn gossip_with(&self, peers: impl IntoIterator<Item = SocketAddr>) {
         for peer in peers {
             // The command queue only fails once the gossip task has
             // stopped, which `terminated` reports.
@@ -271,9 +275,7 @@ impl Gossip {
                 .filter(|addr| *addr != self.me.gossip_advertise_addr)
                 .collect()
         };
-        for peer in peers {
-            let _ = self.handle.gossip(peer);
-        }
+        self.gossip_with(peers);
     }
 
     /// Resolves when the gossip task stops by itself (its socket failed,

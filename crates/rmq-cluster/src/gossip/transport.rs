@@ -135,22 +135,25 @@ pub struct CountingSocket {
 
 impl CountingSocket {
     /// Readies the datagram to `to` for the message in `send_buf`: whether
-    /// it went compressed into `packed` (else it is `send_buf`).
+    /// it went compressed into `packed` (else it is `send_buf`, marked).
     fn pack(&mut self, to: SocketAddr) -> bool {
-        if !self.reads_compressed.contains(&to) {
-            // Chitchat fills a message up to the largest datagram: one
-            // that full goes without the mark.
-            if self.send_buf.len() + READS_COMPRESSED.len() <= MAX_DATAGRAM {
-                self.send_buf.extend_from_slice(READS_COMPRESSED);
+        if self.reads_compressed.contains(&to) {
+            self.packed.clear();
+            let smaller = self
+                .compressor
+                .compress_to_buffer(&self.send_buf[..], &mut self.packed)
+                .is_ok_and(|len| len < self.send_buf.len());
+            if smaller {
+                return true;
             }
-            return false;
         }
-        self.packed.clear();
-        // Larger than it was, or than a datagram: plain (a plain message
-        // is never taken for a zstd frame).
-        self.compressor
-            .compress_to_buffer(&self.send_buf[..], &mut self.packed)
-            .is_ok_and(|len| len < self.send_buf.len())
+        // Plain (unknown peer, or a message compression does not shrink):
+        // marked, so the peer keeps sending compressed. Chitchat fills a
+        // message up to the largest datagram: one that full goes unmarked.
+        if self.send_buf.len() + READS_COMPRESSED.len() <= MAX_DATAGRAM {
+            self.send_buf.extend_from_slice(READS_COMPRESSED);
+        }
+        false
     }
 
     /// The message bytes of a datagram from `from` (decompressed into
@@ -323,6 +326,34 @@ mod tests {
         assert_eq!((from, message), (a_addr, syn(&cluster_id)));
         let sent = GossipStats::get(&a.stats.bytes_sent);
         assert!(sent < plain_len / 2, "{sent} bytes sent for {plain_len}");
+    }
+
+    #[tokio::test]
+    async fn a_message_compression_does_not_shrink_goes_plain_and_marked() {
+        let (a, a_addr) = socket_of("waymark");
+        let (b, b_addr) = socket_of("waymark");
+        let (mut a_socket, mut b_socket) =
+            (a.open(a_addr).await.unwrap(), b.open(b_addr).await.unwrap());
+        b_socket.send(a_addr, syn("waymark")).await.unwrap();
+        a_socket.recv().await.unwrap();
+        // a knows b reads compressed; a 4-byte message does not shrink.
+        let mut plain = Vec::new();
+        ChitchatMessage::BadCluster.serialize(&mut plain);
+        a_socket
+            .send(b_addr, ChitchatMessage::BadCluster)
+            .await
+            .unwrap();
+        let (_, message) = b_socket.recv().await.unwrap();
+        assert_eq!(message, ChitchatMessage::BadCluster);
+        let sent = GossipStats::get(&a.stats.bytes_sent);
+        assert_eq!(sent, (plain.len() + READS_COMPRESSED.len()) as u64);
+        // So b still sends compressed to a.
+        let cluster_id = "waymark-".repeat(40);
+        b_socket.send(a_addr, syn(&cluster_id)).await.unwrap();
+        let before = GossipStats::get(&b.stats.bytes_sent);
+        b_socket.send(a_addr, syn(&cluster_id)).await.unwrap();
+        let second = GossipStats::get(&b.stats.bytes_sent) - before;
+        assert!(second < cluster_id.len() as u64 / 2, "{second} bytes");
     }
 
     #[tokio::test]
