@@ -5,9 +5,9 @@
 # the interop tests: the Java suites, the Rust routing tests against the Java
 # NameServer, the Go client.
 #   ./scripts/test.sh
-# (The fuzz targets are built in the background of the Java stages and fuzzed
-# after them.) Set WAYMARK_SKIP_JAVA=1 to run only the Rust tests, the browser test, the
-# packaging check and the fuzz smoke run; WAYMARK_SKIP_FUZZ=1,
+# (The packaging check and the fuzz targets' build go on in the background of the Java
+# stages; the fuzzing runs after them.) Set WAYMARK_SKIP_JAVA=1 to run only the Rust tests,
+# the browser test, the packaging check and the fuzz smoke run; WAYMARK_SKIP_FUZZ=1,
 # WAYMARK_SKIP_BROWSER=1 and WAYMARK_SKIP_PACKAGING=1 leave those out. Ends with
 # the duration of every stage (under .ci/run, .ci/run prints that table).
 set -euo pipefail
@@ -30,12 +30,8 @@ else
   "$ROOT/interop/run-browser.sh"
 fi
 
-if [[ "${WAYMARK_SKIP_PACKAGING:-}" == "1" ]]; then
-  printf '\n==== packaging check skipped (WAYMARK_SKIP_PACKAGING=1)\n'
-else
-  printf '\n==== packaging check (packaging/check.sh)\n'
-  timed "packaging check" packaging/check.sh
-fi
+packaging=1
+[[ "${WAYMARK_SKIP_PACKAGING:-}" != "1" ]] || { packaging=0; printf '\n==== packaging check skipped (WAYMARK_SKIP_PACKAGING=1)\n'; }
 
 # About a minute of fuzzing per run after a 3.5-minute build from clean (docs/fuzzing.md);
 # WAYMARK_SKIP_FUZZ=1 leaves it out of a quick local run.
@@ -47,33 +43,48 @@ fuzz=1
 [[ "${WAYMARK_SKIP_FUZZ:-}" != "1" ]] || { fuzz=0; printf '\n==== fuzz smoke skipped (WAYMARK_SKIP_FUZZ=1)\n'; }
 
 if [[ "${WAYMARK_SKIP_JAVA:-}" == "1" ]]; then
+  if ((packaging)); then
+    printf '\n==== packaging check (packaging/check.sh)\n'
+    timed "packaging check" packaging/check.sh
+  fi
   ((fuzz == 0)) || fuzz_smoke
   printf '\n==== Java interop tests skipped (WAYMARK_SKIP_JAVA=1)\n'
   exit 0
 fi
 
-# The Java stages mostly wait on brokers: the fuzz targets' sanitizer build (the longest
-# step of the fuzz smoke stage) goes on beside them at the lowest priority (nice 19), so
-# it takes only the CPU they leave idle. Its exit status is collected after them; the
-# fuzzing itself (timed inputs) runs after, alone.
-fuzz_build_stage="fuzz targets build, beside the Java stages (nice 19)"
+# The Java stages mostly wait on brokers: the two release-mode builds, the packaging check
+# (release binaries as the Dockerfile builds them) and the fuzz targets' sanitizer build (the
+# longest step of the fuzz smoke stage), go on beside them at the lowest priority (nice 19),
+# one compiler process each, so together they take only the CPU the Java stages leave idle.
+# Their exit statuses are collected after the Java stages; the fuzzing itself (timed inputs)
+# runs after, alone.
+builds_stage="packaging check and fuzz targets build, beside the Java stages (nice 19)"
+fuzz_build_name="fuzz targets build (scripts/fuzz-smoke.sh --build-only)"
+if ((packaging)); then
+  printf '\n==== packaging check (packaging/check.sh), in the background at nice 19\n'
+  concurrent_start "packaging check (packaging/check.sh)" \
+    env CARGO_BUILD_JOBS=1 nice -n 19 packaging/check.sh
+fi
 if ((fuzz)); then
   printf '\n==== fuzz targets build (scripts/fuzz-smoke.sh --build-only), in the background at nice 19\n'
-  concurrent_start "$fuzz_build_stage" nice -n 19 scripts/fuzz-smoke.sh --build-only
+  concurrent_start "$fuzz_build_name" env CARGO_BUILD_JOBS=1 nice -n 19 scripts/fuzz-smoke.sh --build-only
 fi
 java_status=0
 "$ROOT/interop/run-java.sh" || java_status=$?
-fuzz_status=0
-if ((fuzz)); then
-  printf '\n==== fuzz targets build (background): collecting it\n'
-  if concurrent_wait "$fuzz_build_stage"; then
-    fuzz_smoke || fuzz_status=$?
-  else
-    fuzz_status=1
+builds_status=0 fuzz_status=0
+if ((packaging || fuzz)); then
+  printf '\n==== packaging check and fuzz targets build (background): collecting them\n'
+  concurrent_wait "$builds_stage" || builds_status=1
+  if ((fuzz)); then
+    if [[ " ${CONCURRENT_FAILED[*]} " == *" $fuzz_build_name "* ]]; then
+      fuzz_status=1
+    else
+      fuzz_smoke || fuzz_status=$?
+    fi
   fi
 fi
-if ((java_status != 0 || fuzz_status != 0)); then
-  echo "scripts/test.sh: FAILED (interop/run-java.sh exit status $java_status, fuzz smoke $fuzz_status)" >&2
+if ((java_status != 0 || builds_status != 0 || fuzz_status != 0)); then
+  echo "scripts/test.sh: FAILED (interop/run-java.sh exit status $java_status, background builds ${CONCURRENT_FAILED[*]:-passed}, fuzz smoke $fuzz_status)" >&2
   exit 1
 fi
 "$ROOT/interop/run-rust-vs-java.sh"
