@@ -295,7 +295,11 @@ impl Service for NamesrvService {
     fn on_disconnect(&self, conn: &ConnectionInfo, reason: DisconnectReason) {
         self.state.connections.closed(conn.id().0);
         self.state.push.disconnected(conn.id());
-        let unregistrations = self.state.routes.read().connection_closed(conn.id().0);
+        let unregistrations = self
+            .state
+            .routes
+            .read_briefly()
+            .connection_closed(conn.id().0);
         for unregistration in unregistrations {
             tracing::info!(
                 peer = %conn.peer(),

@@ -102,7 +102,7 @@ pub async fn expiry_scan(
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
-        let expired = routes.read().expired(clock.now());
+        let expired = routes.read_briefly().expired(clock.now());
         for broker in expired {
             tracing::warn!(
                 cluster = %broker.unregistration.key.cluster,

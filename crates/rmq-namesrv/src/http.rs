@@ -64,7 +64,7 @@ pub fn router(
 }
 
 async fn overview(State(api): State<Api>) -> Json<Value> {
-    let sizes = api.state.routes.read().sizes();
+    let sizes = api.state.routes.read_briefly().sizes();
     Json(json!({
         "role": "namesrv",
         "version": rmq_ops::build::VERSION,

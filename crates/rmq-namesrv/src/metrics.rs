@@ -162,7 +162,7 @@ struct TableCollector {
 
 impl Collector for TableCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
-        let sizes = self.routes.read().sizes();
+        let sizes = self.routes.read_briefly().sizes();
         let (namespaces, entries) = {
             let kv = self.kv.read();
             kv.namespaces().fold((0, 0), |(n, e), (_, namespace)| {

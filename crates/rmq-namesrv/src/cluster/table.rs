@@ -217,7 +217,7 @@ pub fn held(
     key: &BrokerKey,
     relayed_ok: bool,
 ) -> Option<(BrokerRegistration, BrokerDigest)> {
-    let table = routes.read();
+    let table = routes.read_briefly();
     let edits = table.topic_edits();
     let registration = table.held_registration_with(key, 0, relayed_ok, |name, collect| {
         lists.get_or_collect(name, edits, collect)

@@ -142,7 +142,7 @@ pub fn unregister(
         key: BrokerKey::new(header.cluster_name, header.broker_addr),
         broker_name: header.broker_name,
         broker_id: header.broker_id,
-        fence: routes.read().generation(),
+        fence: routes.read_briefly().generation(),
     };
     if unregistrations.submit(unregistration, RemovalReason::Unregister) {
         Ok(Answer::success())

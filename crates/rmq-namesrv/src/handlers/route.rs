@@ -85,7 +85,7 @@ pub fn topic_route(
             Bytes::from(route.to_json(variant.dialect))
         })
     } else {
-        let route = find(&routes.read_for_query());
+        let route = find(&routes.read_briefly());
         route.map(|mut route| {
             if order_enabled {
                 route.order_topic_conf = kv

@@ -90,18 +90,20 @@ impl SharedRoutes {
         self.table.read()
     }
 
-    /// Shared access for answering one route query: the lock is held while
-    /// one route is copied out.
+    /// Shared access for a short read on the runtime's workers (a route
+    /// query copying one route out, a pull answer copying one broker, the
+    /// expiry scan): every such read goes through here.
     ///
     /// Unlike [`read`](Self::read), this does not queue behind a writer
     /// that waits while others read. A long reader (the route snapshot's
     /// writer copies the whole table once a second, tens of milliseconds
-    /// at a million entries) keeps a registration waiting, and with a
-    /// plain read every route query would then wait behind that
-    /// registration too. A waiting writer still gets the lock as soon as
-    /// the readers in it leave: a query cannot enter a lock nobody holds
-    /// while a writer waits, and each holds it for microseconds.
-    pub fn read_for_query(&self) -> RwLockReadGuard<'_, RouteTable> {
+    /// at a million entries, more at its low priority) keeps a
+    /// registration waiting, and with a plain read the worker, and every
+    /// route query queued on it, would then wait behind that registration
+    /// too. A waiting writer still gets the lock as soon as the readers in
+    /// it leave: a read cannot enter a lock nobody holds while a writer
+    /// waits, and each holds it for microseconds.
+    pub fn read_briefly(&self) -> RwLockReadGuard<'_, RouteTable> {
         self.table.read_recursive()
     }
 
@@ -361,7 +363,7 @@ impl SharedRoutes {
     }
 
     /// Finds `topic`'s route with `find` under the table's read lock
-    /// ([`read_for_query`](Self::read_for_query)), encodes it with `encode`
+    /// ([`read_briefly`](Self::read_briefly)), encodes it with `encode`
     /// after the lock is released, and caches the result for the table's
     /// generation at the time of the read. `None` when the topic has no route.
     pub fn encode_and_cache<R>(
@@ -372,7 +374,7 @@ impl SharedRoutes {
         encode: impl FnOnce(R) -> Bytes,
     ) -> Option<Bytes> {
         let (found, generation) = {
-            let table = self.read_for_query();
+            let table = self.read_briefly();
             // Read under the lock: no writer can bump it until we release.
             let generation = self.generation.load(Ordering::Acquire);
             (find(&table)?, generation)
@@ -418,7 +420,7 @@ mod tests {
         let query = {
             let routes = routes.clone();
             std::thread::spawn(move || {
-                let table = routes.read_for_query();
+                let table = routes.read_briefly();
                 answered.send(table.topic_count()).unwrap();
             })
         };
