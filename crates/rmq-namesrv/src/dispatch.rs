@@ -188,7 +188,14 @@ impl NamesrvService {
         match code {
             // Route subscriptions wait for the subscriptions' lock, which a
             // pass over every subscribed route may hold for a while.
+            // Heartbeats and QUERY_DATA_VERSION take the table's write lock
+            // (liveness only), which waits for a registration's slice or the
+            // route snapshot's encoding: on a worker that wait held up every
+            // route query queued behind it. Java runs them on the pool of
+            // registrations too.
             RequestCode::RegisterBroker
+            | RequestCode::BrokerHeartbeat
+            | RequestCode::QueryDataVersion
             | RequestCode::RegisterTopicInNamesrv
             | RequestCode::WaymarkSubscribeRoutes
             | RequestCode::WaymarkUnsubscribeRoutes => Some(&self.registrations),
