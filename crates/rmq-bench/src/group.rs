@@ -16,38 +16,31 @@ use crate::load;
 use crate::peer::{self, on_fresh_ports, PeerKind, PeerSetup, Process, Start};
 
 /// The Java launcher's main class (interop/java, `rmq5` profile).
-pub const JAVA_LAUNCHER: &str = "dev.waymark.interop.harness.ControllerLauncher";
+const JAVA_LAUNCHER: &str = "dev.waymark.interop.harness.ControllerLauncher";
 
 /// JVM flags of one Java controller node: interop/java/controller.sh's, with `-Xmx` from `heap`
 /// (the script's default is 256m).
-pub fn java_controller_flags(heap: &str) -> Vec<String> {
-    let mut flags = vec![
-        format!("-Xmx{heap}"),
-        "-XX:MaxDirectMemorySize=128m".to_owned(),
-    ];
-    for package in [
+fn java_controller_flags(heap: &str) -> Vec<String> {
+    let opens = [
         "java.nio",
         "sun.nio.ch",
         "java.lang",
         "java.util",
         "jdk.internal.ref",
-    ] {
-        flags.push(format!("--add-opens=java.base/{package}=ALL-UNNAMED"));
-    }
-    flags.insert(
-        4,
-        "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED".to_owned(),
-    );
+    ];
+    let mut flags = vec![format!("-Xmx{heap}"), "-XX:MaxDirectMemorySize=128m".into()];
+    flags.extend(opens.map(|package| format!("--add-opens=java.base/{package}=ALL-UNNAMED")));
+    flags.insert(4, "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED".into());
     flags
 }
 
 /// `n0-127.0.0.1:P0;n1-127.0.0.1:P1;…`, the peer list of nodes on `ports`.
-pub fn peer_list<P: Display>(ports: &[P]) -> String {
-    let nodes = ports
-        .iter()
-        .enumerate()
-        .map(|(i, port)| format!("n{i}-127.0.0.1:{port}"));
-    nodes.collect::<Vec<_>>().join(";")
+fn peer_list<P: Display>(ports: &[P]) -> String {
+    let nodes = ports.iter().enumerate();
+    let nodes: Vec<String> = nodes
+        .map(|(i, port)| format!("n{i}-127.0.0.1:{port}"))
+        .collect();
+    nodes.join(";")
 }
 
 /// The settings of node `self_id` whose files live in `dir`.
@@ -102,9 +95,10 @@ pub fn command_line(setup: &PeerSetup, kind: PeerKind, nodes: usize) -> anyhow::
     let dir = Path::new("<dir>");
     let ports: Vec<String> = (0..nodes).map(|i| format!("<port{i}>")).collect();
     let inner = node_command(setup, kind, &peer_list(&ports), "n0", dir)?;
-    let command = peer::pinned(setup, inner, dir);
-    Ok(peer::show_command(
-        &command,
+    Ok(peer::show_pinned(
+        setup,
+        inner,
+        dir,
         "<interop/java rmq5 classpath>",
     ))
 }
@@ -134,18 +128,16 @@ impl ControllerGroup {
     }
 
     pub fn pids(&self) -> Vec<u32> {
-        self.nodes.iter().map(|n| n.process.pid()).collect()
+        self.each(Process::pid)
     }
-
     pub fn rss_kib(&self) -> Vec<Option<u64>> {
-        self.nodes.iter().map(|n| n.process.rss_kib()).collect()
+        self.each(Process::rss_kib)
     }
-
     pub fn cpus_allowed(&self) -> Vec<Option<String>> {
-        self.nodes
-            .iter()
-            .map(|n| n.process.cpus_allowed())
-            .collect()
+        self.each(Process::cpus_allowed)
+    }
+    fn each<T>(&self, of: fn(&Process) -> T) -> Vec<T> {
+        self.nodes.iter().map(|n| of(&n.process)).collect()
     }
 
     /// Fails naming the first node that is no longer running.
@@ -169,7 +161,7 @@ impl ControllerGroup {
     async fn wait_ready(&mut self, spawned: Instant, limit: Duration) -> anyhow::Result<()> {
         loop {
             self.check_running()?;
-            let mut answers = Vec::with_capacity(self.nodes.len());
+            let mut answers = Vec::new();
             for node in &self.nodes {
                 answers.push(metadata_of(node.addr).await);
             }
@@ -222,10 +214,11 @@ pub async fn start(
     on_fresh_ports(&what, nodes, async |ports: &[u16]| {
         let peers = peer_list(ports);
         let spawned = Instant::now();
+        let (nodes, ready_after) = (Vec::new(), Duration::ZERO);
         let mut group = ControllerGroup {
             kind,
-            nodes: Vec::new(),
-            ready_after: Duration::ZERO,
+            nodes,
+            ready_after,
         };
         for (i, &port) in ports.iter().enumerate() {
             let (dir, id) = (peer::dir_for(kind)?, format!("n{i}"));
@@ -267,12 +260,8 @@ mod tests {
         assert!(s.contains(&"controllerStorePath=/d/store".to_owned()));
         assert!(s.contains(&"bindAddress=127.0.0.1".to_owned()));
         let flags = java_controller_flags("256m");
-        let head = [
-            "-Xmx256m",
-            "-XX:MaxDirectMemorySize=128m",
-            "--add-opens=java.base/java.nio=ALL-UNNAMED",
-        ];
-        assert_eq!(flags[..3], head);
+        assert_eq!(flags[..2], ["-Xmx256m", "-XX:MaxDirectMemorySize=128m"]);
+        assert_eq!(flags[2], "--add-opens=java.base/java.nio=ALL-UNNAMED");
         assert_eq!(flags[4], "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED");
         assert_eq!(flags.len(), 8);
     }
