@@ -70,18 +70,16 @@ impl Run {
     fn results(&self, id: &str, part: &str) -> Vec<(&str, &Value)> {
         let runs = self.json["scenarios"][id]["runs"].as_array();
         let runs = runs.unwrap_or_else(|| panic!("no {id}"));
-        let of_part = runs
+        let mut found = Vec::new();
+        for run in runs
             .iter()
-            .filter(|r| r["part"].as_str().unwrap_or("") == part);
-        let result = |run: &'_ Value| {
-            let stderr = &self.stderr;
-            assert!(
-                run["error"].is_null(),
-                "{id} {part} failed: {run}\n{stderr}"
-            );
-            (run["peer"].as_str().unwrap(), &run["result"])
-        };
-        of_part.map(result).collect()
+            .filter(|r| r["part"].as_str().unwrap_or("") == part)
+        {
+            let (error, stderr) = (&run["error"], &self.stderr);
+            assert!(error.is_null(), "{id} {part} failed: {run}\n{stderr}");
+            found.push((run["peer"].as_str().unwrap(), &run["result"]));
+        }
+        found
     }
 
     /// Asserts that exactly `peers` ran `part` of scenario `id`, each to a result.
