@@ -1,6 +1,5 @@
-//! The ceiling server: no state, precomputed answers of a correct size,
-//! registrations decoded as a correct server must (see docs/benchmarks.md,
-//! "The peers").
+//! The ceiling server: no state, precomputed answers of a correct size, registrations decoded as a
+//! correct server must (see docs/benchmarks.md, "The peers").
 
 use std::io::Write;
 use std::net::SocketAddr;

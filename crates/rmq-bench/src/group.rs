@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use rmq_transport::{ClientConfig, RpcClient};
+use rmq_transport::RpcClient;
 use rmq_wire::{RemotingCommand, RequestCode, ResponseCode};
 use tokio::time::Instant;
 
@@ -21,13 +21,7 @@ const JAVA_LAUNCHER: &str = "dev.waymark.interop.harness.ControllerLauncher";
 /// JVM flags of one Java controller node: interop/java/controller.sh's, with `-Xmx` from `heap`
 /// (the script's default is 256m).
 fn java_controller_flags(heap: &str) -> Vec<String> {
-    let opens = [
-        "java.nio",
-        "sun.nio.ch",
-        "java.lang",
-        "java.util",
-        "jdk.internal.ref",
-    ];
+    let opens = "java.nio sun.nio.ch java.lang java.util jdk.internal.ref".split(' ');
     let mut flags = vec![format!("-Xmx{heap}"), "-XX:MaxDirectMemorySize=128m".into()];
     flags.extend(opens.map(|package| format!("--add-opens=java.base/{package}=ALL-UNNAMED")));
     flags.insert(4, "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED".into());
@@ -36,11 +30,13 @@ fn java_controller_flags(heap: &str) -> Vec<String> {
 
 /// `n0-127.0.0.1:P0;n1-127.0.0.1:P1;…`, the peer list of nodes on `ports`.
 fn peer_list<P: Display>(ports: &[P]) -> String {
-    let nodes = ports.iter().enumerate();
-    let nodes: Vec<String> = nodes
-        .map(|(i, port)| format!("n{i}-127.0.0.1:{port}"))
-        .collect();
-    nodes.join(";")
+    let node = |(i, port)| format!("n{i}-127.0.0.1:{port}");
+    ports
+        .iter()
+        .enumerate()
+        .map(node)
+        .collect::<Vec<_>>()
+        .join(";")
 }
 
 /// The settings of node `self_id` whose files live in `dir`.
@@ -145,11 +141,8 @@ impl ControllerGroup {
         for node in &mut self.nodes {
             if node.process.exit_status().is_some() {
                 let (kind, log) = (self.kind.title(), node.process.log_tail());
-                bail!(
-                    "{kind} controller {} at {} exited; log: {log}",
-                    node.id,
-                    node.addr
-                );
+                let (id, addr) = (&node.id, node.addr);
+                bail!("{kind} controller {id} at {addr} exited; log: {log}");
             }
         }
         Ok(())
@@ -165,22 +158,17 @@ impl ControllerGroup {
             for node in &self.nodes {
                 answers.push(metadata_of(node.addr).await);
             }
-            let leader = answers
-                .iter()
-                .flatten()
-                .any(|a| a.ext("isLeader") == Some("true"));
+            let mut answered = answers.iter().flatten();
+            let leader = answered.any(|a| a.ext("isLeader") == Some("true"));
             if leader && answers.iter().all(Option::is_some) {
                 return Ok(());
             }
             if spawned.elapsed() > limit {
                 let silent = self.nodes.iter().zip(&answers).filter(|(_, a)| a.is_none());
-                let silent: Vec<String> = silent
-                    .map(|(n, _)| format!("{} ({})", n.id, n.process.log_tail()))
-                    .collect();
+                let silent = silent.map(|(n, _)| format!("{} ({})", n.id, n.process.log_tail()));
+                let (kind, silent) = (self.kind.title(), silent.collect::<Vec<_>>().join("; "));
                 bail!(
-                    "the {} controller group had no serving leader within {limit:?}; nodes not answering: [{}]",
-                    self.kind.title(),
-                    silent.join("; ")
+                    "the {kind} controller group had no serving leader within {limit:?}; nodes not answering: [{silent}]"
                 );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -188,14 +176,9 @@ impl ControllerGroup {
     }
 }
 
-/// CONTROLLER_GET_METADATA_INFO to `addr` on a connection of its own; the answer if it was
-/// SUCCESS.
+/// CONTROLLER_GET_METADATA_INFO to `addr` on a connection of its own; the answer if it was SUCCESS.
 async fn metadata_of(addr: SocketAddr) -> Option<RemotingCommand> {
-    let config = ClientConfig {
-        connect_timeout: Duration::from_millis(500),
-        ..load::client_config()
-    };
-    let client = RpcClient::connect(addr, config).await.ok()?;
+    let client = RpcClient::connect(addr, load::probe_config()).await.ok()?;
     let request = RemotingCommand::request(RequestCode::ControllerGetMetadataInfo, 0);
     let answer = client.invoke(request, Duration::from_secs(2)).await.ok();
     client.close();

@@ -25,6 +25,14 @@ pub fn client_config() -> ClientConfig {
     }
 }
 
+/// A readiness probe's configuration: connects fail fast.
+pub fn probe_config() -> ClientConfig {
+    ClientConfig {
+        connect_timeout: Duration::from_millis(500),
+        ..client_config()
+    }
+}
+
 pub async fn connect(addr: SocketAddr, count: usize) -> anyhow::Result<Vec<RpcClient>> {
     connect_with(addr, count, &client_config()).await
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::ValueEnum;
 use rmq_testkit::ports;
-use rmq_transport::{ClientConfig, RpcClient};
+use rmq_transport::RpcClient;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
@@ -268,10 +268,7 @@ async fn wait_ready(
     limit: Duration,
 ) -> anyhow::Result<Duration> {
     let probe = workload::route_request("WaymarkBenchReadinessProbe");
-    let config = ClientConfig {
-        connect_timeout: Duration::from_millis(500),
-        ..load::client_config()
-    };
+    let config = load::probe_config();
     let title = peer.kind.title();
     loop {
         if let Some(status) = peer.process.exit_status() {
@@ -313,8 +310,7 @@ pub struct Process {
 }
 
 impl Process {
-    /// Spawns `inner` in `dir`, pinned, its output to `dir/server.log` (stdin kept open if
-    /// asked).
+    /// Spawns `inner` in `dir`, pinned, its output to `dir/server.log` (stdin kept open if asked).
     pub fn spawn(
         setup: &PeerSetup,
         inner: Command,

@@ -1,5 +1,4 @@
-//! CPU pinning (`taskset`), what the machine is, and reading a process's CPU
-//! time from `/proc`.
+//! CPU pinning (`taskset`), what the machine is, and reading a process's CPU time from `/proc`.
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -38,8 +37,7 @@ pub fn rss_kib(pid: u32) -> Option<u64> {
     kib(&proc_status_field(Some(pid), "VmRSS")?)
 }
 
-/// The CPUs of a `taskset -c` list (`0,2-3` → 0, 2, 3); `None` if it does
-/// not parse.
+/// The CPUs of a `taskset -c` list (`0,2-3` → 0, 2, 3); `None` if it does not parse.
 fn cpu_list(cpus: &str) -> Option<Vec<usize>> {
     let mut list = Vec::new();
     for part in cpus.split(',') {
@@ -158,8 +156,7 @@ pub struct CpuSnapshot {
     at: Instant,
 }
 
-/// `utime + stime` of `/proc/<pid>/stat` (all threads; this process's with
-/// `None`), clock ticks.
+/// `utime + stime` of `/proc/<pid>/stat` (all threads; this process's with `None`), clock ticks.
 pub fn process_ticks(pid: Option<u32>) -> Option<u64> {
     let text = std::fs::read_to_string(proc_file(pid, "stat")).ok()?;
     // Fields after the parenthesised command name; utime and stime are 14 and 15.
@@ -197,8 +194,7 @@ impl CpuSnapshot {
         })
     }
 
-    /// CPU used by everything but the servers and the generator since
-    /// `earlier`, in % of one CPU.
+    /// CPU used by everything but the servers and the generator since `earlier`, in % of one CPU.
     pub fn others_percent_since(&self, earlier: &CpuSnapshot) -> f64 {
         let busy = self.busy.saturating_sub(earlier.busy);
         let generator = self.generator.saturating_sub(earlier.generator);

@@ -1,6 +1,5 @@
-//! What a run was measured from (commit, dirty tree, disturbed measurements)
-//! and the rule that keeps the report from being rewritten from either unless
-//! allowed.
+//! What a run was measured from (commit, dirty tree, disturbed measurements) and the rule that
+//! keeps the report from being rewritten from either unless allowed.
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -121,8 +121,7 @@ impl Results {
     }
 }
 
-/// The typed fields of results written before runs were kept by scenario id: field, scenario,
-/// part.
+/// The typed fields of results written before runs were kept by scenario id: field, scenario, part.
 const TYPED_FIELDS: [(&str, &str, &str); 13] = [
     ("route_qps", "route-qps", ""),
     ("route_sweep", "route-sweep", ""),

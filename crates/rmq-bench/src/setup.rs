@@ -213,8 +213,7 @@ fn jar_version(classpath: &str, artifact: &str) -> Option<String> {
     })
 }
 
-/// What a peer's NameServer (or, with `controller`, its controller) is,
-/// with versions.
+/// What a peer's NameServer (or, with `controller`, its controller) is, with versions.
 pub fn version(setup: &PeerSetup, kind: PeerKind, controller: bool) -> String {
     let java = || {
         let jvm = first_line(Command::new("java").arg("-version")).unwrap_or_default();

@@ -33,8 +33,7 @@ struct Run {
     stderr: String,
 }
 
-/// `rmq-bench --quick --no-pin --peers waymark,ceiling … compare <compare>` into a fresh
-/// directory.
+/// `rmq-bench --quick --no-pin --peers waymark,ceiling … compare <compare>` into a fresh directory.
 fn quick_compare(test: &str, compare: &[&str]) -> Run {
     let dir = std::env::temp_dir().join(format!("rmq-bench-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

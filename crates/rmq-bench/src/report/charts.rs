@@ -12,8 +12,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::peer::PeerKind;
 use crate::stats::Latency;
 
-/// A point of a line: x, y, and whether it is drawn as a cross (the sweep
-/// stopped after it).
+/// A point of a line: x, y, and whether it is drawn as a cross (the sweep stopped after it).
 pub type Point = (f64, f64, bool);
 
 /// One panel of a chart.

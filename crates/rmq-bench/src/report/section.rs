@@ -16,8 +16,7 @@ use crate::scenario::{TwoCpus, TWO_CPUS};
 /// A column: its heading and how a row's value is written.
 pub type Col<T> = (&'static str, fn(&T) -> String);
 
-/// A row of a ratio table: Waymark ÷ peer for a rate, peer ÷ Waymark for a cost; `—` for
-/// `not_for`.
+/// A row of a ratio table: Waymark ÷ peer for a rate, peer ÷ Waymark for a cost; `—` for `not_for`.
 pub struct Ratio<T> {
     pub label: &'static str,
     pub value: fn(&T) -> Option<f64>,
@@ -324,8 +323,7 @@ impl<'a> Section<'a> {
         }
     }
 
-    /// A chart of `panels` side by side, drawn from `rows` into `bench-<id>.png` beside the
-    /// report.
+    /// A chart of `panels` side by side, drawn from `rows` into `bench-<id>.png` beside the report.
     pub fn chart<T>(&mut self, rows: &[Row<T>], panels: &[Panel<T>]) {
         let Some(dir) = self.chart_dir else {
             return;

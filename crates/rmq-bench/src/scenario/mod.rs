@@ -256,8 +256,7 @@ pub struct TwoCpus {
 pub const TWO_CPUS: &str = "two-cpus";
 
 /// Runs `run` again on Waymark and Java, each server on two CPUs ([`pin::two_server_cpus`]), as
-/// part [`TWO_CPUS`]; not run unpinned, nor (with `unless_shared`) where the generator shares
-/// one.
+/// part [`TWO_CPUS`]; not run unpinned, nor (with `unless_shared`) where the generator shares one.
 pub async fn two_cpus<T: Serialize>(
     ctx: &Ctx<'_>,
     record: &mut Record,
