@@ -11,6 +11,7 @@ use rmq_transport::{ClientConfig, ClientError, RpcClient};
 use rmq_wire::{RemotingCommand, ResponseCode};
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -174,26 +175,11 @@ impl Window {
         self.warmup + self.duration
     }
 
-    /// The measured part of this window for a load phase that starts at `started`.
-    pub fn span(&self, started: Instant) -> Span {
+    /// The measured part of this window for a load phase that starts at `started`: what happens
+    /// inside it (a closed-loop answer's arrival, a fixed-rate request's due time) is measured.
+    pub fn span(&self, started: Instant) -> Range<Instant> {
         let from = started + self.warmup;
-        let end = from + self.duration;
-        Span { from, end }
-    }
-}
-
-/// The measured part of a load phase: `[from, end)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
-    pub from: Instant,
-    pub end: Instant,
-}
-
-impl Span {
-    /// Whether something that happened `at` (a closed-loop answer's arrival, a fixed-rate
-    /// request's due time) is measured.
-    pub fn holds(&self, at: Instant) -> bool {
-        at >= self.from && at < self.end
+        from..from + self.duration
     }
 }
 
@@ -294,10 +280,10 @@ fn per_second(count: u64, elapsed: Duration) -> f64 {
     }
 }
 
-/// Reads the CPU of `pid` at `span.from` and at `span.end`.
-fn cpu_over(span: Span, pid: u32) -> JoinHandle<Option<ServerCpu>> {
+/// Reads the CPU of `pid` at the start and at the end of `span`.
+fn cpu_over(span: Range<Instant>, pid: u32) -> JoinHandle<Option<ServerCpu>> {
     tokio::spawn(async move {
-        tokio::time::sleep_until(span.from).await;
+        tokio::time::sleep_until(span.start).await;
         let before = CpuSnapshot::take(pid)?;
         tokio::time::sleep_until(span.end).await;
         Some(ServerCpu::between(&before, &CpuSnapshot::take(pid)?))
@@ -326,10 +312,10 @@ pub async fn closed_loop(
     server_pid: Option<u32>,
 ) -> Outcome {
     let span = window.span(Instant::now());
-    let cpu = server_pid.map(|pid| cpu_over(span, pid));
+    let cpu = server_pid.map(|pid| cpu_over(span.clone(), pid));
     let mut tasks = JoinSet::new();
     for Worker { client, mut make } in workers {
-        let progress = progress.clone();
+        let (progress, span) = (progress.clone(), span.clone());
         tasks.spawn(async move {
             let (mut outcome, mut scratch) = (Outcome::empty(), Outcome::empty());
             loop {
@@ -342,7 +328,7 @@ pub async fn closed_loop(
                     break; // the window ended first: not counted
                 };
                 let answered = Instant::now();
-                let target = match span.holds(answered) {
+                let target = match span.contains(&answered) {
                     true => &mut outcome,
                     false => &mut scratch,
                 };
@@ -361,7 +347,7 @@ pub async fn closed_loop(
     }
     let mut total = merged(tasks).await;
     total.answered_in_window = total.ok;
-    let elapsed = Instant::now().saturating_duration_since(span.from);
+    let elapsed = Instant::now().saturating_duration_since(span.start);
     total.elapsed = elapsed.min(window.duration);
     if let Some(cpu) = cpu {
         // All workers gone before the window ended: the reading would wait for its end and
@@ -400,12 +386,13 @@ pub async fn fixed_rate(
 ) -> Outcome {
     let started = Instant::now();
     let span = window.span(started);
-    let cpu = server_pid.map(|pid| cpu_over(span, pid));
+    let cpu = server_pid.map(|pid| cpu_over(span.clone(), pid));
     let (rate, stride) = (rate.max(1e-3), clients.len().max(1) as u64);
     let due_at = move |i: u64| started + Duration::from_secs_f64(i as f64 / rate);
     let mut tasks = JoinSet::new();
     for (first, client) in clients.iter().enumerate() {
         let (client, make, progress) = (client.clone(), make.clone(), progress.clone());
+        let span = span.clone();
         // Requests `first`, `first + stride`, … sent as they fall due (all overdue ones at
         // once), each followed to its answer.
         tasks.spawn(async move {
@@ -426,10 +413,10 @@ pub async fn fixed_rate(
                         let ok = matches!(&result, Ok(r) if r.response_code() == ResponseCode::Success);
                         let counter = if ok { &progress.ok } else { &progress.errors };
                         counter.fetch_add(1, Ordering::Relaxed);
-                        if ok && span.holds(at) {
+                        if ok && span.contains(&at) {
                             outcome.answered_in_window += 1;
                         }
-                        if span.holds(due) {
+                        if span.contains(&due) {
                             let lag = sent.saturating_duration_since(due);
                             outcome.max_schedule_lag = outcome.max_schedule_lag.max(lag);
                             stats::record(&mut outcome.schedule_lag, lag.as_nanos());
@@ -440,7 +427,7 @@ pub async fn fixed_rate(
                         let now = Instant::now();
                         while due_at(next) <= now && due_at(next) < span.end {
                             let (due, request, client) = (due_at(next), make(next), &client);
-                            outcome.offered += u64::from(span.holds(due));
+                            outcome.offered += u64::from(span.contains(&due));
                             in_flight.push(async move {
                                 let sent = Instant::now();
                                 let result = client.invoke(request, window.timeout).await;
@@ -507,11 +494,11 @@ mod tests {
         let base = Instant::now();
         let at = |ms| base + Duration::from_millis(ms);
         let span = Window::secs(0.2, 0.5, Duration::from_secs(1)).span(base);
-        assert_eq!((span.from, span.end), (at(200), at(700)));
+        assert_eq!(span, at(200)..at(700));
         // Sent during the warmup, answered inside: counted.
-        assert!(span.holds(at(250)));
+        assert!(span.contains(&at(250)));
         // Sent inside, answered after the end: not counted.
-        assert!(!span.holds(at(700)) && !span.holds(at(900)) && !span.holds(at(199)));
+        assert!(!span.contains(&at(700)) && !span.contains(&at(900)) && !span.contains(&at(199)));
     }
 
     /// One worker, a server that takes 1 s, a window of 1.5 s: the answer at 1 s counts, the one
