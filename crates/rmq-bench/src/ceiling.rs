@@ -1,7 +1,7 @@
-//! The ceiling server: no state, precomputed answers of a correct size,
-//! registrations decoded as a correct server must (see docs/benchmarks.md,
-//! "The peers").
+//! The ceiling server: no state, precomputed answers of a correct size, registrations decoded as a
+//! correct server must (see docs/benchmarks.md, "The peers").
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -90,13 +90,10 @@ pub struct Answers {
 impl Answers {
     pub fn new(layout: &Layout) -> Answers {
         let request = RemotingCommand::request(0, 0);
-        let route_body = layout.route_of_set(0).to_json(Dialect::Standard);
-        let route =
-            RemotingCommand::response_to(&request, ResponseCode::Success).with_body(route_body);
-        let register = RemotingCommand::response_to(&request, ResponseCode::Success)
-            .with_header(&RegisterBrokerResponseHeader::default());
-        let other = RemotingCommand::response_to(&request, ResponseCode::Success);
-        let [route, register, other] = [route, register, other].map(|r| Template::of(&r));
+        let ok = || RemotingCommand::response_to(&request, ResponseCode::Success);
+        let route = ok().with_body(layout.route_of_set(0).to_json(Dialect::Standard));
+        let register = ok().with_header(&RegisterBrokerResponseHeader::default());
+        let [route, register, other] = [route, register, ok()].map(|r| Template::of(&r));
         Answers {
             route,
             register,
@@ -156,9 +153,8 @@ fn read_registration(frame: Bytes) -> Result<(), RemotingCommand> {
     let refuse = |remark: String| {
         RemotingCommand::response_to(&request, ResponseCode::SystemError).with_remark(remark)
     };
-    let header: RegisterBrokerRequestHeader = request
-        .header()
-        .map_err(|e| refuse(format!("bad header: {e}")))?;
+    let header: Result<RegisterBrokerRequestHeader, _> = request.header();
+    let header = header.map_err(|e| refuse(format!("bad header: {e}")))?;
     let body = request.body.as_deref();
     if header.body_crc32 != 0 && body.map_or(0, body_crc32) != header.body_crc32 {
         return Err(refuse("crc32 not match".into()));
@@ -180,9 +176,9 @@ fn scan_int(header: &[u8], key: &[u8], last: bool) -> Option<i32> {
     let rest = &header[at + key.len()..];
     let end = rest
         .iter()
-        .position(|b| !(b.is_ascii_digit() || *b == b'-'))
-        .unwrap_or(rest.len());
-    std::str::from_utf8(&rest[..end]).ok()?.parse().ok()
+        .position(|b| !(b.is_ascii_digit() || *b == b'-'));
+    let digits = &rest[..end.unwrap_or(rest.len())];
+    std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
 /// Serves `listener` forever with `answers`.
@@ -229,16 +225,13 @@ async fn connection(mut stream: TcpStream, answers: &Answers) -> anyhow::Result<
 
 /// `rmq-bench ceiling-server`: binds `listen`, prints the ready line, serves.
 pub async fn run(listen: SocketAddr, layout: Layout) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(listen)
-        .await
-        .with_context(|| format!("cannot listen on {listen}"))?;
+    let listener = TcpListener::bind(listen).await;
+    let listener = listener.with_context(|| format!("cannot listen on {listen}"))?;
     let answers = Arc::new(Answers::new(&layout));
-    {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "ceiling server ready on {}", listener.local_addr()?)?;
-        out.flush()?;
-    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ceiling server ready on {}", listener.local_addr()?)?;
+    out.flush()?;
+    drop(out);
     serve(listener, answers).await
 }
 
@@ -246,15 +239,16 @@ pub async fn run(listen: SocketAddr, layout: Layout) -> anyhow::Result<()> {
 mod tests {
     use super::*;
     use crate::workload::{self, Registration};
+    use rmq_wire::SerializeType;
 
     const LAYOUT: Layout = Layout::new(3, 2, 3);
 
-    fn answer(answers: &Answers, request: &RemotingCommand) -> BytesMut {
+    /// The answer to `request`.
+    fn answer(answers: &Answers, request: &RemotingCommand) -> RemotingCommand {
         let mut out = BytesMut::new();
-        answers
-            .answer(frame::encode_to_bytes(request), &mut out)
-            .unwrap();
-        out
+        let answered = answers.answer(frame::encode_to_bytes(request), &mut out);
+        answered.expect("a scannable header");
+        frame::decode(out.freeze()).unwrap()
     }
 
     #[test]
@@ -262,7 +256,7 @@ mod tests {
         let answers = Answers::new(&LAYOUT);
         let mut request = workload::route_request("BenchTopic-0-1");
         request.opaque = 4711;
-        let response = frame::decode(answer(&answers, &request).freeze()).unwrap();
+        let response = answer(&answers, &request);
         assert_eq!(response.opaque, 4711);
         assert!(response.is_response());
         let route =
@@ -271,7 +265,9 @@ mod tests {
 
         let mut oneway = RemotingCommand::request(RequestCode::RegisterBroker, 9).oneway();
         oneway.opaque = -3;
-        assert!(answer(&answers, &oneway).is_empty());
+        let mut out = BytesMut::new();
+        answers.answer(frame::encode_to_bytes(&oneway), &mut out);
+        assert!(out.is_empty());
 
         for value in [0, 7, -3, 10, i32::MAX, i32::MIN] {
             let mut buf = [0u8; 11];
@@ -286,12 +282,9 @@ mod tests {
         let mut registration = Registration::of_layout(&LAYOUT, 1, now).unwrap();
         let mut request = registration.next_request(now);
         request.opaque = 77;
-        for serialize_type in [
-            rmq_wire::SerializeType::Json,
-            rmq_wire::SerializeType::RocketMq,
-        ] {
+        for serialize_type in [SerializeType::Json, SerializeType::RocketMq] {
             let request = request.clone().with_serialize_type(serialize_type);
-            let response = frame::decode(answer(&answers, &request).freeze()).unwrap();
+            let response = answer(&answers, &request);
             assert_eq!(response.opaque, 77);
             assert_eq!(
                 response.response_code(),
@@ -300,22 +293,20 @@ mod tests {
             );
         }
 
-        // A body that does not decode is refused, with or without a CRC.
-        let broken = request
-            .clone()
-            .with_body(&b"{\"topicConfigSerializeWrapper\":["[..]);
-        let response = frame::decode(answer(&answers, &broken).freeze()).unwrap();
-        assert_eq!(response.response_code(), ResponseCode::SystemError);
-        assert_eq!(response.opaque, 77);
-        assert!(response.remark.unwrap().contains("crc32"));
-        let broken = broken.with_ext("bodyCrc32", "0");
-        let response = frame::decode(answer(&answers, &broken).freeze()).unwrap();
-        assert_eq!(response.response_code(), ResponseCode::SystemError);
-        assert!(response.remark.unwrap().contains("RegisterBrokerBody"));
-
-        // As is a registration without its header.
-        let bare = RemotingCommand::request(RequestCode::RegisterBroker, 0);
-        let response = frame::decode(answer(&answers, &bare).freeze()).unwrap();
-        assert_eq!(response.response_code(), ResponseCode::SystemError);
+        // A body that does not decode is refused, with or without a CRC; as is a registration
+        // without its header.
+        let broken = request.with_body(&b"{\"topicConfigSerializeWrapper\":["[..]);
+        let without_crc = broken.clone().with_ext("bodyCrc32", "0");
+        let bare = RemotingCommand::request(RequestCode::RegisterBroker, 77);
+        for (request, remark) in [
+            (broken, "crc32"),
+            (without_crc, "RegisterBrokerBody"),
+            (bare, "bad header"),
+        ] {
+            let response = answer(&answers, &request);
+            assert_eq!(response.response_code(), ResponseCode::SystemError);
+            assert_eq!(response.opaque, 77);
+            assert!(response.remark.unwrap().contains(remark));
+        }
     }
 }

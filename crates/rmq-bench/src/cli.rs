@@ -130,10 +130,9 @@ pub struct CompareArgs {
 
 fn scenario_id(text: &str) -> Result<String, String> {
     let ids: Vec<&str> = scenario::ALL.iter().map(|e| e.id()).collect();
-    if ids.contains(&text) {
-        Ok(text.to_owned())
-    } else {
-        Err(format!("no scenario {text:?} (one of {})", ids.join(", ")))
+    match ids.contains(&text) {
+        true => Ok(text.to_owned()),
+        false => Err(format!("no scenario {text:?} (one of {})", ids.join(", "))),
     }
 }
 
@@ -153,10 +152,8 @@ pub struct AllowArgs {
 
 impl AllowArgs {
     pub fn allow(self) -> Allow {
-        Allow {
-            dirty: self.allow_dirty,
-            disturbed: self.allow_disturbed,
-        }
+        let (dirty, disturbed) = (self.allow_dirty, self.allow_disturbed);
+        Allow { dirty, disturbed }
     }
 }
 
@@ -206,15 +203,11 @@ impl CeilingArgs {
 /// Parses `20s`, `500ms`, `2m` or a bare number of seconds, into seconds.
 pub fn secs(text: &str) -> Result<f64, String> {
     let text = text.trim();
-    let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
-        (n, 0.001)
-    } else if let Some(n) = text.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = text.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        (text, 1.0)
-    };
+    let units = [("ms", 0.001), ("s", 1.0), ("m", 60.0)];
+    let unit = units
+        .iter()
+        .find_map(|&(unit, scale)| Some((text.strip_suffix(unit)?, scale)));
+    let (number, scale) = unit.unwrap_or((text, 1.0));
     match number.trim().parse::<f64>() {
         Ok(value) if value.is_finite() && value >= 0.0 => Ok(value * scale),
         _ => Err(format!(
@@ -234,10 +227,9 @@ mod tests {
 
     #[test]
     fn durations_parse() {
-        assert_eq!(secs("20s"), Ok(20.0));
-        assert_eq!(secs("500ms"), Ok(0.5));
-        assert_eq!(secs("2m"), Ok(120.0));
-        assert_eq!(secs("1.5"), Ok(1.5));
+        for (text, seconds) in [("20s", 20.0), ("500ms", 0.5), ("2m", 120.0), ("1.5", 1.5)] {
+            assert_eq!(secs(text), Ok(seconds));
+        }
         assert_eq!(millis("3s"), Ok(3_000));
         assert!(secs("fast").is_err() && secs("-1s").is_err());
     }
@@ -245,12 +237,11 @@ mod tests {
     #[test]
     fn every_scenario_is_a_sub_command_and_a_compare_choice() {
         command().debug_assert();
-        for entry in scenario::ALL {
-            let matches = command()
-                .try_get_matches_from(["rmq-bench", entry.id(), "--peers", "waymark"])
-                .unwrap();
-            assert_eq!(matches.subcommand_name(), Some(entry.id()));
-            assert_eq!(scenario_id(entry.id()).as_deref(), Ok(entry.id()));
+        for id in scenario::ALL.iter().map(|e| e.id()) {
+            let argv = ["rmq-bench", id, "--peers", "waymark"];
+            let matches = command().try_get_matches_from(argv).unwrap();
+            assert_eq!(matches.subcommand_name(), Some(id));
+            assert_eq!(scenario_id(id).as_deref(), Ok(id));
         }
         assert!(scenario_id("route-qs").is_err());
     }

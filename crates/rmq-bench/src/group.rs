@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use rmq_transport::{ClientConfig, RpcClient};
+use rmq_transport::RpcClient;
 use rmq_wire::{RemotingCommand, RequestCode, ResponseCode};
 use tokio::time::Instant;
 
@@ -16,38 +16,27 @@ use crate::load;
 use crate::peer::{self, on_fresh_ports, PeerKind, PeerSetup, Process, Start};
 
 /// The Java launcher's main class (interop/java, `rmq5` profile).
-pub const JAVA_LAUNCHER: &str = "dev.waymark.interop.harness.ControllerLauncher";
+const JAVA_LAUNCHER: &str = "dev.waymark.interop.harness.ControllerLauncher";
 
 /// JVM flags of one Java controller node: interop/java/controller.sh's, with `-Xmx` from `heap`
 /// (the script's default is 256m).
-pub fn java_controller_flags(heap: &str) -> Vec<String> {
-    let mut flags = vec![
-        format!("-Xmx{heap}"),
-        "-XX:MaxDirectMemorySize=128m".to_owned(),
-    ];
-    for package in [
-        "java.nio",
-        "sun.nio.ch",
-        "java.lang",
-        "java.util",
-        "jdk.internal.ref",
-    ] {
-        flags.push(format!("--add-opens=java.base/{package}=ALL-UNNAMED"));
-    }
-    flags.insert(
-        4,
-        "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED".to_owned(),
-    );
+fn java_controller_flags(heap: &str) -> Vec<String> {
+    let opens = "java.nio sun.nio.ch java.lang java.util jdk.internal.ref".split(' ');
+    let mut flags = vec![format!("-Xmx{heap}"), "-XX:MaxDirectMemorySize=128m".into()];
+    flags.extend(opens.map(|package| format!("--add-opens=java.base/{package}=ALL-UNNAMED")));
+    flags.insert(4, "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED".into());
     flags
 }
 
 /// `n0-127.0.0.1:P0;n1-127.0.0.1:P1;…`, the peer list of nodes on `ports`.
-pub fn peer_list<P: Display>(ports: &[P]) -> String {
-    let nodes = ports
+fn peer_list<P: Display>(ports: &[P]) -> String {
+    let node = |(i, port)| format!("n{i}-127.0.0.1:{port}");
+    ports
         .iter()
         .enumerate()
-        .map(|(i, port)| format!("n{i}-127.0.0.1:{port}"));
-    nodes.collect::<Vec<_>>().join(";")
+        .map(node)
+        .collect::<Vec<_>>()
+        .join(";")
 }
 
 /// The settings of node `self_id` whose files live in `dir`.
@@ -102,9 +91,10 @@ pub fn command_line(setup: &PeerSetup, kind: PeerKind, nodes: usize) -> anyhow::
     let dir = Path::new("<dir>");
     let ports: Vec<String> = (0..nodes).map(|i| format!("<port{i}>")).collect();
     let inner = node_command(setup, kind, &peer_list(&ports), "n0", dir)?;
-    let command = peer::pinned(setup, inner, dir);
-    Ok(peer::show_command(
-        &command,
+    Ok(peer::show_pinned(
+        setup,
+        inner,
+        dir,
         "<interop/java rmq5 classpath>",
     ))
 }
@@ -134,18 +124,16 @@ impl ControllerGroup {
     }
 
     pub fn pids(&self) -> Vec<u32> {
-        self.nodes.iter().map(|n| n.process.pid()).collect()
+        self.each(Process::pid)
     }
-
     pub fn rss_kib(&self) -> Vec<Option<u64>> {
-        self.nodes.iter().map(|n| n.process.rss_kib()).collect()
+        self.each(Process::rss_kib)
     }
-
     pub fn cpus_allowed(&self) -> Vec<Option<String>> {
-        self.nodes
-            .iter()
-            .map(|n| n.process.cpus_allowed())
-            .collect()
+        self.each(Process::cpus_allowed)
+    }
+    fn each<T>(&self, of: fn(&Process) -> T) -> Vec<T> {
+        self.nodes.iter().map(|n| of(&n.process)).collect()
     }
 
     /// Fails naming the first node that is no longer running.
@@ -153,11 +141,8 @@ impl ControllerGroup {
         for node in &mut self.nodes {
             if node.process.exit_status().is_some() {
                 let (kind, log) = (self.kind.title(), node.process.log_tail());
-                bail!(
-                    "{kind} controller {} at {} exited; log: {log}",
-                    node.id,
-                    node.addr
-                );
+                let (id, addr) = (&node.id, node.addr);
+                bail!("{kind} controller {id} at {addr} exited; log: {log}");
             }
         }
         Ok(())
@@ -169,26 +154,21 @@ impl ControllerGroup {
     async fn wait_ready(&mut self, spawned: Instant, limit: Duration) -> anyhow::Result<()> {
         loop {
             self.check_running()?;
-            let mut answers = Vec::with_capacity(self.nodes.len());
+            let mut answers = Vec::new();
             for node in &self.nodes {
                 answers.push(metadata_of(node.addr).await);
             }
-            let leader = answers
-                .iter()
-                .flatten()
-                .any(|a| a.ext("isLeader") == Some("true"));
+            let mut answered = answers.iter().flatten();
+            let leader = answered.any(|a| a.ext("isLeader") == Some("true"));
             if leader && answers.iter().all(Option::is_some) {
                 return Ok(());
             }
             if spawned.elapsed() > limit {
                 let silent = self.nodes.iter().zip(&answers).filter(|(_, a)| a.is_none());
-                let silent: Vec<String> = silent
-                    .map(|(n, _)| format!("{} ({})", n.id, n.process.log_tail()))
-                    .collect();
+                let silent = silent.map(|(n, _)| format!("{} ({})", n.id, n.process.log_tail()));
+                let (kind, silent) = (self.kind.title(), silent.collect::<Vec<_>>().join("; "));
                 bail!(
-                    "the {} controller group had no serving leader within {limit:?}; nodes not answering: [{}]",
-                    self.kind.title(),
-                    silent.join("; ")
+                    "the {kind} controller group had no serving leader within {limit:?}; nodes not answering: [{silent}]"
                 );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -196,14 +176,9 @@ impl ControllerGroup {
     }
 }
 
-/// CONTROLLER_GET_METADATA_INFO to `addr` on a connection of its own; the answer if it was
-/// SUCCESS.
+/// CONTROLLER_GET_METADATA_INFO to `addr` on a connection of its own; the answer if it was SUCCESS.
 async fn metadata_of(addr: SocketAddr) -> Option<RemotingCommand> {
-    let config = ClientConfig {
-        connect_timeout: Duration::from_millis(500),
-        ..load::client_config()
-    };
-    let client = RpcClient::connect(addr, config).await.ok()?;
+    let client = RpcClient::connect(addr, load::probe_config()).await.ok()?;
     let request = RemotingCommand::request(RequestCode::ControllerGetMetadataInfo, 0);
     let answer = client.invoke(request, Duration::from_secs(2)).await.ok();
     client.close();
@@ -222,10 +197,11 @@ pub async fn start(
     on_fresh_ports(&what, nodes, async |ports: &[u16]| {
         let peers = peer_list(ports);
         let spawned = Instant::now();
+        let (nodes, ready_after) = (Vec::new(), Duration::ZERO);
         let mut group = ControllerGroup {
             kind,
-            nodes: Vec::new(),
-            ready_after: Duration::ZERO,
+            nodes,
+            ready_after,
         };
         for (i, &port) in ports.iter().enumerate() {
             let (dir, id) = (peer::dir_for(kind)?, format!("n{i}"));
@@ -267,12 +243,8 @@ mod tests {
         assert!(s.contains(&"controllerStorePath=/d/store".to_owned()));
         assert!(s.contains(&"bindAddress=127.0.0.1".to_owned()));
         let flags = java_controller_flags("256m");
-        let head = [
-            "-Xmx256m",
-            "-XX:MaxDirectMemorySize=128m",
-            "--add-opens=java.base/java.nio=ALL-UNNAMED",
-        ];
-        assert_eq!(flags[..3], head);
+        assert_eq!(flags[..2], ["-Xmx256m", "-XX:MaxDirectMemorySize=128m"]);
+        assert_eq!(flags[2], "--add-opens=java.base/java.nio=ALL-UNNAMED");
         assert_eq!(flags[4], "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED");
         assert_eq!(flags.len(), 8);
     }

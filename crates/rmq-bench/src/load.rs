@@ -11,6 +11,7 @@ use rmq_transport::{ClientConfig, ClientError, RpcClient};
 use rmq_wire::{RemotingCommand, ResponseCode};
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,6 +23,14 @@ pub fn client_config() -> ClientConfig {
     ClientConfig {
         inbound_capacity: 0,
         ..ClientConfig::default()
+    }
+}
+
+/// A readiness probe's configuration: connects fail fast.
+pub fn probe_config() -> ClientConfig {
+    ClientConfig {
+        connect_timeout: Duration::from_millis(500),
+        ..client_config()
     }
 }
 
@@ -43,7 +52,7 @@ pub async fn connect_with(
     Ok(clients)
 }
 
-/// Counters shown by the progress line: successes, failures, and a second stream's successes
+/// The progress line's counters: successes, failures, and a second stream's successes
 /// (registrations during a storm; 0 hides it).
 #[derive(Debug)]
 pub struct Progress {
@@ -57,15 +66,18 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(label: impl Into<String>, total: Duration) -> Arc<Progress> {
+        let [ok, errors, side] = [0; 3].map(AtomicU64::new);
+        let (label, started) = (label.into(), Instant::now());
         Arc::new(Progress {
-            label: label.into(),
-            started: Instant::now(),
+            label,
+            started,
             total,
-            ok: AtomicU64::new(0),
-            errors: AtomicU64::new(0),
-            side: AtomicU64::new(0),
+            ok,
+            errors,
+            side,
         })
     }
+
     /// Prints the progress line to stderr every second (on a terminal; every 5 s otherwise).
     pub fn spawn_printer(self: &Arc<Self>) -> ProgressPrinter {
         let progress = self.clone();
@@ -78,12 +90,11 @@ impl Progress {
                 tick.tick().await;
                 let [ok, side, errors] = [&progress.ok, &progress.side, &progress.errors]
                     .map(|c| c.load(Ordering::Relaxed));
-                let (elapsed, total) = (progress.started.elapsed(), progress.total);
                 let mut line = format!(
                     "[{}] {:5.1}/{:.0} s  {:>9} req/s  errors {errors}",
                     progress.label,
-                    elapsed.as_secs_f64(),
-                    total.as_secs_f64(),
+                    progress.started.elapsed().as_secs_f64(),
+                    progress.total.as_secs_f64(),
                     ok - last_ok,
                 );
                 if side > 0 {
@@ -136,8 +147,7 @@ pub async fn shown<T>(
 /// Makes a worker's next request.
 pub type Maker = Box<dyn FnMut() -> RemotingCommand + Send>;
 
-/// One closed-loop worker: a connection (shared with other workers for pipelining) and its
-/// request stream.
+/// One closed-loop worker: a connection (shared with others for pipelining), its requests.
 pub struct Worker {
     pub client: RpcClient,
     pub make: Maker,
@@ -153,41 +163,23 @@ pub struct Window {
 
 impl Window {
     pub fn secs(warmup_s: f64, duration_s: f64, timeout: Duration) -> Window {
-        let (warmup, duration) = (
-            Duration::from_secs_f64(warmup_s),
-            Duration::from_secs_f64(duration_s),
-        );
+        let secs = Duration::from_secs_f64;
         Window {
-            warmup,
-            duration,
+            warmup: secs(warmup_s),
+            duration: secs(duration_s),
             timeout,
         }
     }
+
     pub fn total(&self) -> Duration {
         self.warmup + self.duration
     }
-    /// The measured part of this window for a load phase that starts at `started`.
-    pub fn span(&self, started: Instant) -> Span {
+
+    /// The measured part of this window for a load phase that starts at `started`: what happens
+    /// inside it (a closed-loop answer's arrival, a fixed-rate request's due time) is measured.
+    pub fn span(&self, started: Instant) -> Range<Instant> {
         let from = started + self.warmup;
-        Span {
-            from,
-            end: from + self.duration,
-        }
-    }
-}
-
-/// The measured part of a load phase: `[from, end)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
-    pub from: Instant,
-    pub end: Instant,
-}
-
-impl Span {
-    /// Whether something that happened `at` (a closed-loop answer's arrival, a fixed-rate
-    /// request's due time) is measured.
-    pub fn holds(&self, at: Instant) -> bool {
-        at >= self.from && at < self.end
+        from..from + self.duration
     }
 }
 
@@ -226,6 +218,7 @@ impl Outcome {
             server_cpu: None,
         }
     }
+
     fn merge(&mut self, other: Outcome) {
         self.ok += other.ok;
         self.errors += other.errors;
@@ -238,20 +231,24 @@ impl Outcome {
         self.offered += other.offered;
         self.max_schedule_lag = self.max_schedule_lag.max(other.max_schedule_lag);
     }
+
     /// Successful requests counted per second of the window.
     pub fn rate(&self) -> f64 {
         per_second(self.ok, self.elapsed)
     }
+
     /// Successful answers that arrived inside the window, per second of it.
     pub fn achieved_rate(&self) -> f64 {
         per_second(self.answered_in_window, self.elapsed)
     }
+
     pub fn mean_response_bytes(&self) -> f64 {
         match self.ok {
             0 => 0.0,
             ok => self.response_bytes as f64 / ok as f64,
         }
     }
+
     /// Counts one answer (or failure); `false` if the connection closed and the worker should stop.
     fn account(&mut self, result: Result<RemotingCommand, ClientError>, nanos: u128) -> bool {
         match &result {
@@ -277,24 +274,23 @@ impl Outcome {
 }
 
 fn per_second(count: u64, elapsed: Duration) -> f64 {
-    let secs = elapsed.as_secs_f64();
-    if secs > 0.0 {
-        count as f64 / secs
-    } else {
-        0.0
+    match elapsed.as_secs_f64() {
+        secs if secs > 0.0 => count as f64 / secs,
+        _ => 0.0,
     }
 }
 
-/// Reads the CPU of `pid` at `span.from` and at `span.end`.
-fn cpu_over(span: Span, pid: u32) -> JoinHandle<Option<ServerCpu>> {
+/// Reads the CPU of `pid` at the start and at the end of `span`.
+fn cpu_over(span: Range<Instant>, pid: u32) -> JoinHandle<Option<ServerCpu>> {
     tokio::spawn(async move {
-        tokio::time::sleep_until(span.from).await;
+        tokio::time::sleep_until(span.start).await;
         let before = CpuSnapshot::take(pid)?;
         tokio::time::sleep_until(span.end).await;
         Some(ServerCpu::between(&before, &CpuSnapshot::take(pid)?))
     })
 }
 
+/// The workers' outcomes merged, `elapsed` and `answered_in_window` still to be set.
 async fn merged(mut tasks: JoinSet<Outcome>) -> Outcome {
     let mut total = Outcome::empty();
     while let Some(done) = tasks.join_next().await {
@@ -316,10 +312,10 @@ pub async fn closed_loop(
     server_pid: Option<u32>,
 ) -> Outcome {
     let span = window.span(Instant::now());
-    let cpu = server_pid.map(|pid| cpu_over(span, pid));
+    let cpu = server_pid.map(|pid| cpu_over(span.clone(), pid));
     let mut tasks = JoinSet::new();
     for Worker { client, mut make } in workers {
-        let progress = progress.clone();
+        let (progress, span) = (progress.clone(), span.clone());
         tasks.spawn(async move {
             let (mut outcome, mut scratch) = (Outcome::empty(), Outcome::empty());
             loop {
@@ -332,7 +328,7 @@ pub async fn closed_loop(
                     break; // the window ended first: not counted
                 };
                 let answered = Instant::now();
-                let target = match span.holds(answered) {
+                let target = match span.contains(&answered) {
                     true => &mut outcome,
                     false => &mut scratch,
                 };
@@ -351,7 +347,7 @@ pub async fn closed_loop(
     }
     let mut total = merged(tasks).await;
     total.answered_in_window = total.ok;
-    let elapsed = Instant::now().saturating_duration_since(span.from);
+    let elapsed = Instant::now().saturating_duration_since(span.start);
     total.elapsed = elapsed.min(window.duration);
     if let Some(cpu) = cpu {
         // All workers gone before the window ended: the reading would wait for its end and
@@ -374,17 +370,6 @@ type Answered = (
     Result<RemotingCommand, ClientError>,
 );
 
-async fn timed(
-    client: &RpcClient,
-    request: RemotingCommand,
-    due: Instant,
-    timeout: Duration,
-) -> Answered {
-    let sent = Instant::now();
-    let result = client.invoke(request, timeout).await;
-    (due, sent, Instant::now(), result)
-}
-
 /// Makes fixed-rate request number `i` (counted from 0 over all connections).
 pub type Numbered = Arc<dyn Fn(u64) -> RemotingCommand + Send + Sync>;
 
@@ -401,12 +386,13 @@ pub async fn fixed_rate(
 ) -> Outcome {
     let started = Instant::now();
     let span = window.span(started);
-    let cpu = server_pid.map(|pid| cpu_over(span, pid));
+    let cpu = server_pid.map(|pid| cpu_over(span.clone(), pid));
     let (rate, stride) = (rate.max(1e-3), clients.len().max(1) as u64);
     let due_at = move |i: u64| started + Duration::from_secs_f64(i as f64 / rate);
     let mut tasks = JoinSet::new();
     for (first, client) in clients.iter().enumerate() {
         let (client, make, progress) = (client.clone(), make.clone(), progress.clone());
+        let span = span.clone();
         // Requests `first`, `first + stride`, … sent as they fall due (all overdue ones at
         // once), each followed to its answer.
         tasks.spawn(async move {
@@ -427,10 +413,10 @@ pub async fn fixed_rate(
                         let ok = matches!(&result, Ok(r) if r.response_code() == ResponseCode::Success);
                         let counter = if ok { &progress.ok } else { &progress.errors };
                         counter.fetch_add(1, Ordering::Relaxed);
-                        if ok && span.holds(at) {
+                        if ok && span.contains(&at) {
                             outcome.answered_in_window += 1;
                         }
-                        if span.holds(due) {
+                        if span.contains(&due) {
                             let lag = sent.saturating_duration_since(due);
                             outcome.max_schedule_lag = outcome.max_schedule_lag.max(lag);
                             stats::record(&mut outcome.schedule_lag, lag.as_nanos());
@@ -441,8 +427,12 @@ pub async fn fixed_rate(
                         let now = Instant::now();
                         while due_at(next) <= now && due_at(next) < span.end {
                             let (due, request, client) = (due_at(next), make(next), &client);
-                            outcome.offered += u64::from(span.holds(due));
-                            in_flight.push(timed(client, request, due, window.timeout));
+                            outcome.offered += u64::from(span.contains(&due));
+                            in_flight.push(async move {
+                                let sent = Instant::now();
+                                let result = client.invoke(request, window.timeout).await;
+                                (due, sent, Instant::now(), result)
+                            });
                             next += stride;
                         }
                         sleep.as_mut().reset(due_at(next));
@@ -463,66 +453,54 @@ pub async fn fixed_rate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::BytesMut;
-    use rmq_wire::frame::{self, FrameStatus};
+    use rmq_transport::{ConnectionInfo, Reply, ServerConfig, Service};
     use rmq_wire::RequestCode;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::TcpListener;
-    use tokio::sync::mpsc;
 
-    /// A server that answers every request with SUCCESS `delay` after it arrived, requests of
-    /// one connection independently of each other.
+    /// Answers every request with SUCCESS `.0` after it arrived, each independently.
+    struct Slow(Duration);
+
+    impl Service for Slow {
+        fn call(&self, _: &ConnectionInfo, request: RemotingCommand) -> Reply {
+            let delay = self.0;
+            Reply::later(async move {
+                tokio::time::sleep(delay).await;
+                Some(RemotingCommand::response_to(
+                    &request,
+                    ResponseCode::Success,
+                ))
+            })
+        }
+    }
+
     async fn slow_server(delay: Duration) -> SocketAddr {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let (mut read, mut write) = stream.into_split();
-                let (tx, mut rx) = mpsc::unbounded_channel::<RemotingCommand>();
-                tokio::spawn(async move {
-                    while let Some(response) = rx.recv().await {
-                        if write
-                            .write_all(&frame::encode_to_bytes(&response))
-                            .await
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
-                });
-                tokio::spawn(async move {
-                    let mut input = BytesMut::new();
-                    loop {
-                        while let Ok(FrameStatus::Complete { len }) = frame::check(&input) {
-                            let request = frame::decode(input.split_to(len).freeze()).unwrap();
-                            let tx = tx.clone();
-                            tokio::spawn(async move {
-                                tokio::time::sleep(delay).await;
-                                let response =
-                                    RemotingCommand::response_to(&request, ResponseCode::Success);
-                                let _ = tx.send(response);
-                            });
-                        }
-                        if matches!(read.read_buf(&mut input).await, Ok(0) | Err(_)) {
-                            return;
-                        }
-                    }
-                });
-            }
-        });
+        let config = ServerConfig::default();
+        tokio::spawn(rmq_transport::run(
+            listener,
+            Slow(delay),
+            config,
+            std::future::pending(),
+        ));
         addr
     }
+
+    fn route_query() -> RemotingCommand {
+        RemotingCommand::request(RequestCode::GetRouteInfoByTopic, 0)
+    }
+
     #[test]
     fn a_window_holds_what_happens_inside_it() {
         let base = Instant::now();
         let at = |ms| base + Duration::from_millis(ms);
         let span = Window::secs(0.2, 0.5, Duration::from_secs(1)).span(base);
-        assert_eq!((span.from, span.end), (at(200), at(700)));
+        assert_eq!(span, at(200)..at(700));
         // Sent during the warmup, answered inside: counted.
-        assert!(span.holds(at(250)));
+        assert!(span.contains(&at(250)));
         // Sent inside, answered after the end: not counted.
-        assert!(!span.holds(at(700)) && !span.holds(at(900)) && !span.holds(at(199)));
+        assert!(!span.contains(&at(700)) && !span.contains(&at(900)) && !span.contains(&at(199)));
     }
+
     /// One worker, a server that takes 1 s, a window of 1.5 s: the answer at 1 s counts, the one
     /// at 2 s does not (and is not waited for).
     #[tokio::test]
@@ -530,30 +508,29 @@ mod tests {
         let addr = slow_server(Duration::from_millis(1_000)).await;
         let client = connect(addr, 1).await.unwrap().remove(0);
         let window = Window::secs(0.0, 1.5, Duration::from_secs(5));
-        let make: Maker =
-            Box::new(|| RemotingCommand::request(RequestCode::GetRouteInfoByTopic, 0));
+        let worker = Worker {
+            client,
+            make: Box::new(route_query),
+        };
         let progress = Progress::new("test", window.duration);
         let started = std::time::Instant::now();
         let pid = Some(std::process::id());
-        let outcome =
-            closed_loop(vec![Worker { client, make }], window, &progress, false, pid).await;
+        let outcome = closed_loop(vec![worker], window, &progress, false, pid).await;
         let took = started.elapsed();
-        assert_eq!(
-            (outcome.ok, outcome.answered_in_window, outcome.errors),
-            (1, 1, 0),
-            "{outcome:?}"
-        );
+        let counts = (outcome.ok, outcome.answered_in_window, outcome.errors);
+        assert_eq!(counts, (1, 1, 0), "{outcome:?}");
         assert_eq!(outcome.elapsed, window.duration);
         assert!((outcome.rate() - 1.0 / 1.5).abs() < 1e-9);
         assert!(
             took < Duration::from_millis(1_900),
-            "the worker waited for an answer after the window: {took:?}"
+            "waited after the window: {took:?}"
         );
         // This process's CPU over the window was read (too few ticks for a figure per request).
         let cpu = outcome.server_cpu.expect("CPU read at both ends");
         assert!((cpu.window_s - 1.5).abs() < 0.2, "{cpu:?}");
         assert_eq!(cpu.us_per(outcome.ok), None);
     }
+
     /// 10/s for 1 s, a server that takes 450 ms: all ten followed, six answered inside.
     #[tokio::test]
     async fn fixed_rate_follows_every_request_due_and_counts_the_answers_inside() {
@@ -561,14 +538,10 @@ mod tests {
         let clients = connect(addr, 2).await.unwrap();
         let window = Window::secs(0.0, 1.0, Duration::from_secs(5));
         let progress = Progress::new("test", window.duration);
-        let make: Numbered =
-            Arc::new(|_| RemotingCommand::request(RequestCode::GetRouteInfoByTopic, 0));
+        let make: Numbered = Arc::new(|_| route_query());
         let outcome = fixed_rate(&clients, 10.0, window, make, &progress, None).await;
-        assert_eq!(
-            (outcome.offered, outcome.ok, outcome.latency.len()),
-            (10, 10, 10),
-            "{outcome:?}"
-        );
+        let counts = (outcome.offered, outcome.ok, outcome.latency.len());
+        assert_eq!(counts, (10, 10, 10), "{outcome:?}");
         assert_eq!(outcome.answered_in_window, 6);
         assert!((outcome.achieved_rate() - 6.0).abs() < 1e-9);
         assert_eq!(outcome.schedule_lag.len(), 10);

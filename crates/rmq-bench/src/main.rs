@@ -1,6 +1,5 @@
-//! `rmq-bench`: runs the same NameServer and controller workloads against
-//! several servers in one run and reports their ratios; performance is
-//! measured here, never asserted.
+//! `rmq-bench`: runs the same NameServer and controller workloads against several servers in one
+//! run and reports their ratios; performance is measured here, never asserted.
 
 mod ceiling;
 mod cli;
@@ -28,11 +27,10 @@ use crate::scenario::{Entry, ALL};
 
 fn main() -> anyhow::Result<()> {
     let matches = cli::command().get_matches();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env();
+    let filter = filter.unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         // Colour codes only for a terminal: in a redirected log file they are noise.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -66,16 +64,17 @@ fn main() -> anyhow::Result<()> {
             // One runtime thread per CPU the generator may use: under
             // `taskset -c 0` a single-threaded runtime, no cross-thread wake-ups.
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let runtime = match threads {
-                1 => tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?,
-                _ => tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(threads)
-                    .enable_all()
-                    .build()?,
+            let mut builder = match threads {
+                1 => tokio::runtime::Builder::new_current_thread(),
+                _ => tokio::runtime::Builder::new_multi_thread(),
             };
-            runtime.block_on(run(&global, name, sub))
+            if threads > 1 {
+                builder.worker_threads(threads);
+            }
+            builder
+                .enable_all()
+                .build()?
+                .block_on(run(&global, name, sub))
         }
     }
 }
@@ -107,11 +106,8 @@ async fn run(global: &Global, name: &str, sub: &ArgMatches) -> anyhow::Result<()
     let line = compare.command_line.clone().unwrap_or(argv);
     let mut results = setup::results(global, &setup, &entries, line)?;
     let allow = compare.allow.allow();
-    if let Some(git) = results
-        .git
-        .as_ref()
-        .filter(|g| g.is_dirty() && !allow.dirty)
-    {
+    let dirty = results.git.as_ref().filter(|g| g.is_dirty());
+    if let Some(git) = dirty.filter(|_| !allow.dirty) {
         eprintln!(
             "the work tree is dirty (git {}): the results will be written, {} will not \
              (commit first, or pass --allow-dirty)",
@@ -124,20 +120,13 @@ async fn run(global: &Global, name: &str, sub: &ArgMatches) -> anyhow::Result<()
     if let Some(json) = &global.json {
         results.save(json)?;
     }
+    let (json, md) = (compare.results.display(), compare.report.display());
     if let Some(why) = provenance::refusal(&results, allow) {
-        anyhow::bail!(
-            "wrote {} but not {}: {why} (`rmq-bench report --input {}` writes it later)",
-            compare.results.display(),
-            compare.report.display(),
-            compare.results.display()
-        );
+        let later = format!("`rmq-bench report --input {json}` writes it later");
+        anyhow::bail!("wrote {json} but not {md}: {why} ({later})");
     }
     report::write(&results, &compare.report)?;
-    eprintln!(
-        "wrote {} and {} ({:.1} min)",
-        compare.results.display(),
-        compare.report.display(),
-        results.duration_s / 60.0
-    );
+    let minutes = results.duration_s / 60.0;
+    eprintln!("wrote {json} and {md} ({minutes:.1} min)");
     Ok(())
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::ValueEnum;
 use rmq_testkit::ports;
-use rmq_transport::{ClientConfig, RpcClient};
+use rmq_transport::RpcClient;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
@@ -79,9 +79,8 @@ pub const DIR: &str = "<dir>";
 impl PeerOptions {
     fn settings_in(&self, dir: &Path) -> impl Iterator<Item = String> + '_ {
         let dir = dir.to_string_lossy().into_owned();
-        self.settings
-            .iter()
-            .map(move |(k, v)| format!("{k}={}", v.replace(DIR, &dir)))
+        let setting = move |(k, v): &(String, String)| format!("{k}={}", v.replace(DIR, &dir));
+        self.settings.iter().map(setting)
     }
 }
 
@@ -112,11 +111,9 @@ impl RunningPeer {
     pub fn pid(&self) -> u32 {
         self.process.pid()
     }
-
     pub fn rss_kib(&self) -> Option<u64> {
         self.process.rss_kib()
     }
-
     pub fn cpus_allowed(&self) -> Option<String> {
         self.process.cpus_allowed()
     }
@@ -125,7 +122,11 @@ impl RunningPeer {
     pub fn stop(self) {}
 }
 
-/// The command that starts `kind` on `port` in `dir` (without pinning).
+/// `bin/runserver.sh`'s JVM flags for JDK ≥ 9 after the heap's (no GC log).
+const JAVA_NAMESRV_FLAGS: &str = "-XX:MetaspaceSize=128m -XX:MaxMetaspaceSize=320m -XX:+UseG1GC \
+    -XX:G1HeapRegionSize=16m -XX:G1ReservePercent=25 -XX:InitiatingHeapOccupancyPercent=30 \
+    -XX:SoftRefLRUPolicyMSPerMB=0 -XX:-OmitStackTraceInFastThrow -XX:-UseLargePages";
+
 fn command_for(
     setup: &PeerSetup,
     kind: PeerKind,
@@ -147,72 +148,46 @@ fn command_for(
             // Its own route snapshot: the default is under the shared HOME, and routes restored
             // from an earlier run would change what is measured.
             let files = [
-                format!("kvConfigPath={}", path("kv.json")),
-                format!("configStorePath={}", path("ns.properties")),
-                format!("routeSnapshotPath={}", path("routes.snapshot")),
+                ("kvConfigPath", "kv.json"),
+                ("configStorePath", "ns.properties"),
+                ("routeSnapshotPath", "routes.snapshot"),
             ];
+            let files = files.map(|(key, name)| format!("{key}={}", path(name)));
             for setting in files.into_iter().chain(options.settings_in(dir)) {
                 command.arg("--set").arg(setting);
             }
         }
         PeerKind::Java => {
-            let java = setup
-                .java
-                .as_ref()
-                .context("the Java NameServer was not set up")?;
+            let java = setup.java.as_ref();
+            let java = java.context("the Java NameServer was not set up")?;
             command = Command::new(&java.java);
-            // `bin/runserver.sh`'s flags for JDK ≥ 9, with `heap` instead of 4 GiB and no GC log.
-            let heap = [
-                "-server".into(),
-                format!("-Xms{}", java.heap),
-                format!("-Xmx{}", java.heap),
-            ];
-            command.args(heap).args([
-                "-XX:MetaspaceSize=128m",
-                "-XX:MaxMetaspaceSize=320m",
-                "-XX:+UseG1GC",
-                "-XX:G1HeapRegionSize=16m",
-                "-XX:G1ReservePercent=25",
-                "-XX:InitiatingHeapOccupancyPercent=30",
-                "-XX:SoftRefLRUPolicyMSPerMB=0",
-                "-XX:-OmitStackTraceInFastThrow",
-                "-XX:-UseLargePages",
-            ]);
-            command
-                .arg(format!("-Duser.home={}", path("home")))
-                .arg("-cp")
-                .arg(&java.classpath);
+            // The heap is `heap`, not runserver.sh's 4 GiB.
+            let heap = [format!("-Xms{}", java.heap), format!("-Xmx{}", java.heap)];
+            command.arg("-server").args(heap);
+            command.args(JAVA_NAMESRV_FLAGS.split_whitespace());
+            command.arg(format!("-Duser.home={}", path("home")));
+            command.arg("-cp").arg(&java.classpath);
             command.arg("org.apache.rocketmq.namesrv.NamesrvStartup");
-            command
-                .arg("-c")
-                .arg(path("namesrv.properties"))
-                .env("ROCKETMQ_HOME", dir);
+            command.arg("-c").arg(path("namesrv.properties"));
+            command.env("ROCKETMQ_HOME", dir);
         }
         PeerKind::RustPort => {
             command = Command::new(&setup.rust_port_bin);
             let port = port.to_string();
-            command.args([
-                "--listenPort",
-                &port,
-                "--bindAddress",
-                "127.0.0.1",
-                "--rocketmqHome",
-            ]);
-            command.arg(dir).arg("--kvConfigPath").arg(path("kv.json"));
+            command.args(["--listenPort", &port, "--bindAddress", "127.0.0.1"]);
+            command.arg("--rocketmqHome").arg(dir);
+            command.arg("--kvConfigPath").arg(path("kv.json"));
             command.env("ROCKETMQ_HOME", dir).env("HOME", path("home"));
         }
         PeerKind::Ceiling => {
             let l = ceiling_layout;
             command = Command::new(&setup.bench_bin);
             command.args(["ceiling-server", "--listen", &listen]);
-            for (flag, value) in [
-                ("--brokers", l.brokers.to_string()),
-                ("--topics", l.topics_per_broker.to_string()),
-                ("--spread", l.spread.to_string()),
-                ("--queues", l.queues.to_string()),
-            ] {
-                command.arg(flag).arg(value);
-            }
+            let flags = format!(
+                "--brokers {} --topics {} --spread {} --queues {}",
+                l.brokers, l.topics_per_broker, l.spread, l.queues
+            );
+            command.args(flags.split(' '));
         }
     }
     command.current_dir(dir);
@@ -234,26 +209,25 @@ pub async fn start(
         let dir = dir_for(kind)?;
         for (name, contents) in &options.files {
             let file = dir.join(name);
-            std::fs::write(&file, contents)
-                .with_context(|| format!("cannot write {}", file.display()))?;
+            let written = std::fs::write(&file, contents);
+            written.with_context(|| format!("cannot write {}", file.display()))?;
         }
         if kind == PeerKind::Java {
             let kv = dir.join("kv.json").display().to_string();
             let mut properties =
                 format!("listenPort={port}\nbindAddress=127.0.0.1\nkvConfigPath={kv}\n");
-            for setting in options.settings_in(&dir) {
-                properties.push_str(&format!("{setting}\n"));
-            }
+            properties.extend(options.settings_in(&dir).map(|s| format!("{s}\n")));
             std::fs::write(dir.join("namesrv.properties"), properties)?;
         }
         let command = command_for(setup, kind, port, &dir, ceiling_layout, options)?;
         let spawned = Instant::now();
         let process = Process::spawn(setup, command, dir, false)?;
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let ready_after = Duration::ZERO;
         let mut peer = RunningPeer {
             kind,
             addr,
-            ready_after: Duration::ZERO,
+            ready_after,
             process,
         };
         match wait_ready(&mut peer, spawned, poll, limit).await {
@@ -278,12 +252,8 @@ pub fn command_line(
     options: &PeerOptions,
 ) -> anyhow::Result<String> {
     let dir = Path::new(DIR);
-    let command = pinned(
-        setup,
-        command_for(setup, kind, 0, dir, layout, options)?,
-        dir,
-    );
-    let shown = show_command(&command, "<rocketmq-namesrv classpath>");
+    let command = command_for(setup, kind, 0, dir, layout, options)?;
+    let shown = show_pinned(setup, command, dir, "<rocketmq-namesrv classpath>");
     Ok(shown
         .replace("127.0.0.1:0", "127.0.0.1:<port>")
         .replace("--listenPort 0", "--listenPort <port>"))
@@ -298,23 +268,16 @@ async fn wait_ready(
     limit: Duration,
 ) -> anyhow::Result<Duration> {
     let probe = workload::route_request("WaymarkBenchReadinessProbe");
-    let config = ClientConfig {
-        connect_timeout: Duration::from_millis(500),
-        ..load::client_config()
-    };
+    let config = load::probe_config();
     let title = peer.kind.title();
     loop {
         if let Some(status) = peer.process.exit_status() {
-            bail!(
-                "{title} exited ({status}) before answering; log: {}",
-                peer.process.log_tail()
-            );
+            let log = peer.process.log_tail();
+            bail!("{title} exited ({status}) before answering; log: {log}");
         }
         if spawned.elapsed() > limit {
-            bail!(
-                "{title} did not answer within {limit:?}; log: {}",
-                peer.process.log_tail()
-            );
+            let log = peer.process.log_tail();
+            bail!("{title} did not answer within {limit:?}; log: {log}");
         }
         if let Ok(client) = RpcClient::connect(peer.addr, config.clone()).await {
             loop {
@@ -347,8 +310,7 @@ pub struct Process {
 }
 
 impl Process {
-    /// Spawns `inner` in `dir`, pinned, its output to `dir/server.log` (stdin kept open if
-    /// asked).
+    /// Spawns `inner` in `dir`, pinned, its output to `dir/server.log` (stdin kept open if asked).
     pub fn spawn(
         setup: &PeerSetup,
         inner: Command,
@@ -360,22 +322,20 @@ impl Process {
         let input = if stdin { Stdio::piped() } else { Stdio::null() };
         command.stdin(input).stdout(log.try_clone()?).stderr(log);
         let shown = show_command(&command, "<classpath>");
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("cannot start {shown}"))?;
-        let _stdin = child.stdin.take();
+        let spawned = command.spawn();
+        let mut child = spawned.with_context(|| format!("cannot start {shown}"))?;
+        let (_stdin, keep_dir) = (child.stdin.take(), setup.keep_dirs);
         Ok(Process {
             child,
             _stdin,
             dir,
-            keep_dir: setup.keep_dirs,
+            keep_dir,
         })
     }
 
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
-
     pub fn rss_kib(&self) -> Option<u64> {
         pin::rss_kib(self.pid())
     }
@@ -385,7 +345,6 @@ impl Process {
         pin::proc_status_field(Some(self.pid()), "Cpus_allowed_list")
     }
 
-    /// How it exited, if it did.
     pub fn exit_status(&mut self) -> Option<String> {
         self.child.try_wait().ok().flatten().map(|s| s.to_string())
     }
@@ -397,7 +356,7 @@ impl Process {
 
     /// The last lines of its log, for error messages.
     pub fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
+        let text = self.log();
         let mut tail: Vec<&str> = text.lines().rev().take(8).collect();
         tail.reverse();
         match tail.is_empty() {
@@ -408,8 +367,11 @@ impl Process {
 
     /// Whether it exited saying that its address was in use.
     pub fn lost_its_port(&mut self) -> bool {
-        let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
-        self.exit_status().is_some() && ports::is_bind_failure(&log)
+        self.exit_status().is_some() && ports::is_bind_failure(&self.log())
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
     }
 }
 
@@ -431,8 +393,8 @@ pub fn dir_for(kind: PeerKind) -> anyhow::Result<PathBuf> {
     let name = format!("waymark-bench-{}-{}-{n}", std::process::id(), kind.id());
     let dir = std::env::temp_dir().join(name);
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("home"))
-        .with_context(|| format!("cannot create {}", dir.display()))?;
+    let created = std::fs::create_dir_all(dir.join("home"));
+    created.with_context(|| format!("cannot create {}", dir.display()))?;
     Ok(dir)
 }
 
@@ -484,17 +446,19 @@ pub async fn on_fresh_ports<T>(
     bail!("{what} could not bind in {PORT_ATTEMPTS} attempts with fresh ports: {tried}")
 }
 
+/// How `inner` is started ([`show_command`]) under [`pinned`].
+pub fn show_pinned(setup: &PeerSetup, inner: Command, dir: &Path, classpath: &str) -> String {
+    show_command(&pinned(setup, inner, dir), classpath)
+}
+
 /// `inner` under `taskset -c <server cpus>`, if servers are pinned.
-pub fn pinned(setup: &PeerSetup, inner: Command, dir: &Path) -> Command {
+fn pinned(setup: &PeerSetup, inner: Command, dir: &Path) -> Command {
     let Some(cpus) = &setup.server_cpus else {
         return inner;
     };
     let mut command = Command::new("taskset");
-    command
-        .arg("-c")
-        .arg(cpus)
-        .arg(inner.get_program())
-        .args(inner.get_args());
+    command.arg("-c").arg(cpus);
+    command.arg(inner.get_program()).args(inner.get_args());
     for (key, value) in inner.get_envs() {
         match value {
             Some(value) => command.env(key, value),
@@ -507,7 +471,7 @@ pub fn pinned(setup: &PeerSetup, inner: Command, dir: &Path) -> Command {
 
 /// A command line as one shell-like string, its environment first, the classpath shown as
 /// `classpath`.
-pub fn show_command(command: &Command, classpath: &str) -> String {
+fn show_command(command: &Command, classpath: &str) -> String {
     let env = command
         .get_envs()
         .filter_map(|(k, v)| Some(format!("{}={}", k.to_string_lossy(), v?.to_string_lossy())));
@@ -515,13 +479,9 @@ pub fn show_command(command: &Command, classpath: &str) -> String {
     parts.reverse();
     parts.push(command.get_program().to_string_lossy().into_owned());
     let mut after_cp = false;
-    for arg in command.get_args() {
-        let arg = arg.to_string_lossy();
-        parts.push(if after_cp {
-            classpath.to_owned()
-        } else {
-            arg.to_string()
-        });
+    for arg in command.get_args().map(|a| a.to_string_lossy()) {
+        let shown = if after_cp { classpath } else { &arg };
+        parts.push(shown.to_owned());
         after_cp = arg == "-cp";
     }
     parts.join(" ")

@@ -1,8 +1,8 @@
-//! CPU pinning (`taskset`), what the machine is, and reading a process's CPU
-//! time from `/proc`.
+//! CPU pinning (`taskset`), what the machine is, and reading a process's CPU time from `/proc`.
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -16,39 +16,35 @@ pub const TICKS_PER_SECOND: f64 = 100.0;
 /// One field of `/proc/<pid>/status` (`None`: this process's).
 pub fn proc_status_field(pid: Option<u32>, field: &str) -> Option<String> {
     let text = std::fs::read_to_string(proc_file(pid, "status")).ok()?;
-    let value = text
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))?;
+    let mut lines = text.lines();
+    let value = lines.find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))?;
     Some(value.trim().to_owned())
 }
 
 /// `/proc/<pid>/<name>` (`None`: this process's).
 fn proc_file(pid: Option<u32>, name: &str) -> String {
-    pid.map_or_else(
-        || format!("/proc/self/{name}"),
-        |p| format!("/proc/{p}/{name}"),
-    )
+    let pid = pid.map_or_else(|| "self".to_owned(), |p| p.to_string());
+    format!("/proc/{pid}/{name}")
+}
+
+/// A `kB` figure of `/proc` (`  1234 kB`).
+fn kib(value: &str) -> Option<u64> {
+    value.trim().trim_end_matches("kB").trim().parse().ok()
 }
 
 /// Resident set size of `pid` in KiB (`VmRSS`).
 pub fn rss_kib(pid: u32) -> Option<u64> {
-    proc_status_field(Some(pid), "VmRSS")?
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()
+    kib(&proc_status_field(Some(pid), "VmRSS")?)
 }
 
-/// The CPUs of a `taskset -c` list (`0,2-3` → 0, 2, 3); `None` if it does
-/// not parse.
+/// The CPUs of a `taskset -c` list (`0,2-3` → 0, 2, 3); `None` if it does not parse.
 fn cpu_list(cpus: &str) -> Option<Vec<usize>> {
     let mut list = Vec::new();
     for part in cpus.split(',') {
+        let cpu = |n: &str| n.trim().parse::<usize>().ok();
         match part.split_once('-') {
-            Some((from, to)) => {
-                list.extend(from.trim().parse::<usize>().ok()?..=to.trim().parse().ok()?)
-            }
-            None => list.push(part.trim().parse().ok()?),
+            Some((from, to)) => list.extend(cpu(from)?..=cpu(to)?),
+            None => list.push(cpu(part)?),
         }
     }
     Some(list)
@@ -67,21 +63,17 @@ pub fn two_server_cpus(
         Some(cpu) => (cpu, false),
         None => ((0..cpus).find(|cpu| *cpu != own)?, true),
     };
-    Some((
-        format!("{},{}", own.min(other), own.max(other)),
-        shared || client.contains(&own),
-    ))
+    let (low, high) = (own.min(other), own.max(other));
+    Some((format!("{low},{high}"), shared || client.contains(&own)))
 }
 
 /// The server pinning to use: `Some(cpus)` if those CPUs exist and taskset
 /// runs, else `None` (unpinned, said in the report).
 pub fn usable(cpus: &str) -> Option<String> {
-    let exist =
-        cpu_list(cpus).is_some_and(|list| list.iter().all(|cpu| *cpu < Machine::probe().cpus));
-    let taskset = Command::new("taskset")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let machine = Machine::probe().cpus;
+    let exist = cpu_list(cpus).is_some_and(|list| list.iter().all(|cpu| *cpu < machine));
+    let taskset = Command::new("taskset").arg("-V").output();
+    let taskset = taskset.is_ok_and(|o| o.status.success());
     (exist && taskset).then(|| cpus.to_owned())
 }
 
@@ -93,10 +85,8 @@ pub fn pin_self(cpus: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     if usable(cpus).is_none() {
-        tracing::warn!(
-            cpus,
-            "cannot pin the generator (no such CPUs or no taskset); running unpinned"
-        );
+        let why = "cannot pin the generator (no such CPUs or no taskset); running unpinned";
+        tracing::warn!(cpus, "{why}");
         return Ok(());
     }
     let error = Command::new("taskset")
@@ -127,22 +117,17 @@ impl Machine {
         let model = cpuinfo
             .lines()
             .find_map(|l| l.strip_prefix("model name")?.split_once(':'));
-        let memory = read("/proc/meminfo");
-        let kib = memory.lines().find_map(|l| {
-            l.strip_prefix("MemTotal:")?
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse()
-                .ok()
-        });
+        let meminfo = read("/proc/meminfo");
+        let kib = meminfo
+            .lines()
+            .find_map(|l| kib(l.strip_prefix("MemTotal:")?));
         Machine {
             cpu_model: model.map_or("unknown", |(_, v)| v.trim()).to_owned(),
             cpus: cpuinfo
                 .lines()
                 .filter(|l| l.starts_with("processor"))
                 .count(),
-            memory_mib: kib.map_or(0, |kib: u64| kib / 1024),
+            memory_mib: kib.map_or(0, |kib| kib / 1024),
             kernel: read("/proc/sys/kernel/osrelease"),
             load_at_start: load_average(),
             load_at_end: String::new(),
@@ -151,17 +136,15 @@ impl Machine {
 }
 
 pub fn load_average() -> String {
-    read("/proc/loadavg")
-        .split_whitespace()
+    let load = read("/proc/loadavg");
+    load.split_whitespace()
         .take(3)
         .collect::<Vec<_>>()
         .join(" ")
 }
 
 fn read(path: &str) -> String {
-    std::fs::read_to_string(path)
-        .map(|s| s.trim().to_owned())
-        .unwrap_or_default()
+    std::fs::read_to_string(path).map_or_else(|_| String::new(), |s| s.trim().to_owned())
 }
 
 /// CPU counters at one moment: the machine's busy ticks, the servers' and the generator's.
@@ -170,16 +153,16 @@ pub struct CpuSnapshot {
     busy: u64,
     server: u64,
     generator: u64,
-    at: std::time::Instant,
+    at: Instant,
 }
 
-/// `utime + stime` of `/proc/<pid>/stat` (all threads; this process's with
-/// `None`), clock ticks.
+/// `utime + stime` of `/proc/<pid>/stat` (all threads; this process's with `None`), clock ticks.
 pub fn process_ticks(pid: Option<u32>) -> Option<u64> {
     let text = std::fs::read_to_string(proc_file(pid, "stat")).ok()?;
     // Fields after the parenthesised command name; utime and stime are 14 and 15.
     let fields: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
-    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+    let field = |i: usize| fields.get(i)?.parse::<u64>().ok();
+    Some(field(11)? + field(12)?)
 }
 
 /// Busy ticks of `/proc/stat`'s `cpu` line: user, nice, system and steal; not irq and softirq
@@ -197,32 +180,25 @@ impl CpuSnapshot {
     /// `server_pids` (the processes of one server group).
     pub fn take_all(server_pids: &[u32]) -> Option<CpuSnapshot> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
-        let cpu: Vec<u64> = stat
-            .lines()
-            .next()?
-            .split_whitespace()
-            .skip(1)
-            .filter_map(|v| v.parse().ok())
-            .collect();
-        let server = server_pids
-            .iter()
-            .map(|&pid| process_ticks(Some(pid)))
-            .sum::<Option<u64>>()?;
+        let cpu = stat.lines().next()?.split_whitespace().skip(1);
+        let cpu: Vec<u64> = cpu.filter_map(|v| v.parse().ok()).collect();
+        let server = server_pids.iter().map(|&pid| process_ticks(Some(pid)));
+        let server = server.sum::<Option<u64>>()?;
         let (busy, generator) = (process_busy_ticks(&cpu)?, process_ticks(None)?);
+        let at = Instant::now();
         Some(CpuSnapshot {
             busy,
             server,
             generator,
-            at: std::time::Instant::now(),
+            at,
         })
     }
 
-    /// CPU used by everything but the servers and the generator since
-    /// `earlier`, in % of one CPU.
+    /// CPU used by everything but the servers and the generator since `earlier`, in % of one CPU.
     pub fn others_percent_since(&self, earlier: &CpuSnapshot) -> f64 {
         let busy = self.busy.saturating_sub(earlier.busy);
-        let ours =
-            self.server_ticks_since(earlier) + self.generator.saturating_sub(earlier.generator);
+        let generator = self.generator.saturating_sub(earlier.generator);
+        let ours = self.server_ticks_since(earlier) + generator;
         busy.saturating_sub(ours) as f64 / self.seconds_since(earlier).max(1e-3)
     }
 
@@ -265,31 +241,20 @@ mod tests {
         let cpu = [100, 1, 50, 900, 7, 3, 40, 2, 0, 0];
         assert_eq!(process_busy_ticks(&cpu), Some(153));
         assert_eq!(process_busy_ticks(&cpu[..7]), None, "no steal field");
-        let start = std::time::Instant::now();
-        let before = CpuSnapshot {
-            busy: 1_000,
-            server: 400,
-            generator: 200,
-            at: start,
+        let at = Instant::now();
+        let snapshot = |busy, server, generator, after| CpuSnapshot {
+            busy,
+            server,
+            generator,
+            at: at + std::time::Duration::from_secs(after),
         };
-        let after = CpuSnapshot {
-            busy: 1_300,
-            server: 500,
-            generator: 250,
-            at: start + std::time::Duration::from_secs(2),
-        };
+        let (before, after) = (snapshot(1_000, 400, 200, 0), snapshot(1_300, 500, 250, 2));
         // 300 busy ticks in 2 s, 150 of them the server's and the generator's:
         // others used 75 ticks a second, 75 % of one CPU.
         assert_eq!(after.others_percent_since(&before), 75.0);
         assert_eq!(after.server_seconds_since(&before), 1.0);
         // Counters read a moment apart can cross: never below zero.
-        assert_eq!(
-            CpuSnapshot {
-                busy: 1_100,
-                ..after
-            }
-            .others_percent_since(&before),
-            0.0
-        );
+        let crossed = snapshot(1_100, 500, 250, 2);
+        assert_eq!(crossed.others_percent_since(&before), 0.0);
     }
 }

@@ -1,6 +1,5 @@
-//! What a run was measured from (commit, dirty tree, disturbed measurements)
-//! and the rule that keeps the report from being rewritten from either unless
-//! allowed.
+//! What a run was measured from (commit, dirty tree, disturbed measurements) and the rule that
+//! keeps the report from being rewritten from either unless allowed.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -27,24 +26,19 @@ impl GitState {
     /// tell (no git, not a repository).
     pub fn probe(root: &Path) -> Option<GitState> {
         let git = |args: &[&str]| -> Option<String> {
-            let out = Command::new("git")
-                .arg("-C")
-                .arg(root)
-                .args(args)
-                .output()
-                .ok()?;
-            out.status
-                .success()
-                .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+            let out = Command::new("git").arg("-C").arg(root).args(args).output();
+            let out = out.ok().filter(|out| out.status.success())?;
+            Some(String::from_utf8_lossy(&out.stdout).into_owned())
         };
+        let commit = git(&["rev-parse", "HEAD"])?.trim().to_owned();
+        let describe = git(&["describe", "--always", "--dirty"])?.trim().to_owned();
+        let status = git(&["status", "--porcelain"])?;
+        let changes = status.lines().filter(|l| counts_as_change(l));
+        let changes = changes.map(str::to_owned).collect();
         Some(GitState {
-            commit: git(&["rev-parse", "HEAD"])?.trim().to_owned(),
-            describe: git(&["describe", "--always", "--dirty"])?.trim().to_owned(),
-            changes: git(&["status", "--porcelain"])?
-                .lines()
-                .filter(|l| counts_as_change(l))
-                .map(str::to_owned)
-                .collect(),
+            commit,
+            describe,
+            changes,
         })
     }
 
@@ -79,12 +73,13 @@ pub fn disturbances(results: &Results) -> Vec<Disturbance> {
     for (id, scenario) in &results.scenarios {
         for run in &scenario.runs {
             let worst = run.result.as_ref().and_then(most_others);
-            if let Some(percent) = worst.filter(|p| *p > DISTURBED_PERCENT) {
+            if let Some(others_cpu_percent) = worst.filter(|p| *p > DISTURBED_PERCENT) {
                 let what = format!("{id} {}", run.part).trim_end().to_owned();
+                let peer = run.peer;
                 found.push(Disturbance {
                     what,
-                    peer: run.peer,
-                    others_cpu_percent: percent,
+                    peer,
+                    others_cpu_percent,
                 });
             }
         }
@@ -113,11 +108,8 @@ pub struct Allow {
 /// Why the report must not be written from `results`, if it must not.
 pub fn refusal(results: &Results, allow: Allow) -> Option<String> {
     let mut why = Vec::new();
-    if let Some(git) = results
-        .git
-        .as_ref()
-        .filter(|g| g.is_dirty() && !allow.dirty)
-    {
+    let dirty = results.git.as_ref().filter(|g| g.is_dirty());
+    if let Some(git) = dirty.filter(|_| !allow.dirty) {
         why.push(format!(
             "the work tree was dirty (git {}: {}); commit first, or pass --allow-dirty",
             git.describe,
@@ -147,15 +139,11 @@ pub fn list(items: &[String], at_most: usize) -> String {
 
 /// `route-qps Waymark (18 %), register two-cpus Java (22 %)`.
 pub fn describe(disturbed: &[Disturbance]) -> String {
-    let parts = disturbed.iter().map(|d| {
-        format!(
-            "{} {} ({:.0} %)",
-            d.what,
-            d.peer.title(),
-            d.others_cpu_percent
-        )
-    });
-    list(&parts.collect::<Vec<_>>(), 12)
+    let part = |d: &Disturbance| {
+        let (what, peer) = (&d.what, d.peer.title());
+        format!("{what} {peer} ({:.0} %)", d.others_cpu_percent)
+    };
+    list(&disturbed.iter().map(part).collect::<Vec<_>>(), 12)
 }
 
 #[cfg(test)]
@@ -169,27 +157,23 @@ mod tests {
             {"peer": "waymark", "part": "two-cpus", "result": {"steady_server_cpu": {"others_cpu_percent": 2.0}}},
         ]);
         let changes = [" M crates/rmq-namesrv/src/lib.rs".into()];
+        let git = GitState {
+            commit: "0123abcd".into(),
+            describe: if dirty { "0123abc-dirty" } else { "0123abc" }.into(),
+            changes: changes[..usize::from(dirty)].to_vec(),
+        };
+        let runs = serde_json::from_value(json!({"runs": runs})).unwrap();
         Results {
-            git: Some(GitState {
-                commit: "0123abcd".into(),
-                describe: if dirty { "0123abc-dirty" } else { "0123abc" }.into(),
-                changes: changes[..usize::from(dirty)].to_vec(),
-            }),
-            scenarios: [(
-                "route-qps".into(),
-                serde_json::from_value(json!({"runs": runs})).unwrap(),
-            )]
-            .into(),
+            git: Some(git),
+            scenarios: [("route-qps".into(), runs)].into(),
             ..Results::default()
         }
     }
 
     #[test]
     fn the_runs_own_directories_are_no_change() {
-        assert!(
-            counts_as_change(" M crates/rmq-bench/src/load.rs")
-                && counts_as_change("?? docs/new.md")
-        );
+        assert!(counts_as_change(" M crates/rmq-bench/src/load.rs"));
+        assert!(counts_as_change("?? docs/new.md"));
         for own in ["?? .bench/", "?? target-bench/", "?? target/release/x", ""] {
             assert!(!counts_as_change(own), "{own}");
         }
@@ -197,46 +181,37 @@ mod tests {
 
     #[test]
     fn a_dirty_tree_or_a_disturbed_run_is_refused_unless_allowed() {
-        assert_eq!(refusal(&results(false, 3.0), Allow::default()), None);
+        let allow = |dirty, disturbed| Allow { dirty, disturbed };
+        let (none, dirty_ok, disturbed_ok) =
+            (allow(false, false), allow(true, false), allow(false, true));
+        assert_eq!(refusal(&results(false, 3.0), none), None);
 
         let dirty = results(true, 3.0);
-        let why = refusal(&dirty, Allow::default()).unwrap();
+        let why = refusal(&dirty, none).unwrap();
         assert!(why.contains("0123abc-dirty") && why.contains("crates/rmq-namesrv/src/lib.rs"));
-        let (dirty_ok, disturbed_ok) = (
-            Allow {
-                dirty: true,
-                ..Allow::default()
-            },
-            Allow {
-                disturbed: true,
-                ..Allow::default()
-            },
-        );
         assert_eq!(refusal(&dirty, dirty_ok), None);
 
         // Found however deep the outcome keeps its window (a step, a part).
         let mut disturbed = results(false, 40.0);
-        assert_eq!(
-            describe(&disturbances(&disturbed)),
-            "route-qps Waymark (40 %)"
-        );
+        let found = describe(&disturbances(&disturbed));
+        assert_eq!(found, "route-qps Waymark (40 %)");
         let runs = &mut disturbed.scenarios.get_mut("route-qps").unwrap().runs;
         runs[0].result = Some(json!({"steps": [{"others_cpu_percent": 22.0}]}));
         runs[1].result = Some(json!({"steady_server_cpu": {"others_cpu_percent": 30.0}}));
-        let found = disturbances(&disturbed);
+        let found = describe(&disturbances(&disturbed));
         assert_eq!(
-            describe(&found),
+            found,
             "route-qps Waymark (22 %), route-qps two-cpus Waymark (30 %)"
         );
-        let why = refusal(&disturbed, Allow::default()).unwrap();
+        let why = refusal(&disturbed, none).unwrap();
         assert!(why.contains("route-qps two-cpus Waymark (30 %)"), "{why}");
         assert!(refusal(&disturbed, dirty_ok).is_some());
         assert_eq!(refusal(&disturbed, disturbed_ok), None);
 
         // Both at once: both named, both needed.
-        let why = refusal(&results(true, 40.0), Allow::default()).unwrap();
+        let why = refusal(&results(true, 40.0), none).unwrap();
         assert!(why.contains("--allow-dirty") && why.contains("--allow-disturbed"));
         // Results from before git was recorded: nothing to refuse on.
-        assert_eq!(refusal(&Results::default(), Allow::default()), None);
+        assert_eq!(refusal(&Results::default(), none), None);
     }
 }

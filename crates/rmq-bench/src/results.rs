@@ -46,11 +46,8 @@ pub struct ScenarioRuns {
 impl ScenarioRuns {
     /// `peer`'s outcome of `part`, if it completed and reads as `T`.
     pub fn of<T: DeserializeOwned>(&self, part: &str, peer: PeerKind) -> Option<T> {
-        let run = self
-            .runs
-            .iter()
-            .find(|r| r.part == part && r.peer == peer)?;
-        run.outcome().ok()
+        let run = self.runs.iter().find(|r| r.part == part && r.peer == peer);
+        run?.outcome().ok()
     }
 
     /// The note under `key`, if there is one and it reads as `T`.
@@ -107,12 +104,12 @@ impl Results {
 
     /// Reads what [`Self::save`] (or an earlier version of it) wrote.
     pub fn load(path: &Path) -> anyhow::Result<Results> {
-        let bytes =
-            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let value = serde_json::from_slice(&bytes)
-            .with_context(|| format!("{} is not JSON", path.display()))?;
-        Results::from_json(value)
-            .with_context(|| format!("{} is not a results file", path.display()))
+        let shown = path.display();
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read {shown}"))?;
+        let value = serde_json::from_slice(&bytes);
+        let value = value.with_context(|| format!("{shown} is not JSON"))?;
+        let results = Results::from_json(value);
+        results.with_context(|| format!("{shown} is not a results file"))
     }
 
     /// Reads a results value, converting the typed fields of older files.
@@ -124,8 +121,7 @@ impl Results {
     }
 }
 
-/// The typed fields of results written before runs were kept by scenario id: field, scenario,
-/// part.
+/// The typed fields of results written before runs were kept by scenario id: field, scenario, part.
 const TYPED_FIELDS: [(&str, &str, &str); 13] = [
     ("route_qps", "route-qps", ""),
     ("route_sweep", "route-sweep", ""),
@@ -186,9 +182,8 @@ fn convert_typed_fields(top: &mut Map<String, Value>) {
             info.insert("two-cpus".into(), Value::Object(pass));
         }
     }
-    let peers = top
-        .remove("controller_peers")
-        .filter(|p| p.as_array().is_some_and(|a| !a.is_empty()));
+    let peers = top.remove("controller_peers");
+    let peers = peers.filter(|p| p.as_array().is_some_and(|a| !a.is_empty()));
     let namesrv = top.remove("controller_namesrv").filter(|n| !n.is_null());
     // A field without runs makes no scenario (a two-CPU pass is one by its note).
     scenarios.retain(|_, s| !s.runs.is_empty() || !s.info.is_empty());
@@ -199,18 +194,15 @@ fn convert_typed_fields(top: &mut Map<String, Value>) {
             .extend(namesrv.map(|n| ("namesrv".into(), n)));
     }
     if !scenarios.is_empty() {
-        top.insert(
-            "scenarios".into(),
-            serde_json::to_value(scenarios).unwrap_or_default(),
-        );
+        let scenarios = serde_json::to_value(scenarios).unwrap_or_default();
+        top.insert("scenarios".into(), scenarios);
     }
 }
 
 /// Now as `YYYY-MM-DD HH:MM:SS UTC`.
 pub fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let since_epoch = std::time::UNIX_EPOCH.elapsed();
+    let secs = since_epoch.map_or(0, |d| d.as_secs());
     let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
     // Days since 1970-01-01 to a civil date (proleptic Gregorian).
     let z = days + 719_468;
@@ -261,20 +253,15 @@ mod tests {
         );
         assert!(params.get("layout").is_none());
         assert_eq!(qps.info["two-cpus"]["skipped"], "the machine has 1 CPU");
-        let register = &r.scenarios["register"];
-        assert_eq!(
-            (register.runs.len(), register.runs[0].part.as_str()),
-            (1, "two-cpus")
-        );
+        let register = &r.scenarios["register"].runs;
+        assert_eq!((register.len(), register[0].part.as_str()), (1, "two-cpus"));
         let controller = &r.scenarios["controller"];
         assert_eq!(controller.runs[0].part, "failover");
         assert_eq!(controller.info["namesrv"], "rmq-namesrv");
         assert_eq!(controller.info["peers"][0]["peer"], "java");
         assert_eq!(r.scenarios["route-change-latency"].runs[0].part, "push-off");
-        assert!(
-            !r.scenarios.contains_key("startup"),
-            "empty fields make no scenario"
-        );
+        // Empty fields make no scenario.
+        assert!(!r.scenarios.contains_key("startup"));
 
         // Today's shape round-trips as it is.
         let back = Results::from_json(serde_json::to_value(&r).unwrap()).unwrap();

@@ -37,15 +37,11 @@ pub fn peers(global: &Global, scenarios: &[&dyn Entry]) -> anyhow::Result<PeerSe
     };
     let waymark_bin = path(&global.waymark_bin, beside("rmq-namesrv"));
     let waymark_controller_bin = path(&global.waymark_controller_bin, beside("rmq-controller"));
-    let rust_port_bin = path(
-        &global.rust_port_bin,
-        workspace_root().join(".bench/rust-port/bin/rocketmq-namesrv-rust"),
-    );
+    let rust_port = workspace_root().join(".bench/rust-port/bin/rocketmq-namesrv-rust");
+    let rust_port_bin = path(&global.rust_port_bin, rust_port);
     let wants = |starts: Starts, kind| {
-        global.peers.contains(&kind)
-            && scenarios
-                .iter()
-                .any(|s| s.starts() == starts && s.runs(kind))
+        let started = |s: &&dyn Entry| s.starts() == starts && s.runs(kind);
+        global.peers.contains(&kind) && scenarios.iter().any(started)
     };
     let controllers = scenarios.iter().any(|s| s.starts() == Starts::Controller);
     if (wants(Starts::NameServer, PeerKind::Waymark) || controllers) && !waymark_bin.is_file() {
@@ -68,24 +64,21 @@ pub fn peers(global: &Global, scenarios: &[&dyn Entry]) -> anyhow::Result<PeerSe
             rust_port_bin.display()
         );
     }
-    let java = wants(Starts::NameServer, PeerKind::Java)
-        .then(|| {
-            let pom = Path::new(env!("CARGO_MANIFEST_DIR")).join("java/pom.xml");
-            java_namesrv(&path(&global.java_pom, pom), &global.java_heap)
-        })
-        .transpose()?;
-    let java_controller = wants(Starts::Controller, PeerKind::Java)
-        .then(|| {
-            let pom = workspace_root().join("interop/java/pom.xml");
-            java_controller(
-                &path(&global.java_controller_pom, pom),
-                &global.java_controller_heap,
-            )
-        })
-        .transpose()?;
-    let server_cpus = (!global.no_pin)
-        .then(|| pin::usable(&global.server_cpus))
-        .flatten();
+    let java = wants(Starts::NameServer, PeerKind::Java).then(|| {
+        let pom = Path::new(env!("CARGO_MANIFEST_DIR")).join("java/pom.xml");
+        java_namesrv(&path(&global.java_pom, pom), &global.java_heap)
+    });
+    let java = java.transpose()?;
+    let java_controller = wants(Starts::Controller, PeerKind::Java).then(|| {
+        let pom = path(
+            &global.java_controller_pom,
+            workspace_root().join("interop/java/pom.xml"),
+        );
+        java_controller(&pom, &global.java_controller_heap)
+    });
+    let java_controller = java_controller.transpose()?;
+    let server_cpus = (!global.no_pin).then(|| pin::usable(&global.server_cpus));
+    let server_cpus = server_cpus.flatten();
     if !global.no_pin && server_cpus.is_none() {
         tracing::warn!(cpus = %global.server_cpus, "cannot pin servers; running them unpinned");
     }
@@ -111,18 +104,21 @@ pub fn results(
 ) -> anyhow::Result<Results> {
     let example = Layout::new(10, 100, 10);
     let mut peers = Vec::new();
-    for &kind in &global.peers {
-        if scenarios
-            .iter()
-            .any(|s| s.starts() == Starts::NameServer && s.runs(kind))
-        {
+    for &peer in &global.peers {
+        let started = |s: &&dyn Entry| s.starts() == Starts::NameServer && s.runs(peer);
+        if scenarios.iter().any(started) {
+            let version = version(setup, peer, false);
+            let command = peer::command_line(setup, peer, &example, &PeerOptions::default())?;
             peers.push(PeerInfo {
-                peer: kind,
-                version: version(setup, kind, false),
-                command: peer::command_line(setup, kind, &example, &PeerOptions::default())?,
+                peer,
+                version,
+                command,
             });
         }
     }
+    let client_cpus_requested = (!global.no_pin).then(|| global.client_cpus.clone());
+    let client_cpus_allowed = pin::proc_status_field(None, "Cpus_allowed_list");
+    let server_cpus = setup.server_cpus.clone();
     Ok(Results {
         command,
         started_at: utc_now(),
@@ -130,30 +126,37 @@ pub fn results(
         machine: Machine::probe(),
         git: GitState::probe(&workspace_root()),
         pinning: Pinning {
-            client_cpus_requested: (!global.no_pin).then(|| global.client_cpus.clone()),
-            client_cpus_allowed: pin::proc_status_field(None, "Cpus_allowed_list"),
-            server_cpus: setup.server_cpus.clone(),
+            client_cpus_requested,
+            client_cpus_allowed,
+            server_cpus,
         },
         peers,
         ..Results::default()
     })
 }
 
+/// Runs `mvn -B -q -ntp <flags> -f <pom> <goals>`; whether it succeeded (`for_peer`: the Java
+/// peer it is needed for).
+fn maven(flags: &[&str], pom: &Path, goals: &[&str], for_peer: &str) -> anyhow::Result<bool> {
+    let mut command = Command::new("mvn");
+    command.args(["-B", "-q", "-ntp"]).args(flags);
+    command.arg("-f").arg(pom).args(goals);
+    let why = format!("cannot run mvn (Maven 3.6+ is needed for the Java {for_peer})");
+    Ok(command.status().context(why)?.success())
+}
+
 /// Asks Maven for the Java NameServer's runtime classpath.
 fn java_namesrv(pom: &Path, heap: &str) -> anyhow::Result<JavaSetup> {
-    let out = std::env::temp_dir().join(format!(
-        "waymark-bench-classpath-{}.txt",
-        std::process::id()
-    ));
+    let out = format!("waymark-bench-classpath-{}.txt", std::process::id());
+    let out = std::env::temp_dir().join(out);
     eprintln!("resolving the Java NameServer classpath (mvn dependency:build-classpath) ...");
-    let status = Command::new("mvn")
-        .args(["-B", "-q", "-ntp", "-f"])
-        .arg(pom)
-        .arg("dependency:build-classpath")
-        .arg(format!("-Dmdep.outputFile={}", out.display()))
-        .status()
-        .context("cannot run mvn (Maven 3.6+ is needed for the Java NameServer)")?;
-    if !status.success() {
+    let output = format!("-Dmdep.outputFile={}", out.display());
+    if !maven(
+        &[],
+        pom,
+        &["dependency:build-classpath", &output],
+        "NameServer",
+    )? {
         bail!(
             "mvn dependency:build-classpath failed for {}",
             pom.display()
@@ -161,12 +164,8 @@ fn java_namesrv(pom: &Path, heap: &str) -> anyhow::Result<JavaSetup> {
     }
     let classpath = std::fs::read_to_string(&out)?;
     let _ = std::fs::remove_file(&out);
-    java_setup(
-        classpath,
-        "rocketmq-namesrv",
-        &format!("the classpath from {}", pom.display()),
-        heap,
-    )
+    let what = format!("the classpath from {}", pom.display());
+    java_setup(classpath, "rocketmq-namesrv", &what, heap)
 }
 
 /// Compiles interop/java's `rmq5` profile (`mvn -P rmq5 test-compile`) and reads its classpath.
@@ -174,18 +173,13 @@ fn java_controller(pom: &Path, heap: &str) -> anyhow::Result<JavaSetup> {
     let dir = pom.parent().unwrap_or(Path::new("."));
     let shown = dir.display();
     eprintln!("building the Java controller launcher (mvn -P rmq5 test-compile in {shown}) ...");
-    let status = Command::new("mvn")
-        .args(["-B", "-q", "-ntp", "-Dstyle.color=never", "-f"])
-        .arg(pom)
-        .args(["-P", "rmq5", "test-compile"])
-        .status()
-        .context("cannot run mvn (Maven 3.6+ is needed for the Java controller)")?;
-    if !status.success() {
+    let goals = ["-P", "rmq5", "test-compile"];
+    if !maven(&["-Dstyle.color=never"], pom, &goals, "controller")? {
         bail!("mvn -P rmq5 test-compile failed for {}", pom.display());
     }
     let file = dir.join("target/rmq5/classpath.txt");
-    let classpath = std::fs::read_to_string(&file)
-        .with_context(|| format!("cannot read {}", file.display()))?;
+    let classpath = std::fs::read_to_string(&file);
+    let classpath = classpath.with_context(|| format!("cannot read {}", file.display()))?;
     let what = format!("the classpath in {}", file.display());
     java_setup(classpath, "rocketmq-controller", &what, heap)
 }
@@ -201,10 +195,11 @@ fn java_setup(
     if !classpath.contains(artifact) {
         bail!("{what} has no {artifact} jar");
     }
+    let (java, heap) = ("java".into(), heap.to_owned());
     Ok(JavaSetup {
-        java: "java".into(),
+        java,
         classpath,
-        heap: heap.to_owned(),
+        heap,
     })
 }
 
@@ -213,14 +208,12 @@ fn jar_version(classpath: &str, artifact: &str) -> Option<String> {
     let prefix = format!("{artifact}-");
     classpath.split(':').find_map(|p| {
         let name = Path::new(p).file_name()?.to_str()?;
-        name.strip_prefix(&prefix)?
-            .strip_suffix(".jar")
-            .map(str::to_owned)
+        let version = name.strip_prefix(&prefix)?.strip_suffix(".jar");
+        version.map(str::to_owned)
     })
 }
 
-/// What a peer's NameServer (or, with `controller`, its controller) is,
-/// with versions.
+/// What a peer's NameServer (or, with `controller`, its controller) is, with versions.
 pub fn version(setup: &PeerSetup, kind: PeerKind, controller: bool) -> String {
     let java = || {
         let jvm = first_line(Command::new("java").arg("-version")).unwrap_or_default();
@@ -230,18 +223,15 @@ pub fn version(setup: &PeerSetup, kind: PeerKind, controller: bool) -> String {
             .to_owned()
     };
     let release = |java: &Option<JavaSetup>, artifact| {
-        java.as_ref()
-            .and_then(|j| jar_version(&j.classpath, artifact))
-            .unwrap_or_else(|| "?".into())
+        let version = java
+            .as_ref()
+            .and_then(|j| jar_version(&j.classpath, artifact));
+        version.unwrap_or_else(|| "?".into())
     };
     let waymark = |bin: &Path, name: &str| {
-        let git = first_line(
-            Command::new("git")
-                .arg("-C")
-                .arg(workspace_root())
-                .args(["describe", "--always", "--dirty"]),
-        )
-        .unwrap_or_default();
+        let mut git = Command::new("git");
+        git.arg("-C").arg(workspace_root());
+        let git = first_line(git.args(["describe", "--always", "--dirty"])).unwrap_or_default();
         let version = first_line(Command::new(bin).arg("--version")).unwrap_or_else(|| name.into());
         format!("{version} (release build, git {git})")
     };
@@ -259,10 +249,13 @@ pub fn version(setup: &PeerSetup, kind: PeerKind, controller: bool) -> String {
             release(&setup.java_controller, "rocketmq-controller"),
             java()
         ),
-        (PeerKind::RustPort, false) => format!(
-            "crates.io rocketmq-namesrv ({})",
-            first_line(Command::new(&setup.rust_port_bin).arg("--version")).unwrap_or_default()
-        ),
+        (PeerKind::RustPort, false) => {
+            let version = first_line(Command::new(&setup.rust_port_bin).arg("--version"));
+            format!(
+                "crates.io rocketmq-namesrv ({})",
+                version.unwrap_or_default()
+            )
+        }
         (PeerKind::Ceiling, false) => "rmq-bench ceiling-server (precomputed answers; each \
                                        registration decoded as Waymark decodes it and dropped)"
             .into(),
@@ -279,11 +272,10 @@ fn first_line(command: &mut Command) -> Option<String> {
         out.stdout
     };
     let text = String::from_utf8_lossy(&text).into_owned();
-    Some(
-        text.lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    Some(lines.join(" "))
 }

@@ -43,6 +43,7 @@ impl Layout {
             queues,
         }
     }
+
     pub fn validate(&self) -> anyhow::Result<()> {
         if self.brokers == 0 || self.spread == 0 {
             bail!("a layout needs at least one broker and a spread of at least 1");
@@ -195,10 +196,8 @@ impl Registration {
         self.counter += 1;
         let version = DataVersion::new(self.counter, 0, now_ms);
         let json = version.to_json_flavor(self.config.flavor.body());
-        let (before, after) = (
-            &self.template[..self.version_span.start],
-            &self.template[self.version_span.end..],
-        );
+        let span = &self.version_span;
+        let (before, after) = (&self.template[..span.start], &self.template[span.end..]);
         let bytes = [before, &json, after].concat();
         EncodedBody {
             topics: self.topics,
@@ -234,14 +233,8 @@ mod tests {
     #[test]
     fn layout_counts_entries_and_routes() {
         LAYOUT.validate().unwrap();
-        assert_eq!(
-            (
-                LAYOUT.topic_sets(),
-                LAYOUT.entries(),
-                LAYOUT.all_topics().len()
-            ),
-            (2, 12, 6)
-        );
+        let topics = LAYOUT.all_topics().len();
+        assert_eq!((LAYOUT.topic_sets(), LAYOUT.entries(), topics), (2, 12, 6));
         assert_eq!(LAYOUT.brokers_of_set(1), 2..4);
         let route = LAYOUT.route_of_set(1);
         assert_eq!(route.broker_datas.len(), 2);

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use plotters::coord::ranged1d::SegmentValue;
+use plotters::coord::ranged1d::{AsRangedCoord, SegmentValue, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -12,8 +12,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::peer::PeerKind;
 use crate::stats::Latency;
 
-/// A point of a line: x, y, and whether it is drawn as a cross (the sweep
-/// stopped after it).
+/// A point of a line: x, y, and whether it is drawn as a cross (the sweep stopped after it).
 pub type Point = (f64, f64, bool);
 
 /// One panel of a chart.
@@ -40,33 +39,63 @@ impl<T> Panel<T> {
     /// Latency percentile curves, a line per peer.
     pub fn curves(title: &str, points: fn(&T) -> Vec<Point>) -> Panel<T> {
         let (x, y, title) = ("percentile", "latency (ms, log)", title.to_owned());
+        let percentiles = true;
         Panel::Lines {
             title,
             x,
             y,
-            percentiles: true,
+            percentiles,
             points,
         }
     }
 
     /// A bar per peer, on a linear scale.
     pub fn bars(title: &str, value: fn(&T) -> Option<f64>) -> Panel<T> {
+        let (title, log, unit) = (title.to_owned(), false, "");
         Panel::Bars {
-            title: title.to_owned(),
-            log: false,
-            unit: "",
+            title,
+            log,
+            unit,
             value,
+        }
+    }
+
+    fn title(&self) -> &str {
+        match self {
+            Panel::Lines { title, .. } | Panel::Bars { title, .. } => title,
+        }
+    }
+
+    fn draw(&self, area: &Area<'_>, rows: &[(PeerKind, &T)]) -> Fallible {
+        match self {
+            Panel::Lines {
+                title,
+                x,
+                y,
+                percentiles,
+                points,
+            } => {
+                let lines = rows.iter().map(|(peer, r)| (*peer, points(r)));
+                let lines: Vec<_> = lines.filter(|(_, p)| !p.is_empty()).collect();
+                lines_panel(area, title, (x, y), *percentiles, &lines)
+            }
+            Panel::Bars {
+                title,
+                log,
+                unit,
+                value,
+            } => {
+                let bars = rows.iter().filter_map(|(p, r)| Some((*p, value(r)?)));
+                bars_panel(area, title, &bars.collect::<Vec<_>>(), *log, unit)
+            }
         }
     }
 }
 
 /// A latency distribution as points of a percentile curve: (nines, ms).
 pub fn curve(latency: &Latency) -> Vec<Point> {
-    latency
-        .curve
-        .iter()
-        .map(|(p, us)| (nines(*p), us / 1_000.0, false))
-        .collect()
+    let point = |&(p, us): &(f64, f64)| (nines(p), us / 1_000.0, false);
+    latency.curve.iter().map(point).collect()
 }
 
 type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
@@ -79,43 +108,12 @@ pub fn draw<T>(
     rows: &[(PeerKind, &T)],
 ) -> Result<String, String> {
     font()?;
-    let width = 700 * panels.len().max(1) as u32;
+    let columns = panels.len().max(1);
     let drawn = (|| -> Fallible {
-        let root = BitMapBackend::new(path, (width, 540)).into_drawing_area();
+        let root = BitMapBackend::new(path, (700 * columns as u32, 540)).into_drawing_area();
         root.fill(&WHITE)?;
-        for (area, panel) in root
-            .split_evenly((1, panels.len().max(1)))
-            .iter()
-            .zip(panels)
-        {
-            match panel {
-                Panel::Lines {
-                    title,
-                    x,
-                    y,
-                    percentiles,
-                    points,
-                } => {
-                    let lines: Vec<_> = rows
-                        .iter()
-                        .map(|(peer, r)| (*peer, points(r)))
-                        .filter(|(_, p)| !p.is_empty())
-                        .collect();
-                    lines_panel(area, title, (x, y), *percentiles, &lines)?;
-                }
-                Panel::Bars {
-                    title,
-                    log,
-                    unit,
-                    value,
-                } => {
-                    let bars: Vec<_> = rows
-                        .iter()
-                        .filter_map(|(p, r)| Some((*p, value(r)?)))
-                        .collect();
-                    bars_panel(area, title, &bars, *log, unit)?;
-                }
-            }
+        for (area, panel) in root.split_evenly((1, columns)).iter().zip(panels) {
+            panel.draw(area, rows)?;
         }
         root.present()?;
         Ok(())
@@ -123,9 +121,7 @@ pub fn draw<T>(
     drawn.map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(panels
         .iter()
-        .map(|p| match p {
-            Panel::Lines { title, .. } | Panel::Bars { title, .. } => title.as_str(),
-        })
+        .map(Panel::title)
         .collect::<Vec<_>>()
         .join("; "))
 }
@@ -135,11 +131,8 @@ fn font() -> Result<(), String> {
     static LOADED: OnceLock<Result<(), String>> = OnceLock::new();
     LOADED
         .get_or_init(|| {
-            let mut candidates: Vec<PathBuf> = std::env::var_os("RMQ_BENCH_FONT")
-                .map(PathBuf::from)
-                .into_iter()
-                .collect();
-            candidates.extend(
+            let given = std::env::var_os("RMQ_BENCH_FONT").map(PathBuf::from);
+            let candidates = given.into_iter().chain(
                 [
                     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
                     "/usr/share/fonts/TTF/DejaVuSans.ttf",
@@ -147,11 +140,11 @@ fn font() -> Result<(), String> {
                 ]
                 .map(PathBuf::from),
             );
-            let path = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
+            let path = candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
                 "no TrueType font found (apt-get install fonts-dejavu-core, or set RMQ_BENCH_FONT)"
                     .to_owned()
             })?;
-            let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             // plotters keeps fonts for the life of the process.
             let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
             plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
@@ -171,10 +164,9 @@ fn color(peer: PeerKind) -> RGBColor {
 
 /// Percentile → "nines" (50 → 0.3, 99 → 2, 99.9 → 3); 100 (max) → 5.
 fn nines(percentile: f64) -> f64 {
-    if percentile >= 100.0 {
-        5.0
-    } else {
-        -(1.0 - percentile / 100.0).log10()
+    match percentile {
+        100.0.. => 5.0,
+        p => -(1.0 - p / 100.0).log10(),
     }
 }
 
@@ -187,10 +179,8 @@ fn nines_label(x: &f64) -> String {
         (4.0, "p99.99"),
         (5.0, "max"),
     ];
-    labels
-        .iter()
-        .find(|(v, _)| (v - x).abs() < 0.05)
-        .map_or_else(String::new, |(_, l)| (*l).to_owned())
+    let label = labels.iter().find(|(v, _)| (v - x).abs() < 0.05);
+    label.map_or_else(String::new, |(_, l)| (*l).to_owned())
 }
 
 fn lines_panel(
@@ -204,15 +194,13 @@ fn lines_panel(
     let (x_max, lo, hi) = all.fold((0.0f64, f64::MAX, f64::MIN), |(x, lo, hi), &(r, v, _)| {
         (x.max(r), lo.min(v), hi.max(v))
     });
-    let (lo, hi) = if lo <= hi {
-        ((lo / 2.0).max(0.001), hi * 2.0)
-    } else {
-        (0.01, 10.0)
+    let (lo, hi) = match lo <= hi {
+        true => ((lo / 2.0).max(0.001), hi * 2.0),
+        false => (0.01, 10.0),
     };
-    let x_range = if percentiles {
-        0.2..5.2
-    } else {
-        0.0..(x_max * 1.08).max(1.0)
+    let x_range = match percentiles {
+        true => 0.2..5.2,
+        false => 0.0..(x_max * 1.08).max(1.0),
     };
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 20))
@@ -221,30 +209,21 @@ fn lines_panel(
         .y_label_area_size(70)
         .build_cartesian_2d(x_range, (lo..hi).log_scale())?;
     let mut mesh = chart.configure_mesh();
-    mesh.x_desc(x_desc)
-        .y_desc(y_desc)
-        .y_label_formatter(&|v| format!("{v}"));
+    mesh.x_desc(x_desc).y_desc(y_desc);
+    mesh.y_label_formatter(&|v| format!("{v}"));
     if percentiles {
         mesh.x_labels(60).x_label_formatter(&nines_label);
     }
     mesh.label_style(("sans-serif", 14)).draw()?;
     for (peer, points) in lines {
         let c = color(*peer);
-        let line: Vec<(f64, f64)> = points.iter().map(|&(x, y, _)| (x, y)).collect();
-        chart
-            .draw_series(LineSeries::new(line, c.stroke_width(2)))?
-            .label(peer.title())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3)));
-        let dots = points
-            .iter()
-            .filter(|p| !p.2)
-            .map(|&(x, y, _)| Circle::new((x, y), 4, c.filled()));
-        chart.draw_series(dots)?;
-        let crosses = points
-            .iter()
-            .filter(|p| p.2)
-            .map(|&(x, y, _)| Cross::new((x, y), 7, c.stroke_width(3)));
-        chart.draw_series(crosses)?;
+        let line = LineSeries::new(points.iter().map(|&(x, y, _)| (x, y)), c.stroke_width(2));
+        let legend = move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3));
+        chart.draw_series(line)?.label(peer.title()).legend(legend);
+        let dots = points.iter().filter(|p| !p.2);
+        chart.draw_series(dots.map(|&(x, y, _)| Circle::new((x, y), 4, c.filled())))?;
+        let crosses = points.iter().filter(|p| p.2);
+        chart.draw_series(crosses.map(|&(x, y, _)| Cross::new((x, y), 7, c.stroke_width(3))))?;
     }
     chart
         .configure_series_labels()
@@ -266,75 +245,68 @@ fn bars_panel(
     if data.is_empty() {
         return Ok(());
     }
-    let names: Vec<&str> = data.iter().map(|(p, _)| p.title()).collect();
     let max = data.iter().map(|(_, v)| *v).fold(0.0, f64::max).max(1e-9);
-    let label = |v: f64| match v >= 100.0 {
-        true => format!("{v:.0} {unit}"),
-        false => format!("{v:.1} {unit}"),
-    };
-    let x_labels = |v: &SegmentValue<usize>| match v {
-        SegmentValue::CenterOf(i) => names.get(*i).map_or_else(String::new, |n| (*n).to_owned()),
-        _ => String::new(),
-    };
-    let style =
-        TextStyle::from(("sans-serif", 15).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
-    // A discrete range covers both its ends: 0..n-1 gives n segments.
-    let segments = (0..data.len() - 1).into_segmented();
     let mut builder = ChartBuilder::on(area);
     builder
         .caption(title, ("sans-serif", 19))
         .margin(15)
         .x_label_area_size(35)
         .y_label_area_size(70);
-    let bar = |i: usize, from: f64, v: f64, peer: PeerKind| {
-        let mut rect = Rectangle::new(
-            [
-                (SegmentValue::Exact(i), from),
-                (SegmentValue::Exact(i + 1), v),
-            ],
-            color(peer).filled(),
-        );
-        rect.set_margin(0, 0, 14, 14);
-        rect
-    };
     if log {
-        let lo = data
-            .iter()
-            .map(|(_, v)| *v)
-            .fold(f64::MAX, f64::min)
-            .max(0.1)
-            / 3.0;
-        let mut chart = builder.build_cartesian_2d(segments, (lo..max * 4.0).log_scale())?;
-        let mut mesh = chart.configure_mesh();
-        mesh.disable_x_mesh()
-            .x_label_formatter(&x_labels)
-            .y_label_formatter(&|v| format!("{v}"));
-        mesh.label_style(("sans-serif", 14)).draw()?;
-        for (i, (peer, v)) in data.iter().enumerate() {
-            chart.draw_series([bar(i, lo, *v, *peer)])?;
-            let text = Text::new(
-                label(*v),
-                (SegmentValue::CenterOf(i), *v * 1.08),
-                style.clone(),
-            );
-            chart.draw_series([text])?;
-        }
+        let lo = data.iter().map(|(_, v)| *v).fold(f64::MAX, f64::min);
+        let lo = lo.max(0.1) / 3.0;
+        let y = (lo..max * 4.0).log_scale();
+        draw_bars(builder, (data, unit), y, lo, |v| v * 1.08, &|v| {
+            format!("{v}")
+        })
     } else {
-        let mut chart = builder.build_cartesian_2d(segments, 0f64..max * 1.2)?;
-        let mut mesh = chart.configure_mesh();
-        mesh.disable_x_mesh()
-            .x_label_formatter(&x_labels)
-            .y_label_formatter(&|v| format!("{v:.0}"));
-        mesh.label_style(("sans-serif", 14)).draw()?;
-        for (i, (peer, v)) in data.iter().enumerate() {
-            chart.draw_series([bar(i, 0.0, *v, *peer)])?;
-            let text = Text::new(
-                label(*v),
-                (SegmentValue::CenterOf(i), *v + max * 0.01),
-                style.clone(),
-            );
-            chart.draw_series([text])?;
-        }
+        let (y, label_at) = (0f64..max * 1.2, |v| v + max * 0.01);
+        draw_bars(builder, (data, unit), y, 0.0, label_at, &|v| {
+            format!("{v:.0}")
+        })
+    }
+}
+
+/// Bars of `data` labelled with their value and `unit`, from `from` on the y axis `y`, each
+/// label at `label_at(value)`.
+fn draw_bars<Y: AsRangedCoord<Value = f64>>(
+    mut builder: ChartBuilder<'_, '_, BitMapBackend<'_>>,
+    (data, unit): (&[(PeerKind, f64)], &str),
+    y: Y,
+    from: f64,
+    label_at: impl Fn(f64) -> f64,
+    y_labels: &dyn Fn(&f64) -> String,
+) -> Fallible
+where
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let label = |v: f64| match v >= 100.0 {
+        true => format!("{v:.0} {unit}"),
+        false => format!("{v:.1} {unit}"),
+    };
+    let x_labels = |v: &SegmentValue<usize>| match v {
+        SegmentValue::CenterOf(i) => data.get(*i).map_or("", |(p, _)| p.title()).to_owned(),
+        _ => String::new(),
+    };
+    let style = TextStyle::from(("sans-serif", 15).into_font());
+    let style = style.pos(Pos::new(HPos::Center, VPos::Bottom));
+    // A discrete range covers both its ends: 0..n-1 gives n segments.
+    let segments = (0..data.len() - 1).into_segmented();
+    let mut chart = builder.build_cartesian_2d(segments, y)?;
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_x_mesh().x_label_formatter(&x_labels);
+    mesh.y_label_formatter(y_labels);
+    mesh.label_style(("sans-serif", 14)).draw()?;
+    for (i, &(peer, v)) in data.iter().enumerate() {
+        let corners = [
+            (SegmentValue::Exact(i), from),
+            (SegmentValue::Exact(i + 1), v),
+        ];
+        let mut bar = Rectangle::new(corners, color(peer).filled());
+        bar.set_margin(0, 0, 14, 14);
+        chart.draw_series([bar])?;
+        let at = (SegmentValue::CenterOf(i), label_at(v));
+        chart.draw_series([Text::new(label(v), at, style.clone())])?;
     }
     Ok(())
 }

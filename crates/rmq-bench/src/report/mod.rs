@@ -13,26 +13,24 @@ use std::path::Path;
 use anyhow::Context;
 use serde_json::Value;
 
-use crate::provenance;
-use crate::results::Results;
+use crate::provenance::{self, Disturbance, GitState};
+use crate::results::{PeerInfo, Results};
 use crate::scenario::{self, Entry, DISTURBED_PERCENT};
 
-/// Writes the section of every scenario `results` holds into `path` (and
-/// their charts beside it).
+/// Writes the section of every scenario `results` holds into `path` (and their charts beside it).
 pub fn write(results: &Results, path: &Path) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let dir = dir.unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut text = std::fs::read_to_string(path).unwrap_or_default();
-    for entry in scenario::ALL
+    let ran = scenario::ALL
         .iter()
-        .filter(|e| results.scenarios.contains_key(e.id()))
-    {
+        .filter(|e| results.scenarios.contains_key(e.id()));
+    for entry in ran {
         text = merge(&text, entry.id(), &render(*entry, results, Some(dir)));
     }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    let written = std::fs::write(path, text);
+    written.with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The markers of scenario `id`'s section.
@@ -53,10 +51,9 @@ pub fn merge(existing: &str, id: &str, section: &str) -> String {
     let after = |at: usize| {
         // Hand-written text after the block stays one blank line away.
         let rest = existing[at..].trim_start_matches('\n');
-        if rest.is_empty() {
-            String::new()
-        } else {
-            format!("\n{rest}")
+        match rest.is_empty() {
+            true => String::new(),
+            false => format!("\n{rest}"),
         }
     };
     if let (Some(b), Some(e)) = (b, e.filter(|e| Some(*e) > b)) {
@@ -94,22 +91,19 @@ pub fn render(entry: &dyn Entry, results: &Results, chart_dir: Option<&Path>) ->
         .runs
         .iter()
         .find_map(|r| r.result.as_ref()?.get("params"));
-    if let Some(flags) = params
-        .map(|p| flags(&entry.command(), p))
-        .filter(|f| !f.is_empty())
-    {
+    let flags = params.map(|p| flags(&entry.command(), p));
+    if let Some(flags) = flags.filter(|f| !f.is_empty()) {
         let _ = writeln!(out, "Parameters: `rmq-bench {} {flags}`.\n", entry.id());
     }
     if !peers.is_empty() {
         out.push_str("| peer | what | started as |\n|---|---|---|\n");
-        for info in peers {
-            let _ = writeln!(
-                out,
-                "| {} | {} | `{}` |",
-                info.peer.title(),
-                info.version,
-                info.command
-            );
+        for PeerInfo {
+            peer,
+            version,
+            command,
+        } in peers
+        {
+            let _ = writeln!(out, "| {} | {version} | `{command}` |", peer.title());
         }
     }
     format!("{out}{targets}{body}\n")
@@ -126,10 +120,9 @@ fn run_and_machine(out: &mut String, r: &Results, id: &str) {
             provenance::list(&git.changes, 8)
         );
     }
-    let disturbed: Vec<_> = provenance::disturbances(r)
-        .into_iter()
-        .filter(|d| d.what == id || d.what.starts_with(&format!("{id} ")))
-        .collect();
+    let disturbed = provenance::disturbances(r).into_iter();
+    let own = |d: &Disturbance| d.what == id || d.what.starts_with(&format!("{id} "));
+    let disturbed: Vec<_> = disturbed.filter(own).collect();
     if !disturbed.is_empty() {
         let _ = writeln!(
             out,
@@ -138,10 +131,9 @@ fn run_and_machine(out: &mut String, r: &Results, id: &str) {
             provenance::describe(&disturbed)
         );
     }
-    let quick = if r.quick {
-        "**Quick mode: a harness check, not a measurement.** "
-    } else {
-        ""
+    let quick = match r.quick {
+        true => "**Quick mode: a harness check, not a measurement.** ",
+        false => "",
     };
     let _ = writeln!(
         out,
@@ -151,11 +143,12 @@ fn run_and_machine(out: &mut String, r: &Results, id: &str) {
         r.command
     );
     match &r.git {
-        Some(git) => {
+        Some(GitState {
+            commit, describe, ..
+        }) => {
             let _ = writeln!(
                 out,
-                "Commit measured: `{}` (`git describe`: {}).\n",
-                git.commit, git.describe
+                "Commit measured: `{commit}` (`git describe`: {describe}).\n"
             );
         }
         None => out.push_str("Commit measured: not recorded.\n\n"),

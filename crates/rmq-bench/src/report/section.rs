@@ -7,17 +7,16 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 
 use super::charts::{self, Panel};
-use super::format::{cpu_share, div, met, or_na, us};
+use super::format::{self, cpu_share, div, met, or_na, us};
 use crate::peer::PeerKind;
-use crate::results::{PeerInfo, Results, ScenarioRuns};
+use crate::results::{PeerInfo, Results, Run, ScenarioRuns};
 use crate::sample::ServerCpu;
 use crate::scenario::{TwoCpus, TWO_CPUS};
 
 /// A column: its heading and how a row's value is written.
 pub type Col<T> = (&'static str, fn(&T) -> String);
 
-/// A row of a ratio table: Waymark ÷ peer for a rate, peer ÷ Waymark for a cost; `—` for
-/// `not_for`.
+/// A row of a ratio table: Waymark ÷ peer for a rate, peer ÷ Waymark for a cost; `—` for `not_for`.
 pub struct Ratio<T> {
     pub label: &'static str,
     pub value: fn(&T) -> Option<f64>,
@@ -28,21 +27,21 @@ pub struct Ratio<T> {
 impl<T> Ratio<T> {
     /// Waymark ÷ peer: more is better.
     pub const fn rate(label: &'static str, value: fn(&T) -> Option<f64>) -> Ratio<T> {
-        Ratio {
-            label,
-            value,
-            waymark_over_peer: true,
-            not_for: &[],
-        }
+        Ratio::new(label, value, true)
     }
 
     /// Peer ÷ Waymark: less is better.
     pub const fn cost(label: &'static str, value: fn(&T) -> Option<f64>) -> Ratio<T> {
+        Ratio::new(label, value, false)
+    }
+
+    const fn new(label: &'static str, value: fn(&T) -> Option<f64>, up: bool) -> Ratio<T> {
+        let (waymark_over_peer, not_for) = (up, &[]);
         Ratio {
             label,
             value,
-            waymark_over_peer: false,
-            not_for: &[],
+            waymark_over_peer,
+            not_for,
         }
     }
 }
@@ -60,9 +59,10 @@ pub struct Row<T> {
 
 impl<T> Row<T> {
     pub fn new(peer: PeerKind, label: impl Into<String>, result: Result<T, String>) -> Row<T> {
+        let label = label.into();
         Row {
             peer,
-            label: label.into(),
+            label,
             result,
         }
     }
@@ -123,31 +123,29 @@ impl<'a> Section<'a> {
     ) -> Section<'a> {
         let ran = |p: &&PeerInfo| runs.runs.iter().any(|r| r.peer == p.peer);
         let peers = results.peers.iter().filter(ran).cloned().collect();
+        let (targets, body) = (Vec::new(), String::new());
         Section {
             results,
             runs,
             id,
             chart_dir,
             peers,
-            targets: Vec::new(),
-            body: String::new(),
+            targets,
+            body,
         }
     }
 
     /// The runs of `part`, in the order they ran.
     pub fn rows<T: DeserializeOwned>(&self, part: &str) -> Vec<Row<T>> {
         let runs = self.runs.runs.iter().filter(|r| r.part == part);
-        runs.map(|r| Row::new(r.peer, r.peer.title(), r.outcome().map_err(|e| failed(&e))))
-            .collect()
+        let row = |r: &Run| Row::new(r.peer, r.peer.title(), r.outcome().map_err(|e| failed(&e)));
+        runs.map(row).collect()
     }
 
     /// The parameters the runs recorded (the first that did).
     pub fn params<P: DeserializeOwned>(&self) -> Option<P> {
-        let mut all = self
-            .runs
-            .runs
-            .iter()
-            .filter_map(|r| r.result.as_ref()?.get("params"));
+        let runs = self.runs.runs.iter();
+        let mut all = runs.filter_map(|r| r.result.as_ref()?.get("params"));
         all.find_map(|p| P::deserialize(p).ok())
     }
 
@@ -161,12 +159,8 @@ impl<'a> Section<'a> {
 
     /// A list item (consecutive ones make one list).
     pub fn item(&mut self, text: impl AsRef<str>) {
-        if !self
-            .body
-            .lines()
-            .last()
-            .is_some_and(|l| l.starts_with("- "))
-        {
+        let last = self.body.lines().last();
+        if !last.is_some_and(|l| l.starts_with("- ")) {
             self.body.push('\n');
         }
         let _ = writeln!(self.body, "- {}", text.as_ref());
@@ -181,11 +175,9 @@ impl<'a> Section<'a> {
     pub fn table_headed<T>(&mut self, first: Option<&str>, rows: &[Row<T>], cols: &[Col<T>]) {
         let heads: Vec<&str> = cols.iter().map(|(head, _)| *head).collect();
         let cells = rows.iter().map(|row| {
-            let cells = row
-                .result
-                .as_ref()
-                .map(|x| cols.iter().map(|(_, cell)| cell(x)).collect());
-            Row::new(row.peer, row.label.clone(), cells.map_err(Clone::clone))
+            let cells = |x| cols.iter().map(|(_, cell)| cell(x)).collect();
+            let cells = row.result.as_ref().map(cells).map_err(Clone::clone);
+            Row::new(row.peer, row.label.clone(), cells)
         });
         self.cells(first, &heads, &cells.collect::<Vec<_>>());
     }
@@ -195,16 +187,8 @@ impl<'a> Section<'a> {
     pub fn cells(&mut self, first: Option<&str>, heads: &[&str], rows: &[Row<Vec<String>>]) {
         let all: Vec<&str> = first.into_iter().chain(heads.iter().copied()).collect();
         // An empty heading is one space wide, as Markdown writers put it.
-        let head: String = all
-            .iter()
-            .map(|h| {
-                if h.is_empty() {
-                    " |".into()
-                } else {
-                    format!(" {h} |")
-                }
-            })
-            .collect();
+        let pad = |h: &&str| if h.is_empty() { "" } else { " " };
+        let head: String = all.iter().map(|h| format!("{}{h} |", pad(h))).collect();
         let _ = writeln!(self.body, "\n|{head}\n|{}", "---|".repeat(all.len()));
         for row in rows {
             let mut cells: Vec<String> = first.map(|_| row.label.clone()).into_iter().collect();
@@ -228,21 +212,19 @@ impl<'a> Section<'a> {
             .iter()
             .map(|p| format!("vs {}", p.title()))
             .collect();
-        let rule = "---|".repeat(against.len() + 1);
-        let _ = writeln!(self.body, "\n| Waymark | {} |\n|{rule}", heads.join(" | "));
+        let (heads, rule) = (heads.join(" | "), "---|".repeat(against.len() + 1));
+        let _ = writeln!(self.body, "\n| Waymark | {heads} |\n|{rule}");
         for ratio in ratios {
             let waymark = of(rows, PeerKind::Waymark).and_then(ratio.value);
-            let cells: Vec<String> = against
-                .iter()
-                .map(|&peer| {
-                    let other = of(rows, peer).and_then(ratio.value);
-                    match (ratio.not_for.contains(&peer), ratio.waymark_over_peer) {
-                        (true, _) => "—".into(),
-                        (false, true) => super::format::ratio(waymark, other),
-                        (false, false) => super::format::ratio(other, waymark),
-                    }
-                })
-                .collect();
+            let cell = |&peer: &PeerKind| {
+                let other = of(rows, peer).and_then(ratio.value);
+                match (ratio.not_for.contains(&peer), ratio.waymark_over_peer) {
+                    (true, _) => "—".into(),
+                    (false, true) => format::ratio(waymark, other),
+                    (false, false) => format::ratio(other, waymark),
+                }
+            };
+            let cells: Vec<String> = against.iter().map(cell).collect();
             let _ = writeln!(self.body, "| {} | {} |", ratio.label, cells.join(" | "));
         }
     }
@@ -255,21 +237,16 @@ impl<'a> Section<'a> {
         measured: Option<String>,
         was_met: Option<bool>,
     ) {
+        let (what, met) = (what.as_ref(), met(was_met));
         let measured = measured.unwrap_or_else(|| "n/a".into());
-        self.targets.push(format!(
-            "| {} | {measured} | {} |",
-            what.as_ref(),
-            met(was_met)
-        ));
+        let target = format!("| {what} | {measured} | {met} |");
+        self.targets.push(target);
     }
 
     /// A target that a ratio of at least `min` meets, shown as `{v:.2}×`.
     pub fn at_least(&mut self, what: &str, value: Option<f64>, min: f64) {
-        self.target(
-            what,
-            value.map(|v| format!("{v:.2}×")),
-            value.map(|v| v >= min),
-        );
+        let measured = value.map(|v| format!("{v:.2}×"));
+        self.target(what, measured, value.map(|v| v >= min));
     }
 
     /// The two-CPU pass: its table against `one` and its target (≥ 1.7×), judged only on two
@@ -279,7 +256,8 @@ impl<'a> Section<'a> {
         let Some(pass) = self.runs.info::<TwoCpus>(TWO_CPUS) else {
             return self.target(what, None, None);
         };
-        self.heading(format!("{} on two CPUs", self.id));
+        let id = self.id;
+        self.heading(format!("{id} on two CPUs"));
         if let Some(why) = &pass.skipped {
             self.text(format!("Not run: {why}."));
             return self.target(what, Some(format!("not run: {why}")), None);
@@ -295,8 +273,7 @@ impl<'a> Section<'a> {
         };
         let server = &pass.server_cpus;
         self.text(format!(
-            "`{}` again on Waymark and Java, each server on CPUs {server} (`taskset -c {server}`).{caveat}",
-            self.id
+            "`{id}` again on Waymark and Java, each server on CPUs {server} (`taskset -c {server}`).{caveat}"
         ));
         let two = self.rows::<T>(TWO_CPUS);
         let rate = |x: Option<&T>| x.map(m.rate_of);
@@ -307,68 +284,53 @@ impl<'a> Section<'a> {
             m.rate, m.per_request
         );
         for row in &two {
-            let (x, one) = match &row.result {
-                Ok(x) => (x, of(one, row.peer)),
+            let label = &row.label;
+            let x = match &row.result {
+                Ok(x) => x,
                 Err(why) => {
-                    let _ = writeln!(
-                        self.body,
-                        "| {} | {} |{}",
-                        row.label,
-                        why.replace('|', "/"),
-                        " |".repeat(5)
-                    );
+                    let (why, rest) = (why.replace('|', "/"), " |".repeat(5));
+                    let _ = writeln!(self.body, "| {label} | {why} |{rest}");
                     continue;
                 }
             };
+            let one = of(one, row.peer);
             let two_rate = (m.rate_of)(x);
-            let gain = rate(one)
-                .filter(|v| *v > 0.0)
-                .map(|v| format!("{:.2}×", two_rate / v));
+            let gain = rate(one).filter(|v| *v > 0.0);
+            let gain = or_na(gain, |v| format!("{:.2}×", two_rate / v));
+            let one_rate = or_na(rate(one), |v| format!("{v:.1}"));
+            let cpu = cpu_share((m.cpu_of)(x));
+            let cost = [one.and_then(m.per_request_of), (m.per_request_of)(x)].map(us);
+            let [one_cost, two_cost] = cost;
             let _ = writeln!(
                 self.body,
-                "| {} | {} | {two_rate:.1} | {} | {} | {} | {} |",
-                row.label,
-                or_na(rate(one), |v| format!("{v:.1}")),
-                gain.unwrap_or_else(|| "n/a".into()),
-                cpu_share((m.cpu_of)(x)),
-                us(one.and_then(m.per_request_of)),
-                us((m.per_request_of)(x)),
+                "| {label} | {one_rate} | {two_rate:.1} | {gain} | {cpu} | {one_cost} | {two_cost} |"
             );
         }
-        let gain = div(
-            rate(of(&two, PeerKind::Waymark)),
-            rate(of(one, PeerKind::Waymark)),
-        );
+        let waymark = |rows| rate(of(rows, PeerKind::Waymark));
+        let gain = div(waymark(&two), waymark(one));
         match gain {
-            Some(gain) if shared => self.target(
-                what,
-                Some(format!(
-                    "{gain:.2}×, not judged: the generator ran on one of the two CPUs (the machine \
-                     has {cpus}), see \"{} on two CPUs\"",
-                    self.id
-                )),
-                None,
-            ),
-            gain => self.target(
-                what,
-                gain.map(|g| format!("{g:.2}×")),
-                gain.map(|g| g >= 1.7),
-            ),
+            Some(gain) if shared => {
+                let measured = format!(
+                    "{gain:.2}×, not judged: the generator ran on one of the two CPUs (the \
+                     machine has {cpus}), see \"{id} on two CPUs\""
+                );
+                self.target(what, Some(measured), None)
+            }
+            gain => {
+                let measured = gain.map(|g| format!("{g:.2}×"));
+                self.target(what, measured, gain.map(|g| g >= 1.7))
+            }
         }
     }
 
-    /// A chart of `panels` side by side, drawn from `rows` into `bench-<id>.png` beside the
-    /// report.
+    /// A chart of `panels` side by side, drawn from `rows` into `bench-<id>.png` beside the report.
     pub fn chart<T>(&mut self, rows: &[Row<T>], panels: &[Panel<T>]) {
         let Some(dir) = self.chart_dir else {
             return;
         };
         let file = format!("bench-{}.png", self.id);
-        let ok: Vec<(PeerKind, &T)> = rows
-            .iter()
-            .filter_map(|r| Some((r.peer, r.ok()?)))
-            .collect();
-        match charts::draw(&dir.join(&file), panels, &ok) {
+        let ok = rows.iter().filter_map(|r| Some((r.peer, r.ok()?)));
+        match charts::draw(&dir.join(&file), panels, &ok.collect::<Vec<_>>()) {
             Ok(alt) => self.text(format!("![{alt}]({file})")),
             Err(why) => self.text(format!("No chart: {why}")),
         }

@@ -50,7 +50,7 @@ pub mod fleet;
 /// the report.
 pub const DISTURBED_PERCENT: f64 = 15.0;
 /// Runs of a disturbed measurement at most.
-pub const ATTEMPTS: usize = 3;
+const ATTEMPTS: usize = 3;
 
 /// What a scenario starts of each peer it runs (a controller group comes with Waymark's
 /// NameServer for brokers to register with).
@@ -73,8 +73,7 @@ pub trait Scenario: Sync + 'static {
     /// The quick profile: what `--quick` changes of the defaults.
     fn quick(params: &mut Self::Params);
     /// Whether it runs `kind` (every peer unless said otherwise).
-    fn runs(kind: PeerKind) -> bool {
-        let _ = kind;
+    fn runs(_kind: PeerKind) -> bool {
         true
     }
     fn run(
@@ -145,15 +144,8 @@ impl<S: Scenario> Entry for S {
 /// `S`'s parameters from `matches`, or its defaults; with `quick`, every
 /// one not given on the command line takes its quick value.
 pub fn params<S: Scenario>(matches: Option<&ArgMatches>, quick: bool) -> anyhow::Result<S::Params> {
-    let defaults;
-    let matches = match matches {
-        Some(matches) => matches,
-        None => {
-            defaults =
-                S::Params::augment_args(Command::new(S::ID)).try_get_matches_from([S::ID])?;
-            &defaults
-        }
-    };
+    let defaults = S::Params::augment_args(Command::new(S::ID)).try_get_matches_from([S::ID])?;
+    let matches = matches.unwrap_or(&defaults);
     let params = S::Params::from_arg_matches(matches)?;
     if !quick {
         return Ok(params);
@@ -184,12 +176,8 @@ pub struct Ctx<'a> {
 impl Ctx<'_> {
     /// The peers of the run that `S` runs, in the order given.
     pub fn peers<S: Scenario>(&self) -> Vec<PeerKind> {
-        self.global
-            .peers
-            .iter()
-            .copied()
-            .filter(|&k| S::runs(k))
-            .collect()
+        let peers = self.global.peers.iter().copied();
+        peers.filter(|&k| S::runs(k)).collect()
     }
 }
 
@@ -200,10 +188,8 @@ pub struct Record {
 
 impl Record {
     pub fn new(id: &'static str) -> Record {
-        Record {
-            id,
-            runs: ScenarioRuns::default(),
-        }
+        let runs = ScenarioRuns::default();
+        Record { id, runs }
     }
 
     /// `peer`'s outcome of `part` ("" for a scenario of one part).
@@ -212,18 +198,16 @@ impl Record {
             Ok(value) => (Some(value), None),
             Err(error) => (None, Some(format!("{error:#}"))),
         };
-        let part_name = if part.is_empty() {
-            String::new()
-        } else {
-            format!(" ({part})")
-        };
+        let part_name = (!part.is_empty()).then(|| format!(" ({part})"));
         let how = error
             .as_ref()
             .map_or("done".into(), |e| format!("FAILED {e}"));
+        let part_name = part_name.unwrap_or_default();
         eprintln!("== {} {}{part_name}: {how}", self.id, peer.id());
+        let part = part.to_owned();
         self.runs.runs.push(Run {
             peer,
-            part: part.to_owned(),
+            part,
             result,
             error,
         });
@@ -272,8 +256,7 @@ pub struct TwoCpus {
 pub const TWO_CPUS: &str = "two-cpus";
 
 /// Runs `run` again on Waymark and Java, each server on two CPUs ([`pin::two_server_cpus`]), as
-/// part [`TWO_CPUS`]; not run unpinned, nor (with `unless_shared`) where the generator shares
-/// one.
+/// part [`TWO_CPUS`]; not run unpinned, nor (with `unless_shared`) where the generator shares one.
 pub async fn two_cpus<T: Serialize>(
     ctx: &Ctx<'_>,
     record: &mut Record,
@@ -286,46 +269,34 @@ pub async fn two_cpus<T: Serialize>(
             .ok_or_else(|| format!("the machine has {cpus} CPU")),
         _ => Err("the servers are not pinned (--no-pin, or no taskset)".to_owned()),
     };
-    let skipped = |why| TwoCpus {
-        skipped: Some(why),
-        ..TwoCpus::default()
+    let chosen = match (chosen, unless_shared) {
+        (Ok((_, true)), Some(why)) => Err(format!(
+            "the machine has {cpus} CPUs, so one of the server's two would be the generator's, {why}"
+        )),
+        (chosen, _) => chosen,
     };
-    let (server_cpus, shared) = match chosen {
-        Ok((_, true)) if unless_shared.is_some() => {
-            let why = unless_shared.unwrap_or_default();
-            let why = format!(
-                "the machine has {cpus} CPUs, so one of the server's two would be the generator's, {why}"
-            );
-            return record.note(TWO_CPUS, &skipped(why));
-        }
-        Ok(chosen) => chosen,
-        Err(why) => return record.note(TWO_CPUS, &skipped(why)),
-    };
-    let setup = PeerSetup {
-        server_cpus: Some(server_cpus.clone()),
-        ..ctx.setup.clone()
-    };
-    let peers = ctx
-        .global
-        .peers
-        .iter()
-        .filter(|k| matches!(k, PeerKind::Waymark | PeerKind::Java));
-    for &kind in peers {
-        eprintln!(
-            "[{}] {} again with the server on CPUs {server_cpus}",
-            record.id,
-            kind.id()
-        );
-        record.add(kind, TWO_CPUS, run(&setup, kind).await);
-    }
-    record.note(
-        TWO_CPUS,
-        &TwoCpus {
+    let pass = match chosen {
+        Ok((server_cpus, shares_generator_cpus)) => TwoCpus {
             server_cpus,
-            shares_generator_cpus: shared,
+            shares_generator_cpus,
             skipped: None,
         },
-    );
+        Err(why) => TwoCpus {
+            skipped: Some(why),
+            ..TwoCpus::default()
+        },
+    };
+    if pass.skipped.is_none() {
+        let mut setup = ctx.setup.clone();
+        setup.server_cpus = Some(pass.server_cpus.clone());
+        let peers = ctx.global.peers.iter();
+        for &kind in peers.filter(|k| matches!(k, PeerKind::Waymark | PeerKind::Java)) {
+            let (id, peer, cpus) = (record.id, kind.id(), &pass.server_cpus);
+            eprintln!("[{id}] {peer} again with the server on CPUs {cpus}");
+            record.add(kind, TWO_CPUS, run(&setup, kind).await);
+        }
+    }
+    record.note(TWO_CPUS, &pass);
 }
 
 /// `compare`: each of `entries` in turn, with the parameters of `matches`
@@ -340,11 +311,8 @@ pub async fn run_all(
     let started = tokio::time::Instant::now();
     for entry in entries {
         for kind in global.peers.iter().filter(|&&k| !entry.runs(k)) {
-            eprintln!(
-                "[{}] {} left out: the scenario does not run it",
-                entry.id(),
-                kind.id()
-            );
+            let (id, peer) = (entry.id(), kind.id());
+            eprintln!("[{id}] {peer} left out: the scenario does not run it");
         }
         let mut record = Record::new(entry.id());
         let ctx = Ctx {
@@ -380,11 +348,8 @@ mod tests {
 
     #[test]
     fn every_scenario_has_defaults_and_a_quick_profile() {
-        let ids: Vec<&str> = ALL.iter().map(|e| e.id()).collect();
-        let mut unique = ids.clone();
-        unique.sort_unstable();
-        unique.dedup();
-        assert_eq!(unique.len(), ids.len(), "{ids:?}");
+        let ids: std::collections::BTreeSet<&str> = ALL.iter().map(|e| e.id()).collect();
+        assert_eq!(ids.len(), ALL.len(), "{ids:?}");
         for entry in ALL {
             entry.command().debug_assert();
             assert!(!entry.about().is_empty());
