@@ -186,12 +186,11 @@ impl Scenario for Controller {
             let command = peer::command_line(ctx.setup, PeerKind::Waymark, &TINY, &options)?;
             record.note("namesrv", &command);
         }
+        let why = "the NameServer of the failover part did not start";
         for &kind in &kinds {
             let outcome = match &namesrv {
                 Ok(namesrv) => run_failover(ctx.setup, kind, p, namesrv).await,
-                Err(error) => Err(anyhow!(
-                    "the NameServer of the failover part did not start: {error:#}"
-                )),
+                Err(error) => Err(anyhow!("{why}: {error:#}")),
             };
             record.add(kind, FAILOVER, outcome);
         }
@@ -518,11 +517,8 @@ async fn run_heartbeats(
             let name = set_name(kind, set);
             if let Some(info) = replicas[0].client.sync_state_data(&name).await? {
                 let (in_sync, not_in_sync) = (info.in_sync_replicas, info.not_in_sync_replicas);
-                alive_replicas += in_sync
-                    .iter()
-                    .chain(&not_in_sync)
-                    .filter(|r| r.alive)
-                    .count();
+                let all = in_sync.iter().chain(&not_in_sync);
+                alive_replicas += all.filter(|r| r.alive).count();
             }
         }
         anyhow::Ok((window, windows, rss_kib, alive_replicas))
@@ -530,8 +526,7 @@ async fn run_heartbeats(
     .await;
     lock(&schedule).abort_all();
     let server_cpus = group.cpus_allowed();
-    // The group goes first, so that the replicas' connections closing
-    // cannot set off elections.
+    // The group goes first, so that the replicas' connections closing cannot set off elections.
     group.stop();
     replicas.iter().for_each(|r| r.client.close());
     let (window, windows, rss_kib, alive_replicas) = outcome?;
@@ -574,8 +569,7 @@ struct AgentReplica {
     live: Option<LiveReplica>,
 }
 
-/// A live replica's agent, its registrar's schedule, and its listener for role-change notices
-/// with what stops it.
+/// A live replica: its agent, its registrar's schedule, its notice listener and what stops it.
 struct LiveReplica {
     agent: ControllerAgent,
     schedule: Running,
@@ -661,7 +655,6 @@ async fn run_failover(
     let store = format!("waymark-bench-{}-agents-{}", std::process::id(), kind.id());
     let store = std::env::temp_dir().join(store);
     let _ = std::fs::remove_dir_all(&store);
-    let namesrv_list = namesrv.addr.to_string();
     // A replica of set `name` as `rmq-broker-sim --controller` starts one.
     let start = async |name: &str, r: usize| -> anyhow::Result<AgentReplica> {
         let dir = store.join(name).join(r.to_string());
@@ -673,7 +666,7 @@ async fn run_failover(
         // one, which a NameServer refuses before the full registration.
         let topics = numbered_topics(&format!("{name}-topic-"), 2, 8);
         let topics = TopicTable::with_topics(topics, wall_ms());
-        let list = NameServerList::from_static(&namesrv_list)?;
+        let list = NameServerList::from_static(&namesrv.addr.to_string())?;
         let registrar = Arc::new(Registrar::new(broker, topics, list)?);
         let mut config = ControllerModeConfig::new(&controllers)?;
         config = config.with_identity_path(dir.join("brokerIdentity"));
@@ -729,10 +722,8 @@ async fn run_failover(
             let master = master.context("no master to crash")?;
             let old = master.addr.clone();
             let moved = async || {
-                Ok(routed(&query, name)
-                    .await?
-                    .get(&0)
-                    .is_some_and(|a| *a != old))
+                let route = routed(&query, name).await?;
+                Ok(route.get(&0).is_some_and(|a| *a != old))
             };
             let sample = ms_until(master.crash(), poll, give_up, moved).await?;
             let shown = sample.map_or("not done".into(), |v| format!("{v:.1} ms"));

@@ -57,18 +57,13 @@ impl Scenario for Startup {
         s.target("startup ≤ 50 ms", shown, start.map(|v| v <= 50.0));
         s.table(&rows, COLUMNS);
         s.ratios(&rows, &OTHERS, RATIOS);
-        let title = "idle RSS after start (MiB, log)".into();
-        let value = |x: &Outcome| x.median_rss_kib.map(|k| k / 1024.0);
-        let (log, unit) = (true, "MiB");
-        s.chart(
-            &rows,
-            &[Panel::Bars {
-                title,
-                log,
-                unit,
-                value,
-            }],
-        );
+        let rss = Panel::Bars {
+            title: "idle RSS after start (MiB, log)".into(),
+            log: true,
+            unit: "MiB",
+            value: |x: &Outcome| x.median_rss_kib.map(|k| k / 1024.0),
+        };
+        s.chart(&rows, &[rss]);
     }
 }
 

@@ -16,6 +16,7 @@ use anyhow::Context;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
+use std::process::Command;
 use std::sync::Arc;
 use tokio::runtime::Builder;
 use tokio::sync::oneshot::{self, Receiver, Sender};
@@ -152,10 +153,7 @@ fn realtime_priority() -> String {
     else {
         return "normal (no thread id)".into();
     };
-    let chrt = std::process::Command::new("chrt")
-        .args(["-f", "-p", "1", &tid])
-        .output();
-    match chrt {
+    match Command::new("chrt").args(["-f", "-p", "1", &tid]).output() {
         Ok(out) if out.status.success() => "SCHED_FIFO 1 (chrt)".into(),
         Ok(out) => {
             let why = String::from_utf8_lossy(&out.stderr);
