@@ -2,14 +2,15 @@
 //! and RSS under broker heartbeats, and failover.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::io;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use futures::stream::{self, StreamExt, TryStreamExt};
+use futures::FutureExt;
 use rmq_broker_client::controller::{serve_notices, ControllerClient};
 use rmq_broker_client::{
     numbered_topics, wall_ms, BrokerConfig, ControllerAgent, ControllerModeConfig, NameServerList,
@@ -23,18 +24,18 @@ use tokio::sync::oneshot;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::{Instant, MissedTickBehavior};
 
+use super::failover::ms_list;
 use super::fleet::{ms_until, route, start_peer, TINY};
 use super::{settle, Ctx, Record, Scenario, Starts};
 use crate::cli::{millis as ms_arg, secs};
-use crate::group;
-use crate::load;
 use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer};
 use crate::pin::CpuSnapshot;
 use crate::report::format::{mib, noise, num, or_na};
 use crate::report::{of, over, Col, Ratio, Section};
 use crate::results::PeerInfo;
-use crate::setup;
+use crate::sample::ServerCpu;
 use crate::stats::median;
+use crate::{group, load, setup};
 
 pub struct Controller;
 
@@ -154,87 +155,67 @@ impl Scenario for Controller {
         "Controller groups of three nodes: CPU and RSS under broker heartbeats, and failover";
     const STARTS: Starts = Starts::Controller;
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.broker_sets, p.failover_samples, p.pause_s) = (10, 1, 0.5);
         (p.idle_settle_s, p.idle_s, p.warmup_s, p.duration_s) = (0.5, 1.0, 1.0, 2.0);
     }
-
     fn runs(kind: PeerKind) -> bool {
         kind.has_controller()
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         let kinds = ctx.peers::<Self>();
-        let mut peers = Vec::new();
-        for &peer in &kinds {
-            let command = group::command_line(ctx.setup, peer, p.nodes)?;
-            let version = setup::version(ctx.setup, peer, true);
-            peers.push(PeerInfo {
+        let peers = kinds.iter().map(|&peer| {
+            anyhow::Ok(PeerInfo {
                 peer,
-                version,
-                command,
-            });
-        }
-        record.note("peers", &peers);
+                command: group::command_line(ctx.setup, peer, p.nodes)?,
+                version: setup::version(ctx.setup, peer, true),
+            })
+        });
+        record.note("peers", &peers.collect::<anyhow::Result<Vec<_>>>()?);
         // Addresses that refuse connections: the controllers' role-change notices fail at once.
         let addrs: Vec<String> = (0..p.replica_count())
             .map(|_| rmq_testkit::ports::refused_addr().to_string())
             .collect();
         for &kind in &kinds {
-            record.add(
-                kind,
-                HEARTBEATS,
-                run_heartbeats(ctx.setup, kind, p, &addrs).await,
-            );
+            let outcome = run_heartbeats(ctx.setup, kind, p, &addrs).await;
+            record.add(kind, HEARTBEATS, outcome);
         }
         let options = PeerOptions::default();
-        match start_peer(ctx.setup, PeerKind::Waymark, &TINY, &options).await {
-            Ok(namesrv) => {
-                let command = peer::command_line(ctx.setup, PeerKind::Waymark, &TINY, &options)?;
-                record.note("namesrv", &command);
-                for &kind in &kinds {
-                    let outcome = run_failover(ctx.setup, kind, p, &namesrv).await;
-                    record.add(kind, FAILOVER, outcome);
-                }
-                namesrv.stop();
-            }
-            Err(error) => {
-                for &kind in &kinds {
-                    let why = "the NameServer of the failover part did not start";
-                    let error = anyhow::anyhow!("{why}: {error:#}");
-                    record.add::<Failover>(kind, FAILOVER, Err(error));
-                }
-            }
+        let namesrv = start_peer(ctx.setup, PeerKind::Waymark, &TINY, &options).await;
+        if namesrv.is_ok() {
+            let command = peer::command_line(ctx.setup, PeerKind::Waymark, &TINY, &options)?;
+            record.note("namesrv", &command);
+        }
+        let why = "the NameServer of the failover part did not start";
+        for &kind in &kinds {
+            let outcome = match &namesrv {
+                Ok(namesrv) => run_failover(ctx.setup, kind, p, namesrv).await,
+                Err(error) => Err(anyhow!("{why}: {error:#}")),
+            };
+            record.add(kind, FAILOVER, outcome);
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         s.peers = s.runs.info("peers").unwrap_or_default();
-        let (beats, failover) = (
-            s.rows::<Heartbeats>(HEARTBEATS),
-            s.rows::<Failover>(FAILOVER),
-        );
+        let beats = s.rows::<Heartbeats>(HEARTBEATS);
+        let failover = s.rows::<Failover>(FAILOVER);
         let (w, j) = (PeerKind::Waymark, PeerKind::Java);
         let what = "CPU per heartbeat ≤ 1/5 of Java's (Java ÷ Waymark ≥ 5)";
-        s.at_least(what, over(&beats, cpu_per_heartbeat, j, w), 5.0);
+        s.at_least(what, over(&beats, |x| x.cpu_us_per_heartbeat, j, w), 5.0);
         let what = "RSS of the three nodes under heartbeats ≤ 1/5 of Java's (Java ÷ Waymark ≥ 5)";
         s.at_least(what, over(&beats, rss_sum, j, w), 5.0);
         let median = |p| of(&failover, p).and_then(|x| x.median_ms);
         let medians = median(w).zip(median(j));
-        let what = "failover no slower than Java's (median, Waymark ≤ Java)";
         s.target(
-            what,
+            "failover no slower than Java's (median, Waymark ≤ Java)",
             medians.map(|(a, b)| format!("{a:.0} ms vs {b:.0} ms")),
             medians.map(|(a, b)| a <= b),
         );
         s.heading("Heartbeats");
         if let Some(p) = s.params::<Params>() {
-            s.text(format!(
-                "{} heartbeats/s once every set has joined.",
-                num(p.scheduled_per_s())
-            ));
+            let per_s = num(p.scheduled_per_s());
+            s.text(format!("{per_s} heartbeats/s once every set has joined."));
         }
         s.table(&beats, HEARTBEAT_COLUMNS);
         s.ratios(&beats, &[j], HEARTBEAT_RATIOS);
@@ -245,18 +226,11 @@ impl Scenario for Controller {
             ));
         }
         s.table(&failover, FAILOVER_COLUMNS);
-        s.ratios(
-            &failover,
-            &[j],
-            &[Ratio::cost("failover, median (Java ÷ Waymark)", |x| {
-                x.median_ms
-            })],
-        );
+        let ratio = Ratio::cost("failover, median (Java ÷ Waymark)", |x: &Failover| {
+            x.median_ms
+        });
+        s.ratios(&failover, &[j], &[ratio]);
     }
-}
-
-fn cpu_per_heartbeat(x: &Heartbeats) -> Option<f64> {
-    x.cpu_us_per_heartbeat
 }
 
 fn rss_sum(x: &Heartbeats) -> Option<f64> {
@@ -264,7 +238,9 @@ fn rss_sum(x: &Heartbeats) -> Option<f64> {
 }
 
 const HEARTBEAT_RATIOS: &[Ratio<Heartbeats>] = &[
-    Ratio::cost("CPU per heartbeat (Java ÷ Waymark)", cpu_per_heartbeat),
+    Ratio::cost("CPU per heartbeat (Java ÷ Waymark)", |x| {
+        x.cpu_us_per_heartbeat
+    }),
     Ratio::cost("RSS of the nodes, sum (Java ÷ Waymark)", rss_sum),
     Ratio::cost("RSS per node, max (Java ÷ Waymark)", |x| {
         x.rss_max_kib.map(|k| k as f64)
@@ -283,11 +259,8 @@ const HEARTBEAT_COLUMNS: &[Col<Heartbeats>] = &[
     ("server CPU", |x| format!("{:.1} %", x.server_cpu_percent)),
     ("send errors", |x| x.heartbeat_errors.to_string()),
     ("alive", |x| {
-        format!(
-            "{}/{}",
-            num(x.alive_replicas as f64),
-            num(x.params.replica_count() as f64)
-        )
+        let all = num(x.params.replica_count() as f64);
+        format!("{}/{all}", num(x.alive_replicas as f64))
     }),
     ("RSS per node (max)", |x| mib(x.rss_max_kib)),
     ("RSS of the nodes (sum)", |x| mib(x.rss_sum_kib)),
@@ -305,13 +278,7 @@ const FAILOVER_COLUMNS: &[Col<Failover>] = &[
     ("kill → new master routed as id 0 (median)", |x| {
         or_na(x.median_ms, |v| format!("{v:.0} ms"))
     }),
-    ("samples", |x| {
-        let samples = x
-            .samples_ms
-            .iter()
-            .map(|s| or_na(*s, |v| format!("{v:.0} ms")).replace("n/a", "not done"));
-        samples.collect::<Vec<_>>().join(", ")
-    }),
+    ("samples", |x| ms_list(&x.samples_ms, "not done")),
     ("others' CPU", |x| noise(x.others_cpu_percent)),
 ];
 
@@ -363,25 +330,19 @@ async fn join_set(
     name: &str,
     params: &Params,
     addrs: &[String],
-) -> anyhow::Result<(Vec<Replica>, u64)> {
+) -> anyhow::Result<(Vec<Arc<Replica>>, u64)> {
     let mut config = ControllerModeConfig::new(controllers)?;
     config.request_timeout = Duration::from_secs(10);
     let mut replicas = Vec::with_capacity(addrs.len());
     for addr in addrs {
         let client = ControllerClient::new(&config);
-        let id = retry("CONTROLLER_GET_NEXT_BROKER_ID", async || {
-            client.next_broker_id(CLUSTER, name).await
-        })
-        .await?;
+        let next_id = async || client.next_broker_id(CLUSTER, name).await;
+        let id = retry("CONTROLLER_GET_NEXT_BROKER_ID", next_id).await?;
         let code = format!("{addr};{}", wall_ms());
-        retry("CONTROLLER_APPLY_BROKER_ID", async || {
-            client.apply_broker_id(CLUSTER, name, id, &code).await
-        })
-        .await?;
-        retry("CONTROLLER_REGISTER_BROKER", async || {
-            client.register(CLUSTER, name, id, addr).await
-        })
-        .await?;
+        let apply = async || client.apply_broker_id(CLUSTER, name, id, &code).await;
+        retry("CONTROLLER_APPLY_BROKER_ID", apply).await?;
+        let register = async || client.register(CLUSTER, name, id, addr).await;
+        retry("CONTROLLER_REGISTER_BROKER", register).await?;
         let header = BrokerHeartbeatRequestHeader {
             cluster_name: CLUSTER.to_owned(),
             broker_addr: addr.clone(),
@@ -393,19 +354,17 @@ async fn join_set(
             heartbeat_timeout_mills: Some(i64::try_from(params.heartbeat_timeout_ms)?),
             election_priority: Some(i32::MAX),
         };
-        replicas.push(Replica { client, header });
+        replicas.push(Arc::new(Replica { client, header }));
     }
-    for Replica { client, header } in &replicas {
-        for (node, outcome) in client.heartbeat(header, Duration::from_secs(5)).await {
+    for r in &replicas {
+        for (node, outcome) in r.client.heartbeat(&r.header, Duration::from_secs(5)).await {
             outcome.with_context(|| format!("first heartbeat of {name} to {node}"))?;
         }
     }
     let first = &replicas[0];
     let id = first.header.broker_id.unwrap_or(1);
-    let mut requests = 3 * replicas.len() as u64;
     let mut failures = Vec::new();
     loop {
-        requests += 1;
         match first.client.elect(CLUSTER, name, id).await {
             Ok(decision) if decision.master_id.is_some() => break,
             Ok(decision) => failures.push(format!("no master in {decision:?}")),
@@ -418,7 +377,9 @@ async fn join_set(
         // The heartbeat may not have reached the leader yet.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    Ok((replicas, requests))
+    // Three requests per replica, and the elections.
+    let requests = 3 * replicas.len() + failures.len() + 1;
+    Ok((replicas, requests as u64))
 }
 
 /// `replica` heartbeats every node once per `interval` from `phase` on (its slot of the
@@ -455,10 +416,8 @@ async fn heartbeat_loop(
 struct Window {
     heartbeats: u64,
     errors: u64,
-    seconds: f64,
-    server_cpu_s: f64,
-    others: f64,
     lag_ms: f64,
+    cpu: ServerCpu,
 }
 
 fn sum_max(values: &[Option<u64>]) -> (Option<u64>, Option<u64>) {
@@ -487,9 +446,8 @@ async fn run_heartbeats(
     tokio::time::sleep(Duration::from_secs_f64(params.idle_s)).await;
     let idle_cpu_percent = idle_before
         .zip(CpuSnapshot::take_all(&group.pids()))
-        .map(|(b, a)| a.server_seconds_since(&b) * 100.0 / a.seconds_since(&b).max(1e-3));
+        .map(|(b, a)| ServerCpu::between(&b, &a).server_cpu_percent);
     let idle_rss_kib = group.rss_kib();
-
     let beats = Arc::new(Beats::default());
     // Aborted when dropped: no replica outlives the measurement.
     let schedule = Mutex::new(JoinSet::new());
@@ -498,28 +456,19 @@ async fn run_heartbeats(
     // Each set heartbeats from the moment it joined, as brokers do (and so
     // that no connection sits idle while the other sets join).
     let sets: Vec<(Vec<Arc<Replica>>, u64)> = stream::iter(0..params.broker_sets)
-        .map(|set| {
-            let (controllers, beats, schedule) = (&controllers, &beats, &schedule);
-            async move {
-                let first = set * params.replicas;
-                let addrs = &broker_addrs[first..first + params.replicas];
-                let name = set_name(kind, set);
-                let (replicas, requests) = join_set(controllers, &name, params, addrs).await?;
-                let replicas: Vec<_> = replicas.into_iter().map(Arc::new).collect();
-                let mut tasks = lock(schedule);
-                for (r, replica) in replicas.iter().enumerate() {
-                    // Replica i of n heartbeats at i/n of the interval.
-                    let slot = (first + r) as f64 / params.replica_count() as f64;
-                    let phase = joined + interval.mul_f64(slot);
-                    tasks.spawn(heartbeat_loop(
-                        replica.clone(),
-                        phase,
-                        interval,
-                        beats.clone(),
-                    ));
-                }
-                anyhow::Ok((replicas, requests))
+        .map(async |set| {
+            let (first, name) = (set * params.replicas, set_name(kind, set));
+            let addrs = &broker_addrs[first..first + params.replicas];
+            let (replicas, requests) = join_set(&controllers, &name, params, addrs).await?;
+            let mut tasks = lock(&schedule);
+            for (r, replica) in replicas.iter().enumerate() {
+                // Replica i of n heartbeats at i/n of the interval.
+                let slot = (first + r) as f64 / params.replica_count() as f64;
+                let phase = joined + interval.mul_f64(slot);
+                let beat = heartbeat_loop(replica.clone(), phase, interval, beats.clone());
+                tasks.spawn(beat);
             }
+            anyhow::Ok((replicas, requests))
         })
         .buffered(params.join_concurrency.max(1))
         .try_collect()
@@ -534,11 +483,10 @@ async fn run_heartbeats(
         params.scheduled_per_s()
     );
     group.check_running()?;
-
     let outcome = async {
         tokio::time::sleep(Duration::from_secs_f64(params.warmup_s)).await;
         let pids = group.pids();
-        let unreadable = || anyhow::anyhow!("cannot read /proc of the controller nodes {pids:?}");
+        let unreadable = || anyhow!("cannot read /proc of the controller nodes {pids:?}");
         let measure = async || {
             beats.max_lag_us.store(0, Relaxed);
             let before = CpuSnapshot::take_all(&pids).ok_or_else(unreadable)?;
@@ -548,33 +496,28 @@ async fn run_heartbeats(
             let window = Window {
                 heartbeats: beats.sent.load(Relaxed) - sent,
                 errors: beats.errors.load(Relaxed) - errors,
-                seconds: after.seconds_since(&before),
-                server_cpu_s: after.server_seconds_since(&before),
-                others: after.others_percent_since(&before),
                 lag_ms: beats.max_lag_us.load(Relaxed) as f64 / 1_000.0,
+                cpu: ServerCpu::between(&before, &after),
             };
+            let cpu = &window.cpu;
             eprintln!(
                 "{tag} window: {} heartbeats in {:.1} s, server CPU {:.2} s, others {:.0} %",
-                window.heartbeats, window.seconds, window.server_cpu_s, window.others
+                window.heartbeats, cpu.window_s, cpu.server_cpu_s, cpu.others_cpu_percent
             );
             anyhow::Ok(window)
         };
         let label = format!("controller {}", kind.id());
-        let (window, windows) = settle(&label, |w: &Window| w.others, measure).await?;
+        let noise = |w: &Window| w.cpu.others_cpu_percent;
+        let (window, windows) = settle(&label, noise, measure).await?;
         group.check_running()?;
         let rss_kib = group.rss_kib();
         // Which replicas the leader takes for alive, set by set.
         let mut alive_replicas = 0;
         for set in 0..params.broker_sets {
-            if let Some(info) = replicas[0]
-                .client
-                .sync_state_data(&set_name(kind, set))
-                .await?
-            {
-                let all = info
-                    .in_sync_replicas
-                    .iter()
-                    .chain(&info.not_in_sync_replicas);
+            let name = set_name(kind, set);
+            if let Some(info) = replicas[0].client.sync_state_data(&name).await? {
+                let (in_sync, not_in_sync) = (info.in_sync_replicas, info.not_in_sync_replicas);
+                let all = in_sync.iter().chain(&not_in_sync);
                 alive_replicas += all.filter(|r| r.alive).count();
             }
         }
@@ -583,17 +526,16 @@ async fn run_heartbeats(
     .await;
     lock(&schedule).abort_all();
     let server_cpus = group.cpus_allowed();
-    // The group goes first, so that the replicas' connections closing
-    // cannot set off elections.
+    // The group goes first, so that the replicas' connections closing cannot set off elections.
     group.stop();
     replicas.iter().for_each(|r| r.client.close());
     let (window, windows, rss_kib, alive_replicas) = outcome?;
     let (rss_max_kib, rss_sum_kib) = sum_max(&rss_kib);
     let first_error = lock(&beats.first_error).clone();
-    let seconds = window.seconds.max(1e-3);
-    let counted = (window.heartbeats > 0).then_some(window.heartbeats as f64);
+    let (heartbeats, cpu) = (window.heartbeats, &window.cpu);
+    let counted = (heartbeats > 0).then_some(heartbeats as f64);
     let per_heartbeat = |cpu_s: f64| counted.map(|n| cpu_s * 1e6 / n);
-    let above_idle = |idle: f64| (window.server_cpu_s - idle / 100.0 * window.seconds).max(0.0);
+    let above_idle = |idle: f64| (cpu.server_cpu_s - idle / 100.0 * cpu.window_s).max(0.0);
     Ok(Heartbeats {
         params: params.clone(),
         group_ready_s,
@@ -601,90 +543,47 @@ async fn run_heartbeats(
         idle_rss_kib,
         join_s,
         join_requests,
-        heartbeats: window.heartbeats,
+        heartbeats,
         heartbeat_errors: window.errors,
         first_error,
-        window_s: window.seconds,
-        heartbeats_per_s: window.heartbeats as f64 / seconds,
+        window_s: cpu.window_s,
+        heartbeats_per_s: heartbeats as f64 / cpu.window_s.max(1e-3),
         schedule_lag_max_ms: window.lag_ms,
-        server_cpu_s: window.server_cpu_s,
-        cpu_us_per_heartbeat: per_heartbeat(window.server_cpu_s),
+        server_cpu_s: cpu.server_cpu_s,
+        cpu_us_per_heartbeat: per_heartbeat(cpu.server_cpu_s),
         cpu_us_per_heartbeat_above_idle: idle_cpu_percent.map(above_idle).and_then(per_heartbeat),
-        server_cpu_percent: window.server_cpu_s * 100.0 / seconds,
+        server_cpu_percent: cpu.server_cpu_percent,
         rss_kib,
         rss_max_kib,
         rss_sum_kib,
         alive_replicas,
-        others_cpu_percent: Some(window.others),
+        others_cpu_percent: Some(cpu.others_cpu_percent),
         windows,
         server_cpus,
     })
 }
 
-/// One failover replica: a registrar, its schedule, its agent and the listener for
-/// role-change notices, as `rmq-broker-sim --controller` runs them (`None` once crashed).
+/// One failover replica, as `rmq-broker-sim --controller` runs it (`None` once crashed).
 struct AgentReplica {
     addr: String,
     live: Option<LiveReplica>,
 }
 
+/// A live replica: its agent, its registrar's schedule, its notice listener and what stops it.
 struct LiveReplica {
     agent: ControllerAgent,
-    registrar: Arc<Registrar>,
     schedule: Running,
-    notices: (JoinHandle<()>, oneshot::Sender<()>),
+    notices: JoinHandle<io::Result<()>>,
+    stop_notices: oneshot::Sender<()>,
 }
 
 impl AgentReplica {
-    async fn start(
-        name: &str,
-        controllers: &str,
-        namesrv: &RunningPeer,
-        dir: &Path,
-        heartbeat_timeout: Duration,
-    ) -> anyhow::Result<AgentReplica> {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?.to_string();
-        let broker = BrokerConfig::new(CLUSTER, name, &addr);
-        // Two topics: a registration of one alone reads as an incremental
-        // one, which a NameServer refuses before the full registration.
-        let topics = TopicTable::with_topics(numbered_topics(&topic_prefix(name), 2, 8), wall_ms());
-        let list = NameServerList::from_static(&namesrv.addr.to_string())?;
-        let registrar = Arc::new(Registrar::new(broker, topics, list)?);
-        let mut config =
-            ControllerModeConfig::new(controllers)?.with_identity_path(dir.join("brokerIdentity"));
-        config.controller_heart_beat_timeout = heartbeat_timeout;
-        let agent = ControllerAgent::start(registrar.clone(), config, None);
-        let java = Schedule::java(registrar.config(), None);
-        let schedule = rmq_broker_client::spawn(registrar.clone(), java, None);
-        let (stop, stopped) = oneshot::channel::<()>();
-        let service = agent.notice_service();
-        let notices = tokio::spawn(async move {
-            let _ = serve_notices(listener, service, async {
-                let _ = stopped.await;
-            })
-            .await;
-        });
-        let notices = (notices, stop);
-        let live = LiveReplica {
-            agent,
-            registrar,
-            schedule,
-            notices,
-        };
-        Ok(AgentReplica {
-            addr,
-            live: Some(live),
-        })
-    }
-
     fn agent(&self) -> Option<&ControllerAgent> {
         self.live.as_ref().map(|l| &l.agent)
     }
 
     fn role(&self) -> ReplicaRole {
-        self.agent()
-            .map_or(ReplicaRole::Unknown, ControllerAgent::role)
+        self.agent().map_or(ReplicaRole::Unknown, |a| a.role())
     }
 
     /// Stops it as a kill would: every connection closed at once, nothing
@@ -693,23 +592,19 @@ impl AgentReplica {
         let at = Instant::now();
         if let Some(live) = self.live.take() {
             drop(live.agent);
-            live.registrar.close_connections();
+            live.schedule.registrar().close_connections();
             drop(live.schedule);
-            let (task, stop) = live.notices;
-            let _ = stop.send(());
-            task.abort();
+            let _ = live.stop_notices.send(());
+            live.notices.abort();
         }
         at
     }
 }
 
-fn topic_prefix(name: &str) -> String {
-    format!("{name}-topic-")
-}
-
 /// The NameServer's route of the set `name`: id → address.
 async fn routed(query: &RpcClient, name: &str) -> anyhow::Result<BTreeMap<i64, String>> {
-    Ok(route(query, &format!("{}0", topic_prefix(name)))
+    // The first of the topics each replica registers (`numbered_topics`).
+    Ok(route(query, &format!("{name}-topic-0"))
         .await?
         .and_then(|r| r.broker_datas.into_iter().find(|b| b.broker_name == name))
         .map(|b| b.broker_addrs)
@@ -724,20 +619,15 @@ async fn wait_settled(set: &[AgentReplica], name: &str, query: &RpcClient) -> an
     let mut last = String::new();
     while Instant::now() < deadline {
         let master = set.iter().find(|r| r.role() == ReplicaRole::Master);
-        let slaves = set
-            .iter()
-            .filter(|r| matches!(r.role(), ReplicaRole::Slave { .. }));
-        let slaves = slaves.count();
+        let is_slave = |r: &&AgentReplica| matches!(r.role(), ReplicaRole::Slave { .. });
+        let slaves = set.iter().filter(is_slave).count();
         last = "no master".into();
         if let Some(master) = master {
             let agent = master.agent().context("the master runs")?;
             let sss = agent.sync_state_set().sync_state_set.len();
             let routed_as = |r: &AgentReplica| match r.role() {
                 ReplicaRole::Master => 0,
-                _ => r
-                    .agent()
-                    .and_then(ControllerAgent::controller_id)
-                    .unwrap_or(-1),
+                _ => r.agent().and_then(|a| a.controller_id()).unwrap_or(-1),
             };
             let expected: BTreeMap<i64, String> =
                 set.iter().map(|r| (routed_as(r), r.addr.clone())).collect();
@@ -765,17 +655,44 @@ async fn run_failover(
     let store = format!("waymark-bench-{}-agents-{}", std::process::id(), kind.id());
     let store = std::env::temp_dir().join(store);
     let _ = std::fs::remove_dir_all(&store);
-    let timeout = Duration::from_millis(params.agent_heartbeat_timeout_ms);
+    // A replica of set `name` as `rmq-broker-sim --controller` starts one.
+    let start = async |name: &str, r: usize| -> anyhow::Result<AgentReplica> {
+        let dir = store.join(name).join(r.to_string());
+        std::fs::create_dir_all(&dir)?;
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?.to_string();
+        let broker = BrokerConfig::new(CLUSTER, name, &addr);
+        // Two topics: a registration of one alone reads as an incremental
+        // one, which a NameServer refuses before the full registration.
+        let topics = numbered_topics(&format!("{name}-topic-"), 2, 8);
+        let topics = TopicTable::with_topics(topics, wall_ms());
+        let list = NameServerList::from_static(&namesrv.addr.to_string())?;
+        let registrar = Arc::new(Registrar::new(broker, topics, list)?);
+        let mut config = ControllerModeConfig::new(&controllers)?;
+        config = config.with_identity_path(dir.join("brokerIdentity"));
+        config.controller_heart_beat_timeout =
+            Duration::from_millis(params.agent_heartbeat_timeout_ms);
+        let agent = ControllerAgent::start(registrar.clone(), config, None);
+        let java = Schedule::java(registrar.config(), None);
+        let schedule = rmq_broker_client::spawn(registrar, java, None);
+        let (stop_notices, stopped) = oneshot::channel::<()>();
+        let service = agent.notice_service();
+        let notices = tokio::spawn(serve_notices(listener, service, stopped.map(drop)));
+        let live = Some(LiveReplica {
+            agent,
+            schedule,
+            notices,
+            stop_notices,
+        });
+        Ok(AgentReplica { addr, live })
+    };
     let outcome = async {
         let mut sets = Vec::new();
         for k in 0..params.failover_samples {
             let name = format!("bench-failover-{}-{k}", kind.id());
             let mut set = Vec::new();
             for r in 0..params.replicas {
-                let dir = store.join(&name).join(r.to_string());
-                std::fs::create_dir_all(&dir)?;
-                let replica =
-                    AgentReplica::start(&name, &controllers, namesrv, &dir, timeout).await?;
+                let replica = start(&name, r).await?;
                 // One at a time, so that the first replica is the first master.
                 let role = || async { replica.role() != ReplicaRole::Unknown };
                 if !rmq_testkit::eventually(Duration::from_secs(30), role).await {
@@ -804,14 +721,11 @@ async fn run_failover(
             let master = set.iter_mut().find(|r| r.role() == ReplicaRole::Master);
             let master = master.context("no master to crash")?;
             let old = master.addr.clone();
-            let killed = master.crash();
-            let sample = ms_until(killed, poll, give_up, async || {
-                Ok(routed(&query, name)
-                    .await?
-                    .get(&0)
-                    .is_some_and(|addr| *addr != old))
-            })
-            .await?;
+            let moved = async || {
+                let route = routed(&query, name).await?;
+                Ok(route.get(&0).is_some_and(|a| *a != old))
+            };
+            let sample = ms_until(master.crash(), poll, give_up, moved).await?;
             let shown = sample.map_or("not done".into(), |v| format!("{v:.1} ms"));
             eprintln!("{tag} sample {k}: {shown}");
             samples.push(sample);

@@ -82,45 +82,44 @@ impl Scenario for Failover {
     }
 }
 
-fn gone(ms: Option<f64>) -> String {
-    ms.map_or_else(|| "not gone".into(), |v| format!("{v:.0} ms"))
+/// `ms` as `12 ms`, or `missing`.
+pub(super) fn ms_or(ms: Option<f64>, missing: &str) -> String {
+    ms.map_or_else(|| missing.into(), |v| format!("{v:.0} ms"))
 }
 
-fn gone_list(samples: &[Option<f64>]) -> String {
-    samples
-        .iter()
-        .map(|s| gone(*s))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// Each of `samples` as [`ms_or`], comma-separated.
+pub(super) fn ms_list(samples: &[Option<f64>], missing: &str) -> String {
+    let shown: Vec<String> = samples.iter().map(|&s| ms_or(s, missing)).collect();
+    shown.join(", ")
 }
 
 const COLUMNS: &[Col<Outcome>] = &[
-    ("close → gone (median)", |x| gone(x.close_median_ms)),
-    ("samples", |x| gone_list(&x.close_ms)),
-    ("silent: timeout → gone (median)", |x| {
-        gone(x.silent_median_lag_ms)
+    ("close → gone (median)", |x| {
+        ms_or(x.close_median_ms, "not gone")
     }),
-    ("samples", |x| gone_list(&x.silent_lag_ms)),
+    ("samples", |x| ms_list(&x.close_ms, "not gone")),
+    ("silent: timeout → gone (median)", |x| {
+        ms_or(x.silent_median_lag_ms, "not gone")
+    }),
+    ("samples", |x| ms_list(&x.silent_lag_ms, "not gone")),
 ];
 
-/// A broker registering [`TOPICS`]; with `silent_timeout`, one that goes silent and is dropped
-/// that long after its last heartbeat.
-fn victim(
+/// A broker registering [`TOPICS`] with `addr` on a connection of its own; with
+/// `silent_timeout`, one that goes silent and is dropped that long after its last heartbeat.
+async fn victim(
+    addr: SocketAddr,
     name: &str,
     index: usize,
     silent_timeout: Option<Duration>,
-) -> anyhow::Result<Registration> {
+) -> anyhow::Result<Fleet> {
     let mut config = BrokerConfig::new(CLUSTER, name, workload::broker_addr(1_000 + index));
     if let Some(timeout) = silent_timeout {
         config.enable_slave_acting_master = true;
         config.broker_not_active_timeout = timeout;
     }
     let topics = TOPICS.iter().map(|t| TopicConfig::new(*t)).collect();
-    Registration::new(config, topics, wall_ms())
-}
-
-async fn registered(addr: SocketAddr, victim: Registration) -> anyhow::Result<Fleet> {
-    let mut fleet = Fleet::connect(addr, vec![victim]).await?;
+    let registration = Registration::new(config, topics, wall_ms())?;
+    let mut fleet = Fleet::connect(addr, vec![registration]).await?;
     fleet.register_all().await?;
     Ok(fleet)
 }
@@ -135,28 +134,22 @@ async fn routed(query: &RpcClient, name: &str) -> anyhow::Result<bool> {
 
 async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow::Result<Outcome> {
     let peer = start_peer(setup, kind, &TINY, &PeerOptions::default()).await?;
-    let anchor = registered(peer.addr, victim("failover-anchor", 999, None)?).await?;
+    let anchor = victim(peer.addr, "failover-anchor", 999, None).await?;
     let query = load::connect(peer.addr, 1).await?.remove(0);
+    let tag = format!("[failover {}]", kind.id());
     let poll = Duration::from_millis(params.poll_ms);
     let give_up = Duration::from_secs_f64(params.give_up_s);
     let mut close_ms = Vec::new();
     for k in 0..params.close_samples {
         let name = format!("failover-close-{k}");
-        let fleet = registered(peer.addr, victim(&name, k, None)?).await?;
-        anyhow::ensure!(
-            routed(&query, &name).await?,
-            "{name} is not routed after registering"
-        );
+        let fleet = victim(peer.addr, &name, k, None).await?;
+        let is_routed = routed(&query, &name).await?;
+        anyhow::ensure!(is_routed, "{name} is not routed after registering");
+        let gone = async || Ok(!routed(&query, &name).await?);
         let closed = Instant::now();
         fleet.clients[0].close();
-        let sample = ms_until(closed, poll, give_up, async || {
-            Ok(!routed(&query, &name).await?)
-        })
-        .await?;
-        eprintln!(
-            "[failover {}] connection close sample {k}: {sample:?} ms",
-            kind.id()
-        );
+        let sample = ms_until(closed, poll, give_up, gone).await?;
+        eprintln!("{tag} connection close sample {k}: {sample:?} ms");
         close_ms.push(sample);
     }
     let timeout = Duration::from_millis(params.silent_timeout_ms);
@@ -166,7 +159,7 @@ async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow:
             tokio::time::sleep(Duration::from_millis(params.silent_stagger_ms)).await;
         }
         let name = format!("failover-silent-{k}");
-        let fleet = registered(peer.addr, victim(&name, 100 + k, Some(timeout))?).await?;
+        let fleet = victim(peer.addr, &name, 100 + k, Some(timeout)).await?;
         silent.push((name, Instant::now() + timeout, fleet, None::<f64>));
     }
     let deadline = Instant::now() + timeout + give_up;
@@ -181,10 +174,7 @@ async fn failover(setup: &PeerSetup, kind: PeerKind, params: &Params) -> anyhow:
         tokio::time::sleep(poll).await;
     }
     let silent_lag_ms: Vec<Option<f64>> = silent.iter().map(|s| s.3).collect();
-    eprintln!(
-        "[failover {}] silent broker samples (ms after timeout): {silent_lag_ms:?}",
-        kind.id()
-    );
+    eprintln!("{tag} silent broker samples (ms after timeout): {silent_lag_ms:?}");
     let done = |samples: &[Option<f64>]| median(samples.iter().flatten().copied());
     let server = ServerSample::of(&peer, None);
     drop((silent, anchor));

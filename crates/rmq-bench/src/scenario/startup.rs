@@ -1,6 +1,6 @@
 //! `startup`: from exec to the first answered request, and idle memory.
 
-use super::fleet::{millis, TINY};
+use super::fleet::{millis, START_LIMIT, TINY};
 use super::{Ctx, Record, Scenario};
 use crate::cli::secs;
 use crate::peer::{self, PeerKind, PeerOptions, PeerSetup};
@@ -56,17 +56,7 @@ impl Scenario for Startup {
         let shown = start.map(|v| format!("{v:.1} ms"));
         s.target("startup ≤ 50 ms", shown, start.map(|v| v <= 50.0));
         s.table(&rows, COLUMNS);
-        let ready = Ratio::cost("exec → first answer (peer ÷ Waymark)", |x: &Outcome| {
-            x.median_ms
-        });
-        s.ratios(
-            &rows,
-            &OTHERS,
-            &[
-                ready,
-                Ratio::cost("idle RSS (peer ÷ Waymark)", |x| x.median_rss_kib),
-            ],
-        );
+        s.ratios(&rows, &OTHERS, RATIOS);
         let rss = Panel::Bars {
             title: "idle RSS after start (MiB, log)".into(),
             log: true,
@@ -76,6 +66,11 @@ impl Scenario for Startup {
         s.chart(&rows, &[rss]);
     }
 }
+
+const RATIOS: &[Ratio<Outcome>] = &[
+    Ratio::cost("exec → first answer (peer ÷ Waymark)", |x| x.median_ms),
+    Ratio::cost("idle RSS (peer ÷ Waymark)", |x| x.median_rss_kib),
+];
 
 const COLUMNS: &[Col<Outcome>] = &[
     ("exec → first answer", |x| {
@@ -91,10 +86,9 @@ const COLUMNS: &[Col<Outcome>] = &[
 async fn startup(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let (mut ready_ms, mut idle_rss_kib) = (Vec::new(), Vec::new());
     let mut server = ServerSample::default();
+    let (options, probe_every) = (PeerOptions::default(), Duration::from_millis(1));
     for sample in 0..p.samples.max(1) {
-        let (probe_every, limit) = (Duration::from_millis(1), Duration::from_secs(120));
-        let options = PeerOptions::default();
-        let peer = peer::start(setup, kind, &TINY, &options, probe_every, limit).await?;
+        let peer = peer::start(setup, kind, &TINY, &options, probe_every, START_LIMIT).await?;
         let ready = millis(peer.ready_after);
         ready_ms.push(ready);
         tokio::time::sleep(Duration::from_secs_f64(p.idle_s)).await;

@@ -5,7 +5,7 @@ use super::fleet::{millis, start_peer, verify_routes, Fleet, QUERY_TIMEOUT, REGI
 use super::{route_qps, settle, Ctx, Record, Scenario};
 use crate::cli::secs;
 use crate::load::{self, Numbered, Progress, Window};
-use crate::peer::{PeerKind, PeerOptions, PeerSetup};
+use crate::peer::{PeerKind, PeerOptions};
 use crate::report::charts::{curve, Panel};
 use crate::report::format::{cpu_share, mib, ms, noise, num, us};
 use crate::report::{of, over, Col, Ratio, Section, OTHERS};
@@ -16,8 +16,10 @@ use anyhow::Context;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
+use std::process::Command;
 use std::sync::Arc;
-use tokio::sync::oneshot;
+use tokio::runtime::Builder;
+use tokio::sync::oneshot::{self, Receiver, Sender};
 
 pub struct RouteUnderStorm;
 
@@ -85,24 +87,11 @@ impl Scenario for RouteUnderStorm {
         (p.warmup_s, p.duration_s) = (0.5, 2.0);
     }
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
-        let qps = ctx.results.scenarios.get(route_qps::RouteQps::ID);
         for kind in ctx.peers::<Self>() {
             let label = format!("route-under-storm {}", kind.id());
             let noise = |x: &Outcome| x.server.others_cpu_percent.unwrap_or(0.0);
-            let outcome = settle(&label, noise, async || storm(ctx.setup, kind, p).await).await;
-            let outcome = outcome.map(|(mut x, _)| {
-                // The queries' CPU at the rate this server showed alone, if it ran.
-                let alone = qps.and_then(|q| q.of::<route_qps::Outcome>("", kind));
-                let query_us = alone.and_then(|q| q.cpu_us_per_query);
-                if let Some(cpu) = &x.server.server_cpu {
-                    x.cpu_us_per_query_subtracted = query_us;
-                    let (queries, registrations) = (x.queries_answered, x.registrations_answered);
-                    x.cpu_us_per_registration =
-                        sample::attribute(cpu, queries, query_us, registrations);
-                }
-                x
-            });
-            record.add(kind, "", outcome);
+            let outcome = settle(&label, noise, async || storm(ctx, kind, p).await).await;
+            record.add(kind, "", outcome.map(|(x, _)| x));
         }
         Ok(())
     }
@@ -110,28 +99,19 @@ impl Scenario for RouteUnderStorm {
         let rows = s.rows::<Outcome>("");
         let (w, j) = (PeerKind::Waymark, PeerKind::Java);
         let p99 = of(&rows, w).map(|x| x.queries.p99_us);
-        s.target(
-            "route-under-storm query p99 ≤ 2 ms",
-            p99.map(ms),
-            p99.map(|v| v <= 2_000.0),
-        );
+        let what = "route-under-storm query p99 ≤ 2 ms";
+        s.target(what, p99.map(ms), p99.map(|v| v <= 2_000.0));
         let what = "route-under-storm p99 ≤ 1/5 of Java's (Java ÷ Waymark ≥ 5)";
         s.at_least(what, over(&rows, |x| Some(x.queries.p99_us), j, w), 5.0);
         let what = "registration CPU under storm ≤ 1/3 of Java's (Java ÷ Waymark ≥ 3)";
         s.at_least(what, over(&rows, |x| x.cpu_us_per_registration, j, w), 3.0);
         s.table(&rows, COLUMNS);
         s.ratios(&rows, &OTHERS, RATIOS);
-        let latency = Panel::curves(
-            "route-under-storm: query latency (fixed rate)",
-            |x: &Outcome| curve(&x.queries),
-        );
-        s.chart(
-            &rows,
-            &[
-                latency,
-                Panel::bars("storm: registrations/s", |x| Some(x.registrations_per_s)),
-            ],
-        );
+        let title = "route-under-storm: query latency (fixed rate)";
+        let latency = Panel::curves(title, |x: &Outcome| curve(&x.queries));
+        let registrations = |x: &Outcome| Some(x.registrations_per_s);
+        let registrations = Panel::bars("storm: registrations/s", registrations);
+        s.chart(&rows, &[latency, registrations]);
     }
 }
 
@@ -173,48 +153,37 @@ fn realtime_priority() -> String {
     else {
         return "normal (no thread id)".into();
     };
-    match std::process::Command::new("chrt")
-        .args(["-f", "-p", "1", &tid])
-        .output()
-    {
+    match Command::new("chrt").args(["-f", "-p", "1", &tid]).output() {
         Ok(out) if out.status.success() => "SCHED_FIFO 1 (chrt)".into(),
-        Ok(out) => format!(
-            "normal (chrt failed: {})",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ),
+        Ok(out) => {
+            let why = String::from_utf8_lossy(&out.stderr);
+            format!("normal (chrt failed: {})", why.trim())
+        }
         Err(error) => format!("normal (no chrt: {error})"),
     }
 }
 
-/// What the query thread gives back: the priority it got, the sender that starts the stream,
-/// and the stream's outcome.
-type QueryThread = (
-    String,
-    oneshot::Sender<()>,
-    oneshot::Receiver<load::Outcome>,
-);
-
 /// Connects the query connections on a thread and runtime of their own (not queued behind
-/// registration tasks), under `SCHED_FIFO` 1 if `chrt` allows, which is reported; returns once
-/// they are open.
+/// registration tasks), under `SCHED_FIFO` 1 if `chrt` allows; returns once they are open, with
+/// the priority it got, the sender that starts the stream, and the stream's outcome.
 async fn query_thread(
     addr: SocketAddr,
-    (connections, rate): (usize, f64),
+    p: &Params,
     topics: Vec<String>,
-    window: Window,
     progress: &Arc<Progress>,
-) -> anyhow::Result<QueryThread> {
+) -> anyhow::Result<(String, Sender<()>, Receiver<load::Outcome>)> {
+    let (connections, rate) = (p.query_connections.max(1), p.query_rate.max(1.0));
+    let window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
     let (ready_tx, ready_rx) = oneshot::channel::<anyhow::Result<String>>();
     let (go_tx, go_rx) = oneshot::channel::<()>();
     let (done_tx, done_rx) = oneshot::channel();
     let progress = progress.clone();
+    let query: Numbered =
+        Arc::new(move |i| workload::route_request(&topics[i as usize % topics.len()]));
     std::thread::Builder::new()
         .name("storm-queries".into())
         .spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
+            let runtime = match Builder::new_current_thread().enable_all().build() {
                 Ok(runtime) => runtime,
                 Err(error) => return drop(ready_tx.send(Err(error.into()))),
             };
@@ -225,42 +194,33 @@ async fn query_thread(
                     Err(error) => return drop(ready_tx.send(Err(error))),
                 };
                 let _ = ready_tx.send(Ok(priority));
-                if go_rx.await.is_err() {
-                    return;
+                if go_rx.await.is_ok() {
+                    let queried = load::fixed_rate(&clients, rate, window, query, &progress, None);
+                    let _ = done_tx.send(queried.await);
                 }
-                let query: Numbered =
-                    Arc::new(move |i| workload::route_request(&topics[i as usize % topics.len()]));
-                let _ = done_tx
-                    .send(load::fixed_rate(&clients, rate, window, query, &progress, None).await);
             });
         })?;
     let priority = ready_rx.await.context("the query thread died")??;
     Ok((priority, go_tx, done_rx))
 }
 
-async fn storm(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
+async fn storm(ctx: &Ctx<'_>, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
+    // The queries' CPU at the rate this server showed alone, if route-qps ran it.
+    let alone = ctx.results.scenarios.get(route_qps::RouteQps::ID);
+    let alone = alone.and_then(|q| q.of::<route_qps::Outcome>("", kind));
+    let query_us = alone.and_then(|q| q.cpu_us_per_query);
     let layout = Layout::new(p.brokers, p.topics_per_broker, p.spread);
     layout.validate()?;
-    let peer = start_peer(setup, kind, &layout, &PeerOptions::default()).await?;
+    let peer = start_peer(ctx.setup, kind, &layout, &PeerOptions::default()).await?;
     let mut fleet = Fleet::registered(peer.addr, &layout).await?;
     let check = load::connect(peer.addr, 1).await?;
     verify_routes(&check[0], &layout, kind).await?;
     let registering = fleet.re_registering();
     let register_window = Window::secs(p.warmup_s, p.duration_s, REGISTER_TIMEOUT);
-    let query_window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
-    let progress = Progress::new(
-        format!("route-under-storm {}", kind.id()),
-        register_window.total(),
-    );
-    let stream = (p.query_connections.max(1), p.query_rate.max(1.0));
-    let (query_thread, go, done) = query_thread(
-        peer.addr,
-        stream,
-        layout.all_topics(),
-        query_window,
-        &progress,
-    )
-    .await?;
+    let label = format!("route-under-storm {}", kind.id());
+    let progress = Progress::new(label, register_window.total());
+    let (query_thread, go, done) =
+        query_thread(peer.addr, p, layout.all_topics(), &progress).await?;
     let printer = progress.spawn_printer();
     let pid = Some(peer.pid());
     let (registered, queried) = tokio::join!(
@@ -275,6 +235,9 @@ async fn storm(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
     let server = ServerSample::of(&peer, registered.server_cpu.clone());
     drop(fleet);
     peer.stop();
+    let cpu = server.server_cpu.as_ref();
+    let (queries, registrations) = (queried.answered_in_window, registered.ok);
+    let attribute = |cpu| sample::attribute(cpu, queries, query_us, registrations);
     Ok(Outcome {
         params: p.clone(),
         queries: Latency::of(&queried.latency),
@@ -287,11 +250,10 @@ async fn storm(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
         registration_latency: Latency::of(&registered.latency),
         registration_errors: registered.errors,
         registration_first_error: registered.first_error,
-        queries_answered: queried.answered_in_window,
-        registrations_answered: registered.ok,
-        // Set by the run once it knows route-qps's figure.
-        cpu_us_per_registration: None,
-        cpu_us_per_query_subtracted: None,
+        queries_answered: queries,
+        registrations_answered: registrations,
+        cpu_us_per_registration: cpu.and_then(attribute),
+        cpu_us_per_query_subtracted: cpu.and(query_us),
         server,
     })
 }
