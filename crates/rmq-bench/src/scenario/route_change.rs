@@ -9,9 +9,11 @@ use rmq_broker_client::{body, wall_ms, BrokerConfig};
 use rmq_protocol::headers::UnregisterBrokerRequestHeader;
 use rmq_protocol::{TopicConfig, TopicRouteData};
 use rmq_route_client::{PushState, RouteClient, RouteClientConfig, RouteWatch};
+use rmq_transport::RpcClient;
 use rmq_wire::RequestCode;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::fleet::{millis, signed_millis, start_peer, Fleet, REGISTER_TIMEOUT, TINY};
@@ -21,7 +23,7 @@ use crate::cli::{millis as ms_arg, secs};
 use crate::load;
 use crate::peer::{PeerKind, PeerOptions, PeerSetup};
 use crate::report::format::{ms, num, or_na, seconds};
-use crate::report::{of, Row, Section};
+use crate::report::{of, Col, Row, Section};
 use crate::sample::ServerSample;
 use crate::stats::Summary;
 use crate::workload::{self, Registration, CLUSTER};
@@ -61,6 +63,12 @@ pub struct Params {
     /// A change not seen within one poll interval and this long is missed.
     #[arg(long = "give-up-after-poll", default_value_t = 10.0, value_parser = secs)]
     pub give_up_after_poll_s: f64,
+}
+
+impl Params {
+    fn poll_s(&self) -> f64 {
+        self.poll_interval_ms as f64 / 1_000.0
+    }
 }
 
 /// What a change request did to the second broker.
@@ -162,53 +170,29 @@ impl Scenario for RouteChangeLatency {
     }
 
     fn report(s: &mut Section<'_>) {
-        let (on, off) = (s.rows::<Outcome>(""), s.rows::<Outcome>(PUSH_OFF));
-        let push_off = |r: &Row<Outcome>| format!("{}, client's route push off", r.label);
-        let mut rows = Vec::new();
-        for peer in PeerKind::ALL {
-            rows.extend(
-                on.iter()
-                    .filter(|r| r.peer == peer)
-                    .map(|r| (r, r.label.clone())),
-            );
-            rows.extend(
-                off.iter()
-                    .filter(|r| r.peer == peer)
-                    .map(|r| (r, push_off(r))),
-            );
+        let mut rows = s.rows::<Outcome>("");
+        let push = of(&rows, PeerKind::Waymark).filter(|x| x.followed_by == FollowedBy::Push);
+        let push = push.and_then(|x| x.latency_ms.clone());
+        for mut r in s.rows::<Outcome>(PUSH_OFF) {
+            r.label = format!("{}, client's route push off", r.label);
+            rows.push(r);
         }
-        let push = of(&on, PeerKind::Waymark).filter(|x| x.followed_by == FollowedBy::Push);
-        let push = push.and_then(|x| x.latency_ms.as_ref());
-        let row = |(r, label): &(&Row<Outcome>, String)| {
-            let result = r.result.as_ref().map(|x| cells(x, push));
-            Row::new(r.peer, label, result.map_err(Clone::clone))
-        };
-        s.cells(
-            Some("server"),
-            &HEADS,
-            &rows.iter().map(row).collect::<Vec<_>>(),
-        );
+        // In report order, each peer's run with route push before its run without (a stable sort).
+        rows.sort_by_key(|r| PeerKind::ALL.iter().position(|&p| p == r.peer));
+        let with_push = |r: &Row<Outcome>| r.result.clone().map(|x| (x, push.clone()));
+        let table: Vec<_> = rows
+            .iter()
+            .map(|r| Row::new(r.peer, &r.label, with_push(r)))
+            .collect();
+        s.table_headed(Some("server"), &table, COLUMNS);
         s.text("Samples in the order taken:");
-        for (r, label) in &rows {
+        for r in &rows {
             if let Some(x) = r.ok() {
-                s.item(format!("{label}: {}", sample_list(x)));
+                s.item(format!("{}: {}", r.label, sample_list(x)));
             }
         }
     }
 }
-
-const HEADS: [&str; 10] = [
-    "client follows the route by",
-    "samples",
-    "min",
-    "p50",
-    "max",
-    "mean",
-    "answered in",
-    "p50 ÷ Waymark push",
-    "mean ÷ Waymark push",
-    "run",
-];
 
 /// A latency in ms as `-4 µs`, `124 µs`, `1.23 ms` or `14.61 s`.
 fn latency(value_ms: f64) -> String {
@@ -229,32 +213,39 @@ fn times(a: Option<f64>, b: Option<f64>) -> String {
     }
 }
 
-/// The cells of one row, compared with Waymark's push (`push`).
-fn cells(x: &Outcome, push: Option<&Summary>) -> Vec<String> {
-    let poll_s = x.params.poll_interval_ms as f64 / 1_000.0;
-    let mut by = x.followed_by.text(poll_s);
-    if x.followed_by_at_end != x.followed_by {
-        by = format!("{by}; by the end: {}", x.followed_by_at_end.text(poll_s));
-    }
-    let samples = match x.missed {
+/// A row's outcome, and the latency of Waymark's route push it is compared with.
+type Versus = (Outcome, Option<Summary>);
+
+/// `f` of `summary`, a latency.
+fn of_summary(summary: &Option<Summary>, f: fn(&Summary) -> f64) -> String {
+    or_na(summary.as_ref(), |l| latency(f(l)))
+}
+
+fn versus((x, push): &Versus, f: fn(&Summary) -> f64) -> String {
+    times(x.latency_ms.as_ref().map(f), push.as_ref().map(f))
+}
+
+const COLUMNS: &[Col<Versus>] = &[
+    ("client follows the route by", |(x, _)| {
+        let (by, at_end, poll_s) = (x.followed_by, x.followed_by_at_end, x.params.poll_s());
+        match by == at_end {
+            true => by.text(poll_s),
+            false => format!("{}; by the end: {}", by.text(poll_s), at_end.text(poll_s)),
+        }
+    }),
+    ("samples", |(x, _)| match x.missed {
         0 => x.samples.len().to_string(),
         missed => format!("{} ({missed} not seen in time)", x.samples.len()),
-    };
-    let value = |f: fn(&Summary) -> f64| or_na(x.latency_ms.as_ref(), |l| latency(f(l)));
-    let versus = |f: fn(&Summary) -> f64| times(x.latency_ms.as_ref().map(f), push.map(f));
-    vec![
-        by,
-        samples,
-        value(|l| l.min),
-        value(|l| l.p50),
-        value(|l| l.max),
-        value(|l| l.mean),
-        or_na(x.request_ms.as_ref(), |l| latency(l.p50)),
-        versus(|l| l.p50),
-        versus(|l| l.mean),
-        format!("{:.0} s", x.duration_s),
-    ]
-}
+    }),
+    ("min", |(x, _)| of_summary(&x.latency_ms, |l| l.min)),
+    ("p50", |(x, _)| of_summary(&x.latency_ms, |l| l.p50)),
+    ("max", |(x, _)| of_summary(&x.latency_ms, |l| l.max)),
+    ("mean", |(x, _)| of_summary(&x.latency_ms, |l| l.mean)),
+    ("answered in", |(x, _)| of_summary(&x.request_ms, |l| l.p50)),
+    ("p50 ÷ Waymark push", |x| versus(x, |l| l.p50)),
+    ("mean ÷ Waymark push", |x| versus(x, |l| l.mean)),
+    ("run", |(x, _)| format!("{:.0} s", x.duration_s)),
+];
 
 /// The samples in the order taken, each after the request that made the
 /// change (`reg` or `unreg`).
@@ -301,9 +292,9 @@ fn broker(name: &str, index: usize) -> anyhow::Result<(BrokerConfig, Registratio
     Ok((config, registration))
 }
 
-/// Sends the request by which the second broker makes `change`, and waits for its answer.
+/// Sends the request by which the mover makes `change`, and waits for its answer.
 async fn make(
-    client: &rmq_transport::RpcClient,
+    client: &RpcClient,
     (config, registration): &mut (BrokerConfig, Registration),
     change: Change,
 ) -> anyhow::Result<()> {
@@ -320,29 +311,21 @@ async fn make(
     };
     let response = client.invoke(request, REGISTER_TIMEOUT).await;
     let response = response.with_context(|| format!("{change:?} request of {MOVER} failed"))?;
-    success(
-        response,
-        format_args!("{change:?} request of {MOVER} refused"),
-    )
+    success(response, format!("{change:?} request of {MOVER} refused"))
 }
 
-/// When the watcher was told, and whether the route it was told of lists
-/// the second broker.
+/// When the watcher was told, and whether the route it was told of lists the mover.
 type Told = (Instant, Option<bool>);
 
 /// Timestamps every route `watch` is told of, as it is told.
-fn record_changes(
-    mut watch: RouteWatch,
-) -> (mpsc::UnboundedReceiver<Told>, tokio::task::JoinHandle<()>) {
+fn record_changes(mut watch: RouteWatch) -> (mpsc::UnboundedReceiver<Told>, JoinHandle<()>) {
     let (sender, receiver) = mpsc::unbounded_channel();
     let task = tokio::spawn(async move {
         while watch.changed().await.is_ok() {
             let at = Instant::now();
-            let route = watch.borrow_and_update();
-            let listed = route
-                .as_ref()
-                .and_then(|view| lists_broker(&view.route, MOVER));
-            drop(route);
+            let view = watch.borrow_and_update();
+            let listed = view.as_ref().and_then(|v| lists_broker(&v.route, MOVER));
+            drop(view);
             if sender.send((at, listed)).is_err() {
                 return;
             }
@@ -351,24 +334,24 @@ fn record_changes(
     (receiver, task)
 }
 
-/// When the watcher was first told of a route where the second broker's
-/// presence is `listed`, if before `deadline`.
+/// When the watcher was first told of a route where the mover's presence is `listed`, if before
+/// `deadline`.
 async fn told_of(
     told: &mut mpsc::UnboundedReceiver<Told>,
     listed: bool,
     deadline: Instant,
 ) -> Option<Instant> {
     loop {
-        match tokio::time::timeout_at(deadline, told.recv()).await {
-            Ok(Some((at, state))) if state == Some(listed) => return Some(at),
-            Ok(Some(_)) => {}
-            Ok(None) | Err(_) => return None,
+        // None once the deadline passed or the recorder stopped.
+        let next = tokio::time::timeout_at(deadline, told.recv()).await;
+        let (at, state) = next.ok()??;
+        if state == Some(listed) {
+            return Some(at);
         }
     }
 }
 
-/// How the client follows routes once it has subscribed, been refused, or
-/// `limit` has passed.
+/// How the client follows routes once it has subscribed, been refused, or `limit` has passed.
 async fn settled(client: &RouteClient, limit: Duration) -> FollowedBy {
     let mut states = client.push_state();
     let deadline = Instant::now() + limit;
@@ -381,8 +364,7 @@ async fn settled(client: &RouteClient, limit: Duration) -> FollowedBy {
     }
 }
 
-/// The scenario against a fresh `kind`, its client's route push set to
-/// `route_push`.
+/// The scenario against a fresh `kind`, its client's route push set to `route_push`.
 async fn follow(
     setup: &PeerSetup,
     kind: PeerKind,
@@ -427,10 +409,9 @@ async fn follow(
     let (mut told, recorder) = record_changes(watch);
 
     let pushed = followed_by == FollowedBy::Push;
-    let count = if pushed {
-        params.push_samples
-    } else {
-        params.poll_samples
+    let count = match pushed {
+        true => params.push_samples,
+        false => params.poll_samples,
     };
     let mut rng = fastrand::Rng::new();
     let offsets = spread_offsets(count, period, &mut rng);
@@ -438,8 +419,9 @@ async fn follow(
     eprintln!("[{label}] client follows by {followed_by:?}: {count} samples");
     let (min, max) = (params.push_pause_min_ms, params.push_pause_max_ms);
     let mut samples = Vec::with_capacity(count);
-    let mut listed = false;
-    for offset in offsets {
+    // The mover comes, goes, comes again, …
+    let changes = [Change::Added, Change::Removed].into_iter().cycle();
+    for (n, (change, offset)) in changes.zip(offsets).enumerate() {
         let at = match pushed {
             // A range of the one pause `min` unless `max` is above it.
             true => Instant::now() + Duration::from_millis(rng.u64(min..max.max(min + 1))),
@@ -447,23 +429,14 @@ async fn follow(
         };
         tokio::time::sleep_until(at).await;
         while told.try_recv().is_ok() {}
-        let change = if listed {
-            Change::Removed
-        } else {
-            Change::Added
-        };
         let sent = Instant::now();
         make(&mover_client, &mut mover, change).await?;
         let answered = Instant::now();
-        listed = !listed;
-        let seen = told_of(&mut told, listed, answered + give_up).await;
+        let seen = told_of(&mut told, change == Change::Added, answered + give_up).await;
         let seen_ms = seen.map(|at| signed_millis(answered, at));
         let after = |ms: f64| format!("{ms:.3} ms after the answer");
         let shown = seen_ms.map_or("not in time".into(), after);
-        eprintln!(
-            "[{label}] sample {}: {change:?}, seen {shown}",
-            samples.len() + 1
-        );
+        eprintln!("[{label}] sample {}: {change:?}, seen {shown}", n + 1);
         let request_ms = millis(answered - sent);
         samples.push(Sample {
             change,
@@ -497,8 +470,6 @@ async fn follow(
 
 #[cfg(test)]
 mod tests {
-    use rmq_protocol::{BrokerData, QueueData};
-
     use super::*;
 
     #[test]
@@ -506,13 +477,10 @@ mod tests {
         let period = Duration::from_secs(30);
         let mut rng = fastrand::Rng::with_seed(7);
         let offsets = spread_offsets(6, period, &mut rng);
-        assert_eq!(offsets.len(), 6);
+        assert!(offsets.iter().all(|o| *o < period), "{offsets:?}");
         let mut slices: Vec<u128> = offsets
             .iter()
-            .map(|o| {
-                assert!(*o < period, "{o:?}");
-                o.as_nanos() / Duration::from_secs(5).as_nanos()
-            })
+            .map(|o| o.as_nanos() / 5_000_000_000)
             .collect();
         slices.sort_unstable();
         assert_eq!(slices, [0, 1, 2, 3, 4, 5]);
@@ -521,8 +489,7 @@ mod tests {
 
     #[test]
     fn next_moment_at_an_offset_is_never_in_the_past() {
-        let s = Duration::from_secs;
-        let ms = Duration::from_millis;
+        let (s, ms) = (Duration::from_secs, Duration::from_millis);
         assert_eq!(next_at_offset(s(1), s(30), s(5)), s(5));
         assert_eq!(next_at_offset(s(5), s(30), s(5)), s(5));
         assert_eq!(next_at_offset(s(6), s(30), s(5)), s(35));
@@ -533,25 +500,14 @@ mod tests {
 
     #[test]
     fn a_broker_is_listed_only_with_both_its_entries() {
-        let mut route = TopicRouteData::default();
+        let mut route = TINY.route_of_set(0);
+        let broker = workload::broker_name(0);
+        assert_eq!(lists_broker(&route, &broker), Some(true));
         assert_eq!(lists_broker(&route, MOVER), Some(false));
-        route.broker_datas.push(BrokerData {
-            broker_addrs: [(0, "10.0.0.1:10911".to_owned())].into_iter().collect(),
-            broker_name: MOVER.to_owned(),
-            cluster: CLUSTER.to_owned(),
-            enable_acting_master: false,
-            zone_name: None,
-        });
-        assert_eq!(lists_broker(&route, MOVER), None);
-        route.queue_datas.push(QueueData {
-            broker_name: MOVER.to_owned(),
-            perm: 6,
-            read_queue_nums: 8,
-            topic_sys_flag: 0,
-            write_queue_nums: 8,
-        });
-        assert_eq!(lists_broker(&route, MOVER), Some(true));
-        assert_eq!(lists_broker(&route, ANCHOR), Some(false));
+        route.queue_datas.clear();
+        assert_eq!(lists_broker(&route, &broker), None);
+        route.broker_datas.clear();
+        assert_eq!(lists_broker(&route, &broker), Some(false));
     }
 
     #[test]
@@ -571,13 +527,9 @@ mod tests {
             followed_by_at_end: followed_by,
             samples: seen
                 .iter()
-                .enumerate()
-                .map(|(i, &ms)| Sample {
-                    change: if i % 2 == 0 {
-                        Change::Added
-                    } else {
-                        Change::Removed
-                    },
+                .zip([Change::Added, Change::Removed].into_iter().cycle())
+                .map(|(&ms, change)| Sample {
+                    change,
                     request_ms: 0.2,
                     seen_ms: Some(ms),
                 })
@@ -590,14 +542,21 @@ mod tests {
         };
         let push = outcome(FollowedBy::Push, &[0.5, 1.5, 1.0]);
         let java = outcome(FollowedBy::PollingNotSupported, &[10_000.0, 20_000.0]);
-        let push_summary = push.latency_ms.clone();
-        let waymark = cells(&push, push_summary.as_ref());
+        let push_latency = push.latency_ms.clone();
+        let cells = |x: &Outcome| {
+            let row = (x.clone(), push_latency.clone());
+            COLUMNS
+                .iter()
+                .map(|(_, cell)| cell(&row))
+                .collect::<Vec<_>>()
+        };
+        let waymark = cells(&push);
         assert_eq!(
             waymark[..5],
             ["route push", "3", "500 µs", "1.00 ms", "1.50 ms"]
         );
         assert_eq!(waymark[6..], ["200 µs", "1.00×", "1.00×", "180 s"]);
-        let polled = cells(&java, push_summary.as_ref());
+        let polled = cells(&java);
         assert!(
             polled[0].contains("REQUEST_CODE_NOT_SUPPORTED"),
             "{polled:?}"
