@@ -1,5 +1,5 @@
-//! `route-change-latency`: how soon a client following a topic sees a broker
-//! come and go (route push against polling).
+//! `route-change-latency`: how soon a client following a topic sees a broker come and go (route
+//! push against polling).
 
 use std::time::Duration;
 
@@ -144,9 +144,8 @@ pub struct Outcome {
 
 impl Scenario for RouteChangeLatency {
     const ID: &'static str = "route-change-latency";
-    const ABOUT: &'static str =
-        "A broker coming and going until a client following the topic sees it: \
-                                  route push (Waymark) against polling every 30 s";
+    const ABOUT: &'static str = "A broker coming and going until a client following the topic \
+                                 sees it: route push (Waymark) against polling every 30 s";
     const IN_DEFAULT_SET: bool = false;
     type Params = Params;
 
@@ -170,24 +169,22 @@ impl Scenario for RouteChangeLatency {
     }
 
     fn report(s: &mut Section<'_>) {
-        let mut rows = s.rows::<Outcome>("");
-        let push = of(&rows, PeerKind::Waymark).filter(|x| x.followed_by == FollowedBy::Push);
+        let waymark = s.rows::<Outcome>("");
+        let push = of(&waymark, PeerKind::Waymark).filter(|x| x.followed_by == FollowedBy::Push);
         let push = push.and_then(|x| x.latency_ms.clone());
-        for mut r in s.rows::<Outcome>(PUSH_OFF) {
-            r.label = format!("{}, client's route push off", r.label);
-            rows.push(r);
+        let mut rows = Vec::new();
+        for (part, suffix) in [("", ""), (PUSH_OFF, ", client's route push off")] {
+            for r in s.rows::<Outcome>(part) {
+                let versus = r.result.map(|x| (x, push.clone()));
+                rows.push(Row::new(r.peer, format!("{}{suffix}", r.label), versus));
+            }
         }
         // In report order, each peer's run with route push before its run without (a stable sort).
         rows.sort_by_key(|r| PeerKind::ALL.iter().position(|&p| p == r.peer));
-        let with_push = |r: &Row<Outcome>| r.result.clone().map(|x| (x, push.clone()));
-        let table: Vec<_> = rows
-            .iter()
-            .map(|r| Row::new(r.peer, &r.label, with_push(r)))
-            .collect();
-        s.table_headed(Some("server"), &table, COLUMNS);
+        s.table_headed(Some("server"), &rows, COLUMNS);
         s.text("Samples in the order taken:");
         for r in &rows {
-            if let Some(x) = r.ok() {
+            if let Some((x, _)) = r.ok() {
                 s.item(format!("{}: {}", r.label, sample_list(x)));
             }
         }
@@ -203,8 +200,8 @@ fn latency(value_ms: f64) -> String {
     }
 }
 
-/// `a ÷ b` as `0.50×`, `12×` or `117,350×`; `n/a` unless both are positive
-/// (a median seen before the answer arrived has no meaningful ratio).
+/// `a ÷ b` as `0.50×`, `12×` or `117,350×`; `n/a` unless both are positive (a median seen before
+/// the answer arrived has no meaningful ratio).
 fn times(a: Option<f64>, b: Option<f64>) -> String {
     match (a, b) {
         (Some(a), Some(b)) if a > 0.0 && b > 0.0 && a / b >= 10.0 => format!("{}×", num(a / b)),
@@ -247,8 +244,7 @@ const COLUMNS: &[Col<Versus>] = &[
     ("run", |(x, _)| format!("{:.0} s", x.duration_s)),
 ];
 
-/// The samples in the order taken, each after the request that made the
-/// change (`reg` or `unreg`).
+/// The samples in the order taken, each after the request that made the change (`reg`, `unreg`).
 fn sample_list(x: &Outcome) -> String {
     let sample = |s: &Sample| {
         let added = s.change == Change::Added;
@@ -265,8 +261,8 @@ fn lists_broker(route: &TopicRouteData, broker: &str) -> Option<bool> {
     (in_brokers == in_queues).then_some(in_brokers)
 }
 
-/// `count` offsets into `period`, one at a random point of each of `count`
-/// equal slices of it, in random order.
+/// `count` offsets into `period`, one at a random point of each of its `count` equal slices, in
+/// random order.
 fn spread_offsets(count: usize, period: Duration, rng: &mut fastrand::Rng) -> Vec<Duration> {
     let mut slices: Vec<usize> = (0..count).collect();
     rng.shuffle(&mut slices);
@@ -274,8 +270,8 @@ fn spread_offsets(count: usize, period: Duration, rng: &mut fastrand::Rng) -> Ve
     slices.into_iter().map(offset).collect()
 }
 
-/// The first moment at `offset` into a period of a schedule that started at
-/// time 0 with `period`, not before `now` (all measured from the start).
+/// The first moment at `offset` into a period of a schedule that started at time 0 with `period`,
+/// not before `now` (all measured from the start).
 fn next_at_offset(now: Duration, period: Duration, offset: Duration) -> Duration {
     if now <= offset {
         return offset;

@@ -1,5 +1,5 @@
-//! `security`: what authentication (signed registrations) and TLS (route
-//! queries) cost the server in CPU per request.
+//! `security`: what authentication (signed registrations) and TLS (route queries) cost the
+//! server in CPU per request.
 
 use std::collections::BTreeMap;
 use std::fmt::Display;
@@ -11,7 +11,7 @@ use clap::Args;
 use rmq_auth::Credentials;
 use rmq_broker_client::wall_ms;
 use rmq_transport::tls::{TlsClient, TlsSettings};
-use rmq_transport::{ClientConfig, RpcClient};
+use rmq_transport::{ClientConfig, RequestHook, RpcClient};
 use rmq_wire::{RemotingCommand, ResponseCode};
 use serde::{Deserialize, Serialize};
 
@@ -33,8 +33,7 @@ use crate::workload::{self, Layout, Registration, CLUSTER};
 
 pub struct Security;
 
-/// The target: a signed registration of 2,000 topics costs the server less
-/// than this much more CPU than an unsigned one, %.
+/// The target: a signed registration costs the server less than this much more CPU, %.
 const TARGET_EXTRA_PERCENT: f64 = 5.0;
 /// The broker account of the signed registrations.
 const ACCESS_KEY: &str = "bench-broker-key";
@@ -67,8 +66,7 @@ pub struct Params {
     pub duration_s: f64,
 }
 
-/// One measured window of one kind of request (`attempts`: windows measured to get one
-/// undisturbed).
+/// One measured window (`attempts`: windows measured to get one undisturbed).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuWindow {
     pub answered: u64,
@@ -84,8 +82,7 @@ pub struct CpuWindow {
     pub attempts: usize,
 }
 
-/// Signed against unsigned registrations (Waymark), with a new
-/// DataVersion each and unchanged, and how each server was started.
+/// Signed against unsigned registrations (Waymark), new and unchanged, and the servers' commands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Signing {
     pub params: Params,
@@ -149,9 +146,8 @@ pub struct TlsQueries {
 
 impl Scenario for Security {
     const ID: &'static str = "security";
-    const ABOUT: &'static str =
-        "Server CPU per request: signed against unsigned registrations (Waymark), \
-                                  TLS against plain route queries (Waymark and Java)";
+    const ABOUT: &'static str = "Server CPU per request: signed against unsigned registrations \
+                                 (Waymark), TLS against plain route queries (Waymark and Java)";
     type Params = Params;
 
     fn quick(p: &mut Params) {
@@ -261,11 +257,8 @@ fn tls_section(s: &mut Section<'_>, tls: &[Row<TlsQueries>]) {
             }
         };
         if let Some(info) = s.results.peers.iter().find(|i| i.peer == r.peer) {
-            let version = &info.version;
-            s.item(format!(
-                "{}: {version}, started as `{}`",
-                r.label, x.command
-            ));
+            let (label, version, command) = (&r.label, &info.version, &x.command);
+            s.item(format!("{label}: {version}, started as `{command}`"));
         }
         for (connections, w) in [("plain", &x.plain), ("TLS", &x.tls)] {
             let cells = WINDOW.iter().map(|(_, cell)| cell(w));
@@ -291,8 +284,7 @@ fn tls_section(s: &mut Section<'_>, tls: &[Row<TlsQueries>]) {
     failures(s, failed);
 }
 
-/// The accounts file of the signed part: one broker account, bound to the
-/// benchmark's broker 0.
+/// The accounts file of the signed part: one broker account, bound to the benchmark's broker 0.
 fn accounts_yml() -> String {
     format!(
         "accounts:\n  - accessKey: {ACCESS_KEY}\n    secretKey: {SECRET_KEY}\n    admin: false\n    \
@@ -330,8 +322,8 @@ fn auth_options() -> PeerOptions {
     }
 }
 
-/// A peer's options for the TLS part: for Waymark permissive TLS with a
-/// fresh self-signed certificate; Java serves TLS with its defaults.
+/// The TLS part's options: Waymark's permissive TLS with a fresh self-signed certificate; Java
+/// serves TLS with its defaults.
 fn tls_options(kind: PeerKind) -> anyhow::Result<PeerOptions> {
     if kind != PeerKind::Waymark {
         return Ok(PeerOptions::default());
@@ -398,7 +390,7 @@ async fn registrations(
     let label = format!("security {}", if signed { "signed" } else { "unsigned" });
     let peer = start_peer(setup, PeerKind::Waymark, layout, options).await?;
     let config = ClientConfig {
-        request_hook: credentials.map(|c| c as Arc<dyn rmq_transport::RequestHook>),
+        request_hook: credentials.map(|c| c as Arc<dyn RequestHook>),
         ..load::client_config()
     };
     let client = load::connect_with(peer.addr, 1, &config).await?.remove(0);
@@ -483,8 +475,8 @@ async fn tls(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Tl
     })
 }
 
-/// Warms up with `workers()`, then measures windows of them until one is
-/// not disturbed; the least disturbed is returned.
+/// Warms up with `workers()`, then measures windows of them until one is not disturbed; the
+/// least disturbed is returned.
 async fn measure(
     peer: &RunningPeer,
     label: &str,
