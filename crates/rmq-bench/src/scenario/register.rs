@@ -49,8 +49,7 @@ impl Params {
     }
 }
 
-/// What one peer did: the first round, the steady phase, and RSS idle, after the first round
-/// and after the steady phase (the sample's).
+/// What one peer did: the first round, the steady phase, and RSS idle and after each phase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub params: Params,
@@ -90,9 +89,9 @@ impl Outcome {
 
 impl Scenario for Register {
     const ID: &'static str = "register";
-    const ABOUT: &'static str =
-        "First registrations of a large fleet, then steady re-registration, and \
-                                  RSS; then Waymark and Java again with the server on two CPUs";
+    const ABOUT: &'static str = "First registrations of a large fleet, then steady \
+                                 re-registration, and RSS; then Waymark and Java again with the \
+                                 server on two CPUs";
     type Params = Params;
     fn quick(p: &mut Params) {
         (p.brokers, p.topics_per_broker) = (10, 1_000);
@@ -139,9 +138,8 @@ impl Scenario for Register {
         s.table(&rows, COLUMNS);
         s.ratios(&rows, &OTHERS, RATIOS);
         if rows.iter().any(|r| r.peer == PeerKind::Ceiling) {
-            s.text(
-                "— : not compared. The ceiling keeps no routes, so its memory says nothing of a server's.",
-            );
+            let why = "The ceiling keeps no routes, so its memory says nothing of a server's.";
+            s.text(format!("— : not compared. {why}"));
         }
         let measure = TwoCpuMeasure {
             rate: "steady registrations/s",

@@ -148,16 +148,13 @@ impl Scenario for RouteChangeLatency {
                                  sees it: route push (Waymark) against polling every 30 s";
     const IN_DEFAULT_SET: bool = false;
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.push_samples, p.poll_samples) = (4, 2);
         (p.poll_interval_ms, p.give_up_after_poll_s) = (2_000, 3.0);
     }
-
     fn runs(kind: PeerKind) -> bool {
         kind.is_real()
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", follow(ctx.setup, kind, p, true).await);
@@ -167,7 +164,6 @@ impl Scenario for RouteChangeLatency {
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         let waymark = s.rows::<Outcome>("");
         let push = of(&waymark, PeerKind::Waymark).filter(|x| x.followed_by == FollowedBy::Push);

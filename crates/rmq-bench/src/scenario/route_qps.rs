@@ -72,9 +72,8 @@ pub struct Outcome {
 
 impl Scenario for RouteQps {
     const ID: &'static str = "route-qps";
-    const ABOUT: &'static str =
-        "Route queries at full speed, closed loop; then Waymark and Java again \
-                                  with the server on two CPUs of its own";
+    const ABOUT: &'static str = "Route queries at full speed, closed loop; then Waymark and Java \
+                                 again with the server on two CPUs of its own";
     type Params = Params;
     fn quick(p: &mut Params) {
         (p.warmup_s, p.duration_s) = (0.5, 2.0);

@@ -23,8 +23,7 @@ pub struct RouteSweep;
 pub const MIN_ACHIEVED: f64 = 0.9;
 /// p99 above which a server counts as saturated, µs.
 pub const MAX_P99_US: f64 = 100_000.0;
-/// p99 of the schedule lag above which the generator counts as behind, µs (its timer's grain is
-/// 1 ms).
+/// p99 of the schedule lag above which the generator counts as behind, µs (its timer ticks 1 ms).
 pub const MAX_LAG_P99_US: f64 = 5_000.0;
 
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
@@ -73,8 +72,7 @@ pub fn stop_after(rate: f64, achieved: f64, p99_us: f64, lag_p99_us: f64) -> Opt
     }
 }
 
-/// One offered rate: what the window measured, the windows it took, and why the sweep stopped
-/// after it, if it did.
+/// One offered rate: what its window measured, the windows it took, and why the sweep stopped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     pub rate: f64,

@@ -149,15 +149,12 @@ impl Scenario for Security {
     const ABOUT: &'static str = "Server CPU per request: signed against unsigned registrations \
                                  (Waymark), TLS against plain route queries (Waymark and Java)";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.warmup_s, p.joint_warmup_s, p.duration_s) = (0.2, 0.2, 1.0);
     }
-
     fn runs(kind: PeerKind) -> bool {
         matches!(kind, PeerKind::Waymark | PeerKind::Java)
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         let peers = ctx.peers::<Self>();
         if peers.contains(&PeerKind::Waymark) {
@@ -168,7 +165,6 @@ impl Scenario for Security {
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         s.peers.clear();
         let signing = s.rows::<Signing>(SIGNING);
