@@ -65,12 +65,6 @@ pub struct Params {
     pub give_up_after_poll_s: f64,
 }
 
-impl Params {
-    fn poll_s(&self) -> f64 {
-        self.poll_interval_ms as f64 / 1_000.0
-    }
-}
-
 /// What a change request did to the second broker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -125,8 +119,7 @@ pub struct Sample {
     pub seen_ms: Option<f64>,
 }
 
-/// What one peer (with one client setting) did: how the client followed the route, the samples
-/// in the order taken and their summaries (ms).
+/// One peer with one client setting: how the client followed the route, its samples and summaries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub params: Params,
@@ -220,10 +213,14 @@ fn versus((x, push): &Versus, f: fn(&Summary) -> f64) -> String {
 
 const COLUMNS: &[Col<Versus>] = &[
     ("client follows the route by", |(x, _)| {
-        let (by, at_end, poll_s) = (x.followed_by, x.followed_by_at_end, x.params.poll_s());
-        match by == at_end {
-            true => by.text(poll_s),
-            false => format!("{}; by the end: {}", by.text(poll_s), at_end.text(poll_s)),
+        let poll_s = x.params.poll_interval_ms as f64 / 1_000.0;
+        let (by, at_end) = (
+            x.followed_by.text(poll_s),
+            x.followed_by_at_end.text(poll_s),
+        );
+        match x.followed_by == x.followed_by_at_end {
+            true => by,
+            false => format!("{by}; by the end: {at_end}"),
         }
     }),
     ("samples", |(x, _)| match x.missed {
