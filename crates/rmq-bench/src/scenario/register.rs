@@ -49,8 +49,7 @@ impl Params {
     }
 }
 
-/// What one peer did: the first round, the steady phase, and RSS idle, after the first round
-/// and after the steady phase (the sample's).
+/// What one peer did: the first round, the steady phase, and RSS idle and after each phase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub params: Params,
@@ -82,32 +81,30 @@ pub struct Outcome {
 impl Outcome {
     /// The more disturbed of the first round and the steady window.
     fn others_cpu_percent(&self) -> Option<f64> {
-        let windows = [&self.first_server_cpu, &self.steady_server_cpu]
-            .into_iter()
-            .flatten();
-        windows.map(|c| c.others_cpu_percent).reduce(f64::max)
+        let cpus = [&self.first_server_cpu, &self.steady_server_cpu];
+        let others = cpus.into_iter().flatten().map(|c| c.others_cpu_percent);
+        others.reduce(f64::max)
     }
 }
 
 impl Scenario for Register {
     const ID: &'static str = "register";
-    const ABOUT: &'static str =
-        "First registrations of a large fleet, then steady re-registration, and \
-                                  RSS; then Waymark and Java again with the server on two CPUs";
+    const ABOUT: &'static str = "First registrations of a large fleet, then steady \
+                                 re-registration, and RSS; then Waymark and Java again with the \
+                                 server on two CPUs";
     type Params = Params;
     fn quick(p: &mut Params) {
         (p.brokers, p.topics_per_broker) = (10, 1_000);
         (p.steady_s, p.steady_warmup_s, p.settle_s) = (1.0, 0.3, 0.5);
     }
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
-        p.layout().validate()?;
+        let layout = p.layout();
+        layout.validate()?;
         let built = Instant::now();
-        let bodies = registrations(&p.layout())?;
+        let bodies = registrations(&layout)?;
         let (count, took) = (bodies.len(), built.elapsed().as_secs_f64());
-        eprintln!(
-            "[register] built {count} bodies of {} topics in {took:.1} s",
-            p.topics_per_broker
-        );
+        let topics = layout.topics_per_broker;
+        eprintln!("[register] built {count} bodies of {topics} topics in {took:.1} s");
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", register(ctx.setup, kind, p, bodies.clone()).await);
         }
@@ -125,7 +122,8 @@ impl Scenario for Register {
         s.at_least("register first-round rate ≥ 3× Java", first_rate, 3.0);
         let what = "registration CPU (steady) ≤ 1/3 of Java's (Java ÷ Waymark ≥ 3)";
         s.at_least(what, over(&rows, steady_cpu, j, w), 3.0);
-        let entries = num(s.params::<Params>().map_or(0, |p| p.layout().entries()) as f64);
+        let layout = s.params::<Params>().map(|p| p.layout());
+        let entries = num(layout.map_or(0, |l| l.entries()) as f64);
         let rss = over(&rows, |x| x.server.rss_kib.map(|k| k as f64), j, w);
         let what = format!(
             "RSS with {entries} entries, after the steady phase, ≤ 1/10 of Java's (Java ÷ Waymark ≥ 10)"
@@ -140,9 +138,8 @@ impl Scenario for Register {
         s.table(&rows, COLUMNS);
         s.ratios(&rows, &OTHERS, RATIOS);
         if rows.iter().any(|r| r.peer == PeerKind::Ceiling) {
-            s.text(
-                "— : not compared. The ceiling keeps no routes, so its memory says nothing of a server's.",
-            );
+            let why = "The ceiling keeps no routes, so its memory says nothing of a server's.";
+            s.text(format!("— : not compared. {why}"));
         }
         let measure = TwoCpuMeasure {
             rate: "steady registrations/s",
@@ -235,18 +232,14 @@ async fn register(
     p: &Params,
     bodies: Vec<Registration>,
 ) -> anyhow::Result<Outcome> {
-    let layout = p.layout();
+    let (layout, id) = (p.layout(), kind.id());
     let body_bytes = bodies.first().map_or(0, Registration::body_len);
     let peer = start_peer(setup, kind, &layout, &PeerOptions::default()).await?;
     let rss_idle_kib = peer.rss_kib();
     let mut fleet = Fleet::connect(peer.addr, bodies).await?;
-    eprintln!(
-        "[register {}] {} first registrations of {} topics ({:.1} MB each)",
-        kind.id(),
-        layout.brokers,
-        layout.topics_per_broker,
-        body_bytes as f64 / 1e6
-    );
+    let mb = body_bytes as f64 / 1e6;
+    let (brokers, topics) = (layout.brokers, layout.topics_per_broker);
+    eprintln!("[register {id}] {brokers} first registrations of {topics} topics ({mb:.1} MB each)");
     let before = CpuSnapshot::take(peer.pid());
     let round = fleet.register_all().await?;
     let after = CpuSnapshot::take(peer.pid());
@@ -259,20 +252,17 @@ async fn register(
         stats::record(&mut first, latency.as_nanos());
     }
     let window = Window::secs(p.steady_warmup_s, p.steady_s, REGISTER_TIMEOUT);
-    let workers = fleet.re_registering();
-    let pid = Some(peer.pid());
-    let steady = load::shown(
-        format!("register {}", kind.id()),
-        window.total(),
-        async |progress| load::closed_loop(workers, window, progress, true, pid).await,
-    )
+    let (workers, pid) = (fleet.re_registering(), Some(peer.pid()));
+    let steady = load::shown(format!("register {id}"), window.total(), async |progress| {
+        load::closed_loop(workers, window, progress, true, pid).await
+    })
     .await;
     tokio::time::sleep(Duration::from_secs_f64(p.settle_s)).await;
     let first_round_s = round.elapsed.as_secs_f64();
     let server = ServerSample::of(&peer, None);
     drop(fleet);
     peer.stop();
-    let (first_count, steady_cpu) = (round.latencies.len() as u64, steady.server_cpu.as_ref());
+    let first_count = round.latencies.len() as u64;
     Ok(Outcome {
         params: p.clone(),
         body_bytes,
@@ -290,8 +280,11 @@ async fn register(
             .as_ref()
             .and_then(|c| c.us_per(first_count)),
         first_server_cpu,
-        steady_cpu_us_per_registration: steady_cpu.and_then(|c| c.us_per(steady.ok)),
-        steady_server_cpu: steady.server_cpu.clone(),
+        steady_cpu_us_per_registration: steady
+            .server_cpu
+            .as_ref()
+            .and_then(|c| c.us_per(steady.ok)),
+        steady_server_cpu: steady.server_cpu,
         steady_answered: steady.ok,
         server,
     })

@@ -1,5 +1,5 @@
-//! `route-change-latency`: how soon a client following a topic sees a broker
-//! come and go (route push against polling).
+//! `route-change-latency`: how soon a client following a topic sees a broker come and go (route
+//! push against polling).
 
 use std::time::Duration;
 
@@ -9,9 +9,11 @@ use rmq_broker_client::{body, wall_ms, BrokerConfig};
 use rmq_protocol::headers::UnregisterBrokerRequestHeader;
 use rmq_protocol::{TopicConfig, TopicRouteData};
 use rmq_route_client::{PushState, RouteClient, RouteClientConfig, RouteWatch};
+use rmq_transport::RpcClient;
 use rmq_wire::RequestCode;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::fleet::{millis, signed_millis, start_peer, Fleet, REGISTER_TIMEOUT, TINY};
@@ -21,7 +23,7 @@ use crate::cli::{millis as ms_arg, secs};
 use crate::load;
 use crate::peer::{PeerKind, PeerOptions, PeerSetup};
 use crate::report::format::{ms, num, or_na, seconds};
-use crate::report::{of, Row, Section};
+use crate::report::{of, Col, Row, Section};
 use crate::sample::ServerSample;
 use crate::stats::Summary;
 use crate::workload::{self, Registration, CLUSTER};
@@ -117,8 +119,7 @@ pub struct Sample {
     pub seen_ms: Option<f64>,
 }
 
-/// What one peer (with one client setting) did: how the client followed the route, the samples
-/// in the order taken and their summaries (ms).
+/// One peer with one client setting: how the client followed the route, its samples and summaries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub params: Params,
@@ -136,21 +137,17 @@ pub struct Outcome {
 
 impl Scenario for RouteChangeLatency {
     const ID: &'static str = "route-change-latency";
-    const ABOUT: &'static str =
-        "A broker coming and going until a client following the topic sees it: \
-                                  route push (Waymark) against polling every 30 s";
+    const ABOUT: &'static str = "A broker coming and going until a client following the topic \
+                                 sees it: route push (Waymark) against polling every 30 s";
     const IN_DEFAULT_SET: bool = false;
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.push_samples, p.poll_samples) = (4, 2);
         (p.poll_interval_ms, p.give_up_after_poll_s) = (2_000, 3.0);
     }
-
     fn runs(kind: PeerKind) -> bool {
         kind.is_real()
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         for kind in ctx.peers::<Self>() {
             record.add(kind, "", follow(ctx.setup, kind, p, true).await);
@@ -160,55 +157,28 @@ impl Scenario for RouteChangeLatency {
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
-        let (on, off) = (s.rows::<Outcome>(""), s.rows::<Outcome>(PUSH_OFF));
-        let push_off = |r: &Row<Outcome>| format!("{}, client's route push off", r.label);
+        let waymark = s.rows::<Outcome>("");
+        let push = of(&waymark, PeerKind::Waymark).filter(|x| x.followed_by == FollowedBy::Push);
+        let push = push.and_then(|x| x.latency_ms.clone());
         let mut rows = Vec::new();
-        for peer in PeerKind::ALL {
-            rows.extend(
-                on.iter()
-                    .filter(|r| r.peer == peer)
-                    .map(|r| (r, r.label.clone())),
-            );
-            rows.extend(
-                off.iter()
-                    .filter(|r| r.peer == peer)
-                    .map(|r| (r, push_off(r))),
-            );
+        for (part, suffix) in [("", ""), (PUSH_OFF, ", client's route push off")] {
+            for r in s.rows::<Outcome>(part) {
+                let versus = r.result.map(|x| (x, push.clone()));
+                rows.push(Row::new(r.peer, format!("{}{suffix}", r.label), versus));
+            }
         }
-        let push = of(&on, PeerKind::Waymark).filter(|x| x.followed_by == FollowedBy::Push);
-        let push = push.and_then(|x| x.latency_ms.as_ref());
-        let row = |(r, label): &(&Row<Outcome>, String)| {
-            let result = r.result.as_ref().map(|x| cells(x, push));
-            Row::new(r.peer, label, result.map_err(Clone::clone))
-        };
-        s.cells(
-            Some("server"),
-            &HEADS,
-            &rows.iter().map(row).collect::<Vec<_>>(),
-        );
+        // In report order, each peer's run with route push before its run without (a stable sort).
+        rows.sort_by_key(|r| PeerKind::ALL.iter().position(|&p| p == r.peer));
+        s.table_headed(Some("server"), &rows, COLUMNS);
         s.text("Samples in the order taken:");
-        for (r, label) in &rows {
-            if let Some(x) = r.ok() {
-                s.item(format!("{label}: {}", sample_list(x)));
+        for r in &rows {
+            if let Some((x, _)) = r.ok() {
+                s.item(format!("{}: {}", r.label, sample_list(x)));
             }
         }
     }
 }
-
-const HEADS: [&str; 10] = [
-    "client follows the route by",
-    "samples",
-    "min",
-    "p50",
-    "max",
-    "mean",
-    "answered in",
-    "p50 ÷ Waymark push",
-    "mean ÷ Waymark push",
-    "run",
-];
 
 /// A latency in ms as `-4 µs`, `124 µs`, `1.23 ms` or `14.61 s`.
 fn latency(value_ms: f64) -> String {
@@ -219,8 +189,8 @@ fn latency(value_ms: f64) -> String {
     }
 }
 
-/// `a ÷ b` as `0.50×`, `12×` or `117,350×`; `n/a` unless both are positive
-/// (a median seen before the answer arrived has no meaningful ratio).
+/// `a ÷ b` as `0.50×`, `12×` or `117,350×`; `n/a` unless both are positive (a median seen before
+/// the answer arrived has no meaningful ratio).
 fn times(a: Option<f64>, b: Option<f64>) -> String {
     match (a, b) {
         (Some(a), Some(b)) if a > 0.0 && b > 0.0 && a / b >= 10.0 => format!("{}×", num(a / b)),
@@ -229,35 +199,45 @@ fn times(a: Option<f64>, b: Option<f64>) -> String {
     }
 }
 
-/// The cells of one row, compared with Waymark's push (`push`).
-fn cells(x: &Outcome, push: Option<&Summary>) -> Vec<String> {
-    let poll_s = x.params.poll_interval_ms as f64 / 1_000.0;
-    let mut by = x.followed_by.text(poll_s);
-    if x.followed_by_at_end != x.followed_by {
-        by = format!("{by}; by the end: {}", x.followed_by_at_end.text(poll_s));
-    }
-    let samples = match x.missed {
-        0 => x.samples.len().to_string(),
-        missed => format!("{} ({missed} not seen in time)", x.samples.len()),
-    };
-    let value = |f: fn(&Summary) -> f64| or_na(x.latency_ms.as_ref(), |l| latency(f(l)));
-    let versus = |f: fn(&Summary) -> f64| times(x.latency_ms.as_ref().map(f), push.map(f));
-    vec![
-        by,
-        samples,
-        value(|l| l.min),
-        value(|l| l.p50),
-        value(|l| l.max),
-        value(|l| l.mean),
-        or_na(x.request_ms.as_ref(), |l| latency(l.p50)),
-        versus(|l| l.p50),
-        versus(|l| l.mean),
-        format!("{:.0} s", x.duration_s),
-    ]
+/// A row's outcome, and the latency of Waymark's route push it is compared with.
+type Versus = (Outcome, Option<Summary>);
+
+/// `f` of `summary`, a latency.
+fn of_summary(summary: &Option<Summary>, f: fn(&Summary) -> f64) -> String {
+    or_na(summary.as_ref(), |l| latency(f(l)))
 }
 
-/// The samples in the order taken, each after the request that made the
-/// change (`reg` or `unreg`).
+fn versus((x, push): &Versus, f: fn(&Summary) -> f64) -> String {
+    times(x.latency_ms.as_ref().map(f), push.as_ref().map(f))
+}
+
+const COLUMNS: &[Col<Versus>] = &[
+    ("client follows the route by", |(x, _)| {
+        let poll_s = x.params.poll_interval_ms as f64 / 1_000.0;
+        let (by, at_end) = (
+            x.followed_by.text(poll_s),
+            x.followed_by_at_end.text(poll_s),
+        );
+        match x.followed_by == x.followed_by_at_end {
+            true => by,
+            false => format!("{by}; by the end: {at_end}"),
+        }
+    }),
+    ("samples", |(x, _)| match x.missed {
+        0 => x.samples.len().to_string(),
+        missed => format!("{} ({missed} not seen in time)", x.samples.len()),
+    }),
+    ("min", |(x, _)| of_summary(&x.latency_ms, |l| l.min)),
+    ("p50", |(x, _)| of_summary(&x.latency_ms, |l| l.p50)),
+    ("max", |(x, _)| of_summary(&x.latency_ms, |l| l.max)),
+    ("mean", |(x, _)| of_summary(&x.latency_ms, |l| l.mean)),
+    ("answered in", |(x, _)| of_summary(&x.request_ms, |l| l.p50)),
+    ("p50 ÷ Waymark push", |x| versus(x, |l| l.p50)),
+    ("mean ÷ Waymark push", |x| versus(x, |l| l.mean)),
+    ("run", |(x, _)| format!("{:.0} s", x.duration_s)),
+];
+
+/// The samples in the order taken, each after the request that made the change (`reg`, `unreg`).
 fn sample_list(x: &Outcome) -> String {
     let sample = |s: &Sample| {
         let added = s.change == Change::Added;
@@ -274,8 +254,8 @@ fn lists_broker(route: &TopicRouteData, broker: &str) -> Option<bool> {
     (in_brokers == in_queues).then_some(in_brokers)
 }
 
-/// `count` offsets into `period`, one at a random point of each of `count`
-/// equal slices of it, in random order.
+/// `count` offsets into `period`, one at a random point of each of its `count` equal slices, in
+/// random order.
 fn spread_offsets(count: usize, period: Duration, rng: &mut fastrand::Rng) -> Vec<Duration> {
     let mut slices: Vec<usize> = (0..count).collect();
     rng.shuffle(&mut slices);
@@ -283,8 +263,8 @@ fn spread_offsets(count: usize, period: Duration, rng: &mut fastrand::Rng) -> Ve
     slices.into_iter().map(offset).collect()
 }
 
-/// The first moment at `offset` into a period of a schedule that started at
-/// time 0 with `period`, not before `now` (all measured from the start).
+/// The first moment at `offset` into a period of a schedule that started at time 0 with `period`,
+/// not before `now` (all measured from the start).
 fn next_at_offset(now: Duration, period: Duration, offset: Duration) -> Duration {
     if now <= offset {
         return offset;
@@ -301,9 +281,9 @@ fn broker(name: &str, index: usize) -> anyhow::Result<(BrokerConfig, Registratio
     Ok((config, registration))
 }
 
-/// Sends the request by which the second broker makes `change`, and waits for its answer.
+/// Sends the request by which the mover makes `change`, and waits for its answer.
 async fn make(
-    client: &rmq_transport::RpcClient,
+    client: &RpcClient,
     (config, registration): &mut (BrokerConfig, Registration),
     change: Change,
 ) -> anyhow::Result<()> {
@@ -320,29 +300,21 @@ async fn make(
     };
     let response = client.invoke(request, REGISTER_TIMEOUT).await;
     let response = response.with_context(|| format!("{change:?} request of {MOVER} failed"))?;
-    success(
-        response,
-        format_args!("{change:?} request of {MOVER} refused"),
-    )
+    success(response, format!("{change:?} request of {MOVER} refused"))
 }
 
-/// When the watcher was told, and whether the route it was told of lists
-/// the second broker.
+/// When the watcher was told, and whether the route it was told of lists the mover.
 type Told = (Instant, Option<bool>);
 
 /// Timestamps every route `watch` is told of, as it is told.
-fn record_changes(
-    mut watch: RouteWatch,
-) -> (mpsc::UnboundedReceiver<Told>, tokio::task::JoinHandle<()>) {
+fn record_changes(mut watch: RouteWatch) -> (mpsc::UnboundedReceiver<Told>, JoinHandle<()>) {
     let (sender, receiver) = mpsc::unbounded_channel();
     let task = tokio::spawn(async move {
         while watch.changed().await.is_ok() {
             let at = Instant::now();
-            let route = watch.borrow_and_update();
-            let listed = route
-                .as_ref()
-                .and_then(|view| lists_broker(&view.route, MOVER));
-            drop(route);
+            let view = watch.borrow_and_update();
+            let listed = view.as_ref().and_then(|v| lists_broker(&v.route, MOVER));
+            drop(view);
             if sender.send((at, listed)).is_err() {
                 return;
             }
@@ -351,24 +323,24 @@ fn record_changes(
     (receiver, task)
 }
 
-/// When the watcher was first told of a route where the second broker's
-/// presence is `listed`, if before `deadline`.
+/// When the watcher was first told of a route where the mover's presence is `listed`, if before
+/// `deadline`.
 async fn told_of(
     told: &mut mpsc::UnboundedReceiver<Told>,
     listed: bool,
     deadline: Instant,
 ) -> Option<Instant> {
     loop {
-        match tokio::time::timeout_at(deadline, told.recv()).await {
-            Ok(Some((at, state))) if state == Some(listed) => return Some(at),
-            Ok(Some(_)) => {}
-            Ok(None) | Err(_) => return None,
+        // None once the deadline passed or the recorder stopped.
+        let next = tokio::time::timeout_at(deadline, told.recv()).await;
+        let (at, state) = next.ok()??;
+        if state == Some(listed) {
+            return Some(at);
         }
     }
 }
 
-/// How the client follows routes once it has subscribed, been refused, or
-/// `limit` has passed.
+/// How the client follows routes once it has subscribed, been refused, or `limit` has passed.
 async fn settled(client: &RouteClient, limit: Duration) -> FollowedBy {
     let mut states = client.push_state();
     let deadline = Instant::now() + limit;
@@ -381,8 +353,7 @@ async fn settled(client: &RouteClient, limit: Duration) -> FollowedBy {
     }
 }
 
-/// The scenario against a fresh `kind`, its client's route push set to
-/// `route_push`.
+/// The scenario against a fresh `kind`, its client's route push set to `route_push`.
 async fn follow(
     setup: &PeerSetup,
     kind: PeerKind,
@@ -427,10 +398,9 @@ async fn follow(
     let (mut told, recorder) = record_changes(watch);
 
     let pushed = followed_by == FollowedBy::Push;
-    let count = if pushed {
-        params.push_samples
-    } else {
-        params.poll_samples
+    let count = match pushed {
+        true => params.push_samples,
+        false => params.poll_samples,
     };
     let mut rng = fastrand::Rng::new();
     let offsets = spread_offsets(count, period, &mut rng);
@@ -438,8 +408,9 @@ async fn follow(
     eprintln!("[{label}] client follows by {followed_by:?}: {count} samples");
     let (min, max) = (params.push_pause_min_ms, params.push_pause_max_ms);
     let mut samples = Vec::with_capacity(count);
-    let mut listed = false;
-    for offset in offsets {
+    // The mover comes, goes, comes again, …
+    let changes = [Change::Added, Change::Removed].into_iter().cycle();
+    for (n, (change, offset)) in changes.zip(offsets).enumerate() {
         let at = match pushed {
             // A range of the one pause `min` unless `max` is above it.
             true => Instant::now() + Duration::from_millis(rng.u64(min..max.max(min + 1))),
@@ -447,23 +418,14 @@ async fn follow(
         };
         tokio::time::sleep_until(at).await;
         while told.try_recv().is_ok() {}
-        let change = if listed {
-            Change::Removed
-        } else {
-            Change::Added
-        };
         let sent = Instant::now();
         make(&mover_client, &mut mover, change).await?;
         let answered = Instant::now();
-        listed = !listed;
-        let seen = told_of(&mut told, listed, answered + give_up).await;
+        let seen = told_of(&mut told, change == Change::Added, answered + give_up).await;
         let seen_ms = seen.map(|at| signed_millis(answered, at));
         let after = |ms: f64| format!("{ms:.3} ms after the answer");
         let shown = seen_ms.map_or("not in time".into(), after);
-        eprintln!(
-            "[{label}] sample {}: {change:?}, seen {shown}",
-            samples.len() + 1
-        );
+        eprintln!("[{label}] sample {}: {change:?}, seen {shown}", n + 1);
         let request_ms = millis(answered - sent);
         samples.push(Sample {
             change,
@@ -497,8 +459,6 @@ async fn follow(
 
 #[cfg(test)]
 mod tests {
-    use rmq_protocol::{BrokerData, QueueData};
-
     use super::*;
 
     #[test]
@@ -506,13 +466,10 @@ mod tests {
         let period = Duration::from_secs(30);
         let mut rng = fastrand::Rng::with_seed(7);
         let offsets = spread_offsets(6, period, &mut rng);
-        assert_eq!(offsets.len(), 6);
+        assert!(offsets.iter().all(|o| *o < period), "{offsets:?}");
         let mut slices: Vec<u128> = offsets
             .iter()
-            .map(|o| {
-                assert!(*o < period, "{o:?}");
-                o.as_nanos() / Duration::from_secs(5).as_nanos()
-            })
+            .map(|o| o.as_nanos() / 5_000_000_000)
             .collect();
         slices.sort_unstable();
         assert_eq!(slices, [0, 1, 2, 3, 4, 5]);
@@ -521,8 +478,7 @@ mod tests {
 
     #[test]
     fn next_moment_at_an_offset_is_never_in_the_past() {
-        let s = Duration::from_secs;
-        let ms = Duration::from_millis;
+        let (s, ms) = (Duration::from_secs, Duration::from_millis);
         assert_eq!(next_at_offset(s(1), s(30), s(5)), s(5));
         assert_eq!(next_at_offset(s(5), s(30), s(5)), s(5));
         assert_eq!(next_at_offset(s(6), s(30), s(5)), s(35));
@@ -533,25 +489,14 @@ mod tests {
 
     #[test]
     fn a_broker_is_listed_only_with_both_its_entries() {
-        let mut route = TopicRouteData::default();
+        let mut route = TINY.route_of_set(0);
+        let broker = workload::broker_name(0);
+        assert_eq!(lists_broker(&route, &broker), Some(true));
         assert_eq!(lists_broker(&route, MOVER), Some(false));
-        route.broker_datas.push(BrokerData {
-            broker_addrs: [(0, "10.0.0.1:10911".to_owned())].into_iter().collect(),
-            broker_name: MOVER.to_owned(),
-            cluster: CLUSTER.to_owned(),
-            enable_acting_master: false,
-            zone_name: None,
-        });
-        assert_eq!(lists_broker(&route, MOVER), None);
-        route.queue_datas.push(QueueData {
-            broker_name: MOVER.to_owned(),
-            perm: 6,
-            read_queue_nums: 8,
-            topic_sys_flag: 0,
-            write_queue_nums: 8,
-        });
-        assert_eq!(lists_broker(&route, MOVER), Some(true));
-        assert_eq!(lists_broker(&route, ANCHOR), Some(false));
+        route.queue_datas.clear();
+        assert_eq!(lists_broker(&route, &broker), None);
+        route.broker_datas.clear();
+        assert_eq!(lists_broker(&route, &broker), Some(false));
     }
 
     #[test]
@@ -571,13 +516,9 @@ mod tests {
             followed_by_at_end: followed_by,
             samples: seen
                 .iter()
-                .enumerate()
-                .map(|(i, &ms)| Sample {
-                    change: if i % 2 == 0 {
-                        Change::Added
-                    } else {
-                        Change::Removed
-                    },
+                .zip([Change::Added, Change::Removed].into_iter().cycle())
+                .map(|(&ms, change)| Sample {
+                    change,
                     request_ms: 0.2,
                     seen_ms: Some(ms),
                 })
@@ -590,14 +531,21 @@ mod tests {
         };
         let push = outcome(FollowedBy::Push, &[0.5, 1.5, 1.0]);
         let java = outcome(FollowedBy::PollingNotSupported, &[10_000.0, 20_000.0]);
-        let push_summary = push.latency_ms.clone();
-        let waymark = cells(&push, push_summary.as_ref());
+        let push_latency = push.latency_ms.clone();
+        let cells = |x: &Outcome| {
+            let row = (x.clone(), push_latency.clone());
+            COLUMNS
+                .iter()
+                .map(|(_, cell)| cell(&row))
+                .collect::<Vec<_>>()
+        };
+        let waymark = cells(&push);
         assert_eq!(
             waymark[..5],
             ["route push", "3", "500 µs", "1.00 ms", "1.50 ms"]
         );
         assert_eq!(waymark[6..], ["200 µs", "1.00×", "1.00×", "180 s"]);
-        let polled = cells(&java, push_summary.as_ref());
+        let polled = cells(&java);
         assert!(
             polled[0].contains("REQUEST_CODE_NOT_SUPPORTED"),
             "{polled:?}"

@@ -72,9 +72,8 @@ pub struct Outcome {
 
 impl Scenario for RouteQps {
     const ID: &'static str = "route-qps";
-    const ABOUT: &'static str =
-        "Route queries at full speed, closed loop; then Waymark and Java again \
-                                  with the server on two CPUs of its own";
+    const ABOUT: &'static str = "Route queries at full speed, closed loop; then Waymark and Java \
+                                 again with the server on two CPUs of its own";
     type Params = Params;
     fn quick(p: &mut Params) {
         (p.warmup_s, p.duration_s) = (0.5, 2.0);
@@ -96,35 +95,25 @@ impl Scenario for RouteQps {
         s.at_least("route-qps ≥ 3× Java", vs(PeerKind::Java), 3.0);
         s.at_least("route-qps ≥ 1.5× Rust port", vs(PeerKind::RustPort), 1.5);
         let ceiling = vs(PeerKind::Ceiling).map(|v| v * 100.0);
-        let percent = ceiling.map(|v| format!("{v:.2} %"));
-        s.target(
-            "route-qps ≥ 70 % of ceiling",
-            percent,
+        let (percent, met) = (
+            ceiling.map(|v| format!("{v:.2} %")),
             ceiling.map(|v| v >= 70.0),
         );
+        s.target("route-qps ≥ 70 % of ceiling", percent, met);
         s.table(&rows, COLUMNS);
         s.ratios(&rows, &OTHERS, RATIOS);
-        s.two_cpus(
-            &rows,
-            &TwoCpuMeasure {
-                rate: "route queries/s",
-                per_request: "CPU per query",
-                rate_of: |x: &Outcome| x.qps,
-                cpu_of: |x| x.server.server_cpu.as_ref(),
-                per_request_of: |x| x.cpu_us_per_query,
-            },
-        );
-        let latency = Panel::curves(
-            "route-qps: query latency (closed loop, full speed)",
-            |x: &Outcome| curve(&x.latency),
-        );
-        s.chart(
-            &rows,
-            &[
-                latency,
-                Panel::bars("route-qps: queries/s", |x| Some(x.qps)),
-            ],
-        );
+        let measure = TwoCpuMeasure {
+            rate: "route queries/s",
+            per_request: "CPU per query",
+            rate_of: |x: &Outcome| x.qps,
+            cpu_of: |x| x.server.server_cpu.as_ref(),
+            per_request_of: |x| x.cpu_us_per_query,
+        };
+        s.two_cpus(&rows, &measure);
+        let latency = "route-qps: query latency (closed loop, full speed)";
+        let latency = Panel::curves(latency, |x: &Outcome| curve(&x.latency));
+        let qps = Panel::bars("route-qps: queries/s", |x: &Outcome| Some(x.qps));
+        s.chart(&rows, &[latency, qps]);
     }
 }
 
@@ -137,9 +126,7 @@ const COLUMNS: &[Col<Outcome>] = &[
     ("errors", |x| x.errors.to_string()),
     ("server CPU", |x| cpu_share(x.server.server_cpu.as_ref())),
     ("CPU per query", |x| us(x.cpu_us_per_query)),
-    ("route body", |x| {
-        format!("{} B", num(x.mean_response_bytes))
-    }),
+    ("route body", |x| num(x.mean_response_bytes) + " B"),
     ("server RSS", |x| mib(x.server.rss_kib)),
     ("others' CPU", |x| noise(x.server.others_cpu_percent)),
 ];
@@ -156,36 +143,30 @@ const RATIOS: &[Ratio<Outcome>] = &[
 async fn settled(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let label = format!("route-qps {}", kind.id());
     let noise = |x: &Outcome| x.server.others_cpu_percent.unwrap_or(0.0);
-    Ok(settle(&label, noise, async || once(setup, kind, p).await)
-        .await?
-        .0)
-}
-
-async fn once(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
-    let layout = p.layout();
-    let (peer, fleet, clients) = serving(setup, kind, &layout, p.connections).await?;
-    let window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
-    let workers = route_workers(&clients, p.depth, &layout);
-    let outcome = load::shown(
-        format!("route-qps {}", kind.id()),
-        window.total(),
-        async |progress| {
-            load::closed_loop(workers, window, progress, false, Some(peer.pid())).await
-        },
-    )
-    .await;
-    let server = ServerSample::of(&peer, outcome.server_cpu.clone());
-    drop(fleet);
-    peer.stop();
-    Ok(Outcome {
-        params: p.clone(),
-        qps: outcome.rate(),
-        latency: Latency::of(&outcome.latency),
-        errors: outcome.errors,
-        mean_response_bytes: outcome.mean_response_bytes(),
-        answered: outcome.ok,
-        cpu_us_per_query: server.us_per(outcome.ok),
-        first_error: outcome.first_error,
-        server,
-    })
+    let once = async || {
+        let layout = p.layout();
+        let (peer, fleet, clients) = serving(setup, kind, &layout, p.connections).await?;
+        let window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
+        let workers = route_workers(&clients, p.depth, &layout);
+        let pid = Some(peer.pid());
+        let outcome = load::shown(&label, window.total(), async |progress| {
+            load::closed_loop(workers, window, progress, false, pid).await
+        })
+        .await;
+        let server = ServerSample::of(&peer, outcome.server_cpu.clone());
+        drop(fleet);
+        peer.stop();
+        Ok(Outcome {
+            params: p.clone(),
+            qps: outcome.rate(),
+            latency: Latency::of(&outcome.latency),
+            errors: outcome.errors,
+            mean_response_bytes: outcome.mean_response_bytes(),
+            answered: outcome.ok,
+            cpu_us_per_query: server.us_per(outcome.ok),
+            first_error: outcome.first_error,
+            server,
+        })
+    };
+    Ok(settle(&label, noise, once).await?.0)
 }

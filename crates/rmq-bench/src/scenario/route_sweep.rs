@@ -8,7 +8,7 @@ use crate::cli::secs;
 use crate::load::{self, Numbered, Window};
 use crate::peer::{PeerKind, PeerSetup};
 use crate::report::charts::Panel;
-use crate::report::format::{answered_ms, cpu_share, ms, noise, num, or_na, us};
+use crate::report::format::{answered_ms, cpu_share, div, ms, noise, num, or_na, us};
 use crate::report::{Col, Row, Section};
 use crate::sample::{ServerCpu, ServerSample};
 use crate::stats::Latency;
@@ -23,8 +23,7 @@ pub struct RouteSweep;
 pub const MIN_ACHIEVED: f64 = 0.9;
 /// p99 above which a server counts as saturated, µs.
 pub const MAX_P99_US: f64 = 100_000.0;
-/// p99 of the schedule lag above which the generator counts as behind, µs (its timer's grain is
-/// 1 ms).
+/// p99 of the schedule lag above which the generator counts as behind, µs (its timer ticks 1 ms).
 pub const MAX_LAG_P99_US: f64 = 5_000.0;
 
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
@@ -73,8 +72,7 @@ pub fn stop_after(rate: f64, achieved: f64, p99_us: f64, lag_p99_us: f64) -> Opt
     }
 }
 
-/// One offered rate: what the window measured, the windows it took, and why the sweep stopped
-/// after it, if it did.
+/// One offered rate: what its window measured, the windows it took, and why the sweep stopped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     pub rate: f64,
@@ -139,13 +137,8 @@ impl Scenario for RouteSweep {
         for row in &rows {
             let Some(x) = row.ok() else { continue };
             s.text(format!("{}:", row.label));
-            let step_row = |step: &Step| Row {
-                peer: row.peer,
-                label: String::new(),
-                result: Ok(step.clone()),
-            };
-            let steps: Vec<Row<Step>> = x.steps.iter().map(step_row).collect();
-            s.table_headed(None, &steps, STEPS);
+            let step = |step: &Step| Row::new(row.peer, "", Ok(step.clone()));
+            s.table_headed(None, &x.steps.iter().map(step).collect::<Vec<_>>(), STEPS);
         }
         let chart = Panel::Lines {
             title: "route-sweep: p99 query latency against the offered rate (open loop)".into(),
@@ -154,9 +147,8 @@ impl Scenario for RouteSweep {
             percentiles: false,
             points: |x: &Outcome| {
                 let answered = x.steps.iter().filter(|s| s.latency.count > 0);
-                answered
-                    .map(|s| (s.rate / 1e3, s.latency.p99_us / 1e3, s.stop.is_some()))
-                    .collect()
+                let point = |s: &Step| (s.rate / 1e3, s.latency.p99_us / 1e3, s.stop.is_some());
+                answered.map(point).collect()
             },
         };
         s.chart(&rows, &[chart]);
@@ -183,12 +175,12 @@ const SUMMARY: &[Col<Outcome>] = &[
         us(x.held_step().and_then(|s| s.cpu_us_per_query))
     }),
     ("stopped after", |x| {
-        x.stopped()
-            .map_or("—".into(), |s| format!("{}/s", num(s.rate)))
+        let stopped = x.stopped().map(|s| format!("{}/s", num(s.rate)));
+        stopped.unwrap_or_else(|| "—".into())
     }),
     ("because", |x| {
-        x.stopped()
-            .map_or("every rate held".into(), |s| stop_text(s.stop))
+        let because = x.stopped().map(|s| stop_text(s.stop));
+        because.unwrap_or_else(|| "every rate held".into())
     }),
 ];
 
@@ -210,15 +202,11 @@ const STEPS: &[Col<Step>] = &[
 async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Outcome> {
     let layout = Layout::new(p.brokers, p.topics_per_broker, p.spread);
     let (peer, fleet, clients) = serving(setup, kind, &layout, p.connections).await?;
-    let requests: Vec<_> = layout
-        .all_topics()
-        .iter()
-        .map(|t| workload::route_request(t))
-        .collect();
+    let topics = layout.all_topics();
+    let requests: Vec<_> = topics.iter().map(|t| workload::route_request(t)).collect();
     let make: Numbered = Arc::new(move |i| requests[i as usize % requests.len()].clone());
     let window = Window::secs(p.warmup_s, p.duration_s.max(0.1), QUERY_TIMEOUT);
-    let mut steps = Vec::new();
-    let (mut bytes, mut answers) = (0u64, 0u64);
+    let (mut steps, mut bytes, mut answers) = (Vec::new(), 0, 0);
     for &rate in p.rates.iter().filter(|r| **r >= 1.0) {
         let label = format!("route-sweep {} {rate:.0}/s", kind.id());
         let attempt = async || {
@@ -230,14 +218,15 @@ async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
             bytes += outcome.response_bytes;
             answers += outcome.ok;
             let step = step_of(rate, &outcome);
+            let (lag, p99) = (step.schedule_lag.p99_us / 1e3, step.latency.p99_us / 1e3);
+            let cpu = or_na(step.cpu_us_per_query, |v| format!("{v:.2}"));
+            let stop = step
+                .stop
+                .map_or(String::new(), |s| format!(", stop: {s:?}"));
             eprintln!(
-                "[{label}] {:.0}/s answered, p99 {:.2} ms, lag p99 {:.2} ms, {} µs CPU per query{}",
-                step.achieved_per_s,
-                step.latency.p99_us / 1e3,
-                step.schedule_lag.p99_us / 1e3,
-                or_na(step.cpu_us_per_query, |v| format!("{v:.2}")),
-                step.stop
-                    .map_or(String::new(), |s| format!(", stop: {s:?}"))
+                "[{label}] {:.0}/s answered, p99 {p99:.2} ms, lag p99 {lag:.2} ms, {cpu} µs CPU \
+                 per query{stop}",
+                step.achieved_per_s
             );
             anyhow::Ok(step)
         };
@@ -252,11 +241,7 @@ async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
     let server = ServerSample::of(&peer, None);
     drop(fleet);
     peer.stop();
-    let mean_response_bytes = if answers == 0 {
-        0.0
-    } else {
-        bytes as f64 / answers as f64
-    };
+    let mean_response_bytes = div(Some(bytes as f64), Some(answers as f64)).unwrap_or(0.0);
     Ok(Outcome {
         params: p.clone(),
         steps,
@@ -293,9 +278,9 @@ mod tests {
 
     #[test]
     fn the_sweep_stops_at_saturation_or_a_lagging_generator() {
+        let saturated = Some(Stop::Saturated);
         assert_eq!(stop_after(100_000.0, 95_000.0, 2_000.0, 1_000.0), None);
         // Fewer than 90 % answered, or everything answered with p99 over 100 ms.
-        let saturated = Some(Stop::Saturated);
         assert_eq!(stop_after(100_000.0, 89_000.0, 2_000.0, 1_000.0), saturated);
         assert_eq!(
             stop_after(10_000.0, 10_000.0, 150_000.0, 1_000.0),
@@ -306,33 +291,31 @@ mod tests {
         let behind = stop_after(300_000.0, 200_000.0, 150_000.0, 9_000.0);
         assert_eq!(behind, Some(Stop::GeneratorBehind));
     }
+
     #[test]
     fn the_highest_rate_held_is_a_lower_bound_unless_the_server_saturated() {
-        let step = |rate: f64, stop| Step {
-            rate,
-            stop,
-            ..step_of(rate, &load::Outcome::empty())
-        };
-        let sweep = |steps| Outcome {
+        let (saturated, behind) = (Some(Stop::Saturated), Some(Stop::GeneratorBehind));
+        let sweep = |steps: &[(f64, Option<Stop>)]| Outcome {
             params: super::super::params::<RouteSweep>(None, true).unwrap(),
-            steps,
+            steps: steps
+                .iter()
+                .map(|&(rate, stop)| Step {
+                    stop,
+                    ..step_of(rate, &load::Outcome::empty())
+                })
+                .collect(),
             mean_response_bytes: 0.0,
             server: ServerSample::default(),
         };
-        let (saturated, behind) = (Some(Stop::Saturated), Some(Stop::GeneratorBehind));
-        let saturating = sweep(vec![
-            step(10e3, None),
-            step(25e3, None),
-            step(50e3, saturated),
-        ]);
+        let saturating = sweep(&[(10e3, None), (25e3, None), (50e3, saturated)]);
         assert_eq!(saturating.highest_held(), Some((25_000.0, false)));
-        let behind = sweep(vec![step(10e3, None), step(25e3, behind)]);
+        let behind = sweep(&[(10e3, None), (25e3, behind)]);
         assert_eq!(behind.highest_held(), Some((10_000.0, true)));
         assert_eq!(
-            sweep(vec![step(10e3, None)]).highest_held(),
+            sweep(&[(10e3, None)]).highest_held(),
             Some((10_000.0, true))
         );
-        let none_held = sweep(vec![step(10e3, saturated)]);
+        let none_held = sweep(&[(10e3, saturated)]);
         assert_eq!(none_held.highest_held(), None);
         assert_eq!(SUMMARY[0].1(&none_held), "none");
         assert_eq!(SUMMARY[0].1(&behind), "≥ 10,000/s");

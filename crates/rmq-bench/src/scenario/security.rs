@@ -1,5 +1,5 @@
-//! `security`: what authentication (signed registrations) and TLS (route
-//! queries) cost the server in CPU per request.
+//! `security`: what authentication (signed registrations) and TLS (route queries) cost the
+//! server in CPU per request.
 
 use std::collections::BTreeMap;
 use std::fmt::Display;
@@ -11,7 +11,7 @@ use clap::Args;
 use rmq_auth::Credentials;
 use rmq_broker_client::wall_ms;
 use rmq_transport::tls::{TlsClient, TlsSettings};
-use rmq_transport::{ClientConfig, RpcClient};
+use rmq_transport::{ClientConfig, RequestHook, RpcClient};
 use rmq_wire::{RemotingCommand, ResponseCode};
 use serde::{Deserialize, Serialize};
 
@@ -25,16 +25,15 @@ use crate::cli::secs;
 use crate::load::{self, Progress, Window, Worker};
 use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer, DIR};
 use crate::pin::CpuSnapshot;
-use crate::report::format::{answered_ms, noise, num, ratio, us};
-use crate::report::{of, Row, Section};
+use crate::report::format::{answered_ms, noise, num, or_na, ratio, us};
+use crate::report::{of, Col, Row, Section};
 use crate::sample::ServerSample;
 use crate::stats::Latency;
 use crate::workload::{self, Layout, Registration, CLUSTER};
 
 pub struct Security;
 
-/// The target: a signed registration of 2,000 topics costs the server less
-/// than this much more CPU than an unsigned one, %.
+/// The target: a signed registration costs the server less than this much more CPU, %.
 const TARGET_EXTRA_PERCENT: f64 = 5.0;
 /// The broker account of the signed registrations.
 const ACCESS_KEY: &str = "bench-broker-key";
@@ -67,8 +66,7 @@ pub struct Params {
     pub duration_s: f64,
 }
 
-/// One measured window of one kind of request (`attempts`: windows measured to get one
-/// undisturbed).
+/// One measured window (`attempts`: windows measured to get one undisturbed).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuWindow {
     pub answered: u64,
@@ -84,8 +82,7 @@ pub struct CpuWindow {
     pub attempts: usize,
 }
 
-/// Signed against unsigned registrations (Waymark), with a new
-/// DataVersion each and unchanged, and how each server was started.
+/// Signed against unsigned registrations (Waymark), new and unchanged, and the servers' commands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Signing {
     pub params: Params,
@@ -110,16 +107,28 @@ fn extra_percent(signed: Option<&CpuWindow>, unsigned: Option<&CpuWindow>) -> Op
     }
 }
 
+/// The rows of [`Signing::windows`], and their short names.
+const SIGNING_WINDOWS: [(&str, &str); 4] = [
+    ("authentication off, unsigned", "unsigned"),
+    ("authentication on, signed", "signed"),
+    (
+        "unchanged, authentication off, unsigned",
+        "unchanged unsigned",
+    ),
+    ("unchanged, authentication on, signed", "unchanged signed"),
+];
+
 impl Signing {
-    pub fn extra_percent(&self) -> Option<f64> {
-        extra_percent(Some(&self.signed), Some(&self.unsigned))
+    fn windows(&self) -> [Option<&CpuWindow>; 4] {
+        let (unsigned, signed) = (Some(&self.unsigned), Some(&self.signed));
+        let unchanged = [&self.unchanged_unsigned, &self.unchanged_signed].map(Option::as_ref);
+        [unsigned, signed, unchanged[0], unchanged[1]]
     }
 
-    pub fn unchanged_extra_percent(&self) -> Option<f64> {
-        extra_percent(
-            self.unchanged_signed.as_ref(),
-            self.unchanged_unsigned.as_ref(),
-        )
+    /// The extra CPU of a signed registration with a new DataVersion, and of an unchanged one.
+    fn extra_percents(&self) -> [Option<f64>; 2] {
+        let w = self.windows();
+        [extra_percent(w[1], w[0]), extra_percent(w[3], w[2])]
     }
 }
 
@@ -137,19 +146,15 @@ pub struct TlsQueries {
 
 impl Scenario for Security {
     const ID: &'static str = "security";
-    const ABOUT: &'static str =
-        "Server CPU per request: signed against unsigned registrations (Waymark), \
-                                  TLS against plain route queries (Waymark and Java)";
+    const ABOUT: &'static str = "Server CPU per request: signed against unsigned registrations \
+                                 (Waymark), TLS against plain route queries (Waymark and Java)";
     type Params = Params;
-
     fn quick(p: &mut Params) {
         (p.warmup_s, p.joint_warmup_s, p.duration_s) = (0.2, 0.2, 1.0);
     }
-
     fn runs(kind: PeerKind) -> bool {
         matches!(kind, PeerKind::Waymark | PeerKind::Java)
     }
-
     async fn run(ctx: &Ctx<'_>, p: &Params, record: &mut Record) -> anyhow::Result<()> {
         let peers = ctx.peers::<Self>();
         if peers.contains(&PeerKind::Waymark) {
@@ -160,30 +165,22 @@ impl Scenario for Security {
         }
         Ok(())
     }
-
     fn report(s: &mut Section<'_>) {
         s.peers.clear();
         let signing = s.rows::<Signing>(SIGNING);
-        let tls = s.rows::<TlsQueries>(TLS);
         let x = of(&signing, PeerKind::Waymark);
-        let topics = x.map_or(2_000, |x| x.params.register_topics);
-        let what = format!(
-            "a signed REGISTER_BROKER of {} topics costs Waymark < {TARGET_EXTRA_PERCENT:.0} % more server \
-             CPU than an unsigned one",
-            num(topics as f64)
+        let topics = num(x.map_or(2_000, |x| x.params.register_topics) as f64);
+        let new_version = format!(
+            "a signed REGISTER_BROKER of {topics} topics costs Waymark < \
+             {TARGET_EXTRA_PERCENT:.0} % more server CPU than an unsigned one"
         );
-        let target = |e: Option<f64>| {
-            (
-                e.map(|e| format!("{e:+.1} %")),
-                e.map(|e| e < TARGET_EXTRA_PERCENT),
-            )
-        };
-        let (measured, met) = target(x.and_then(Signing::extra_percent));
-        s.target(what, measured, met);
-        let (measured, met) = target(x.and_then(Signing::unchanged_extra_percent));
-        let what = "the same, for an unchanged re-registration (what a broker sends every 30 s while its topics stay)";
-        s.target(what, measured, met);
-
+        let unchanged = "the same, for an unchanged re-registration (what a broker sends every \
+                         30 s while its topics stay)";
+        let extras = x.map_or([None; 2], Signing::extra_percents);
+        for (what, extra) in [new_version.as_str(), unchanged].into_iter().zip(extras) {
+            let measured = extra.map(|e| format!("{e:+.1} %"));
+            s.target(what, measured, extra.map(|e| e < TARGET_EXTRA_PERCENT));
+        }
         s.heading("Signed registrations (Waymark)");
         match signing.first().map(|r| &r.result) {
             None => s.text("Not run: Waymark was not among the peers."),
@@ -191,99 +188,30 @@ impl Scenario for Security {
             Some(Ok(x)) => signing_section(s, x),
         }
         s.heading("TLS route queries");
-        let peers = &s.results.peers;
-        let version = |p: PeerKind| {
-            peers
-                .iter()
-                .find(|i| i.peer == p)
-                .map(|i| i.version.clone())
-        };
-        let started: Vec<String> = tls
-            .iter()
-            .filter_map(|r| {
-                Some(format!(
-                    "{}: {}, started as `{}`",
-                    r.label,
-                    version(r.peer)?,
-                    r.ok()?.command
-                ))
-            })
-            .collect();
-        started.into_iter().for_each(|line| s.item(line));
-        let mut rows = Vec::new();
-        for r in &tls {
-            let windows = r
-                .ok()
-                .map(|x| [("plain", &x.plain), ("TLS", &x.tls)])
-                .into_iter()
-                .flatten();
-            let cells = windows.map(|(kind, w)| Ok([vec![kind.into()], window_cells(w)].concat()));
-            let error = r.result.as_ref().err().map(|e| Err(e.clone()));
-            rows.extend(
-                cells
-                    .chain(error)
-                    .map(|result| Row::new(r.peer, &r.label, result)),
-            );
-        }
-        let heads = [
-            &["connections", "queries/s", "CPU per query"][..],
-            &WINDOW_HEADS[2..],
-        ]
-        .concat();
-        s.cells(Some("peer"), &heads, &rows);
-        let per_query = |x: &TlsQueries| (x.plain.cpu_us_per_request, x.tls.cpu_us_per_request);
-        let ratios = tls.iter().filter_map(|r| {
-            let (plain, tls) = per_query(r.ok()?);
-            Some(Row::new(r.peer, &r.label, Ok(vec![ratio(tls, plain)])))
-        });
-        s.cells(
-            Some("CPU per query"),
-            &["TLS ÷ plain"],
-            &ratios.collect::<Vec<_>>(),
-        );
-        if let (Some(w), Some(j)) = (of(&tls, PeerKind::Waymark), of(&tls, PeerKind::Java)) {
-            let ((wp, wt), (jp, jt)) = (per_query(w), per_query(j));
-            let cells = Ok(vec![ratio(jp, wp), ratio(jt, wt)]);
-            let row = Row::new(PeerKind::Waymark, "CPU per query (Java ÷ Waymark)", cells);
-            s.cells(Some("Waymark"), &["plain", "TLS"], &[row]);
-        }
-        for r in &tls {
-            if let Some(x) = r.ok() {
-                failures(
-                    s,
-                    &[
-                        (format!("{}, plain", r.label), &x.plain),
-                        (format!("{}, TLS", r.label), &x.tls),
-                    ],
-                );
-            }
-        }
+        tls_section(s, &s.rows::<TlsQueries>(TLS));
     }
 }
 
-const WINDOW_HEADS: [&str; 8] = [
-    "registrations/s",
-    "CPU per registration",
-    "server CPU",
-    "p50",
-    "p99",
-    "errors",
-    "others' CPU",
-    "windows",
+/// The columns of one measured window.
+const WINDOW: &[Col<CpuWindow>] = &[
+    ("registrations/s", |w| num(w.per_s)),
+    ("CPU per registration", |w| us(w.cpu_us_per_request)),
+    ("server CPU", |w| format!("{:.1} %", w.server_cpu_percent)),
+    ("p50", |w| answered_ms(&w.latency, w.latency.p50_us)),
+    ("p99", |w| answered_ms(&w.latency, w.latency.p99_us)),
+    ("errors", |w| w.errors.to_string()),
+    ("others' CPU", |w| noise(w.others_cpu_percent)),
+    ("windows", |w| w.attempts.to_string()),
 ];
 
-/// The cells of one measured window, after the label.
-fn window_cells(w: &CpuWindow) -> Vec<String> {
-    vec![
-        num(w.per_s),
-        us(w.cpu_us_per_request),
-        format!("{:.1} %", w.server_cpu_percent),
-        answered_ms(&w.latency, w.latency.p50_us),
-        answered_ms(&w.latency, w.latency.p99_us),
-        w.errors.to_string(),
-        noise(w.others_cpu_percent),
-        w.attempts.to_string(),
-    ]
+/// Items naming the first failure of the windows that had any.
+fn failures(s: &mut Section<'_>, windows: Vec<(String, &CpuWindow)>) {
+    for (label, w) in windows {
+        if let (true, Some(first)) = (w.errors > 0, &w.first_error) {
+            let first = first.replace('|', "/");
+            s.item(format!("{label}: first failure: {first}."));
+        }
+    }
 }
 
 fn signing_section(s: &mut Section<'_>, x: &Signing) {
@@ -292,78 +220,67 @@ fn signing_section(s: &mut Section<'_>, x: &Signing) {
     s.text(format!(
         "{kb} kB of JSON a registration. Unsigned: `{unsigned}`; signed: `{signed}`."
     ));
-    let windows = [
-        (
-            "authentication off, unsigned",
-            "unsigned",
-            Some(&x.unsigned),
-        ),
-        ("authentication on, signed", "signed", Some(&x.signed)),
-        (
-            "unchanged, authentication off, unsigned",
-            "unchanged unsigned",
-            x.unchanged_unsigned.as_ref(),
-        ),
-        (
-            "unchanged, authentication on, signed",
-            "unchanged signed",
-            x.unchanged_signed.as_ref(),
-        ),
-    ];
-    let windows: Vec<(&str, String, &CpuWindow)> = windows
-        .into_iter()
-        .filter_map(|(row, short, w)| Some((row, short.to_owned(), w?)))
-        .collect();
-    let rows: Vec<_> = windows
-        .iter()
-        .map(|(row, _, w)| Row::new(PeerKind::Waymark, *row, Ok(window_cells(w))))
-        .collect();
-    s.cells(Some("Waymark"), &WINDOW_HEADS, &rows);
-    let new_version = (
+    let (mut rows, mut failed) = (Vec::new(), Vec::new());
+    for ((row, short), w) in SIGNING_WINDOWS.into_iter().zip(x.windows()) {
+        let Some(w) = w else { continue };
+        rows.push(Row::new(PeerKind::Waymark, row, Ok(w.clone())));
+        failed.push((short.to_owned(), w));
+    }
+    s.table_headed(Some("Waymark"), &rows, WINDOW);
+    let whats = [
         "A signed registration with a new DataVersion",
-        x.extra_percent(),
-    );
-    for (what, extra) in [
-        new_version,
-        (
-            "A signed unchanged re-registration",
-            x.unchanged_extra_percent(),
-        ),
-    ] {
+        "A signed unchanged re-registration",
+    ];
+    for (what, extra) in whats.into_iter().zip(x.extra_percents()) {
         let Some(extra) = extra else { continue };
-        let (amount, direction) = if extra >= 0.0 {
-            (extra, "more")
-        } else {
-            (-extra, "less")
-        };
+        let (amount, direction) = (extra.abs(), if extra >= 0.0 { "more" } else { "less" });
         s.text(format!(
             "{what} cost the server {amount:.1} % {direction} CPU than an unsigned one (CPU per \
              registration, signed ÷ unsigned − 1)."
         ));
     }
-    failures(
-        s,
-        &windows
-            .into_iter()
-            .map(|(_, short, w)| (short, w))
-            .collect::<Vec<_>>(),
-    );
+    failures(s, failed);
 }
 
-/// Items naming the first failure of windows that had any.
-fn failures(s: &mut Section<'_>, windows: &[(String, &CpuWindow)]) {
-    for (label, w) in windows {
-        if let (true, Some(first)) = (w.errors > 0, &w.first_error) {
-            s.item(format!(
-                "{label}: first failure: {}.",
-                first.replace('|', "/")
-            ));
+fn tls_section(s: &mut Section<'_>, tls: &[Row<TlsQueries>]) {
+    let (mut rows, mut ratios, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+    for r in tls {
+        let x = match &r.result {
+            Ok(x) => x,
+            Err(error) => {
+                rows.push(Row::new(r.peer, &r.label, Err(error.clone())));
+                continue;
+            }
+        };
+        if let Some(info) = s.results.peers.iter().find(|i| i.peer == r.peer) {
+            let (label, version, command) = (&r.label, &info.version, &x.command);
+            s.item(format!("{label}: {version}, started as `{command}`"));
         }
+        for (connections, w) in [("plain", &x.plain), ("TLS", &x.tls)] {
+            let cells = WINDOW.iter().map(|(_, cell)| cell(w));
+            let cells = [connections.to_owned()].into_iter().chain(cells).collect();
+            rows.push(Row::new(r.peer, &r.label, Ok(cells)));
+            failed.push((format!("{}, {connections}", r.label), w));
+        }
+        let tls_over_plain = ratio(x.tls.cpu_us_per_request, x.plain.cpu_us_per_request);
+        ratios.push(Row::new(r.peer, &r.label, Ok(vec![tls_over_plain])));
     }
+    let mut heads = vec!["connections", "queries/s", "CPU per query"];
+    heads.extend(WINDOW[2..].iter().map(|(head, _)| *head));
+    s.cells(Some("peer"), &heads, &rows);
+    s.cells(Some("CPU per query"), &["TLS ÷ plain"], &ratios);
+    if let (Some(w), Some(j)) = (of(tls, PeerKind::Waymark), of(tls, PeerKind::Java)) {
+        let java_over = |f: fn(&TlsQueries) -> &CpuWindow| {
+            ratio(f(j).cpu_us_per_request, f(w).cpu_us_per_request)
+        };
+        let cells = Ok(vec![java_over(|x| &x.plain), java_over(|x| &x.tls)]);
+        let row = Row::new(PeerKind::Waymark, "CPU per query (Java ÷ Waymark)", cells);
+        s.cells(Some("Waymark"), &["plain", "TLS"], &[row]);
+    }
+    failures(s, failed);
 }
 
-/// The accounts file of the signed part: one broker account, bound to the
-/// benchmark's broker 0.
+/// The accounts file of the signed part: one broker account, bound to the benchmark's broker 0.
 fn accounts_yml() -> String {
     format!(
         "accounts:\n  - accessKey: {ACCESS_KEY}\n    secretKey: {SECRET_KEY}\n    admin: false\n    \
@@ -374,10 +291,8 @@ fn accounts_yml() -> String {
 
 /// `(key, value)` settings of a peer.
 pub(super) fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|&(k, v)| (k.to_owned(), v.to_owned()))
-        .collect()
+    let owned = |&(k, v): &(&str, &str)| (k.to_owned(), v.to_owned());
+    pairs.iter().map(owned).collect()
 }
 
 /// `response` if it is a success; else an error of `what`, its code and remark.
@@ -403,27 +318,25 @@ fn auth_options() -> PeerOptions {
     }
 }
 
-/// A peer's options for the TLS part: for Waymark permissive TLS with a
-/// fresh self-signed certificate; Java serves TLS with its defaults.
+/// The TLS part's options: Waymark's permissive TLS with a fresh self-signed certificate; Java
+/// serves TLS with its defaults.
 fn tls_options(kind: PeerKind) -> anyhow::Result<PeerOptions> {
     if kind != PeerKind::Waymark {
         return Ok(PeerOptions::default());
     }
     let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])
         .context("cannot make the server certificate")?;
-    let (cert, key) = (format!("{DIR}/server.pem"), format!("{DIR}/server.key"));
+    let (cert, key) = (certified.cert.pem(), certified.key_pair.serialize_pem());
+    let (cert_path, key_path) = (format!("{DIR}/server.pem"), format!("{DIR}/server.key"));
     Ok(PeerOptions {
         files: vec![
-            ("server.pem".into(), certified.cert.pem().into_bytes()),
-            (
-                "server.key".into(),
-                certified.key_pair.serialize_pem().into_bytes(),
-            ),
+            ("server.pem".into(), cert.into_bytes()),
+            ("server.key".into(), key.into_bytes()),
         ],
         settings: settings(&[
             ("tls.server.mode", "permissive"),
-            ("tls.server.certPath", &cert),
-            ("tls.server.keyPath", &key),
+            ("tls.server.certPath", &cert_path),
+            ("tls.server.keyPath", &key_path),
         ]),
     })
 }
@@ -473,67 +386,58 @@ async fn registrations(
     let label = format!("security {}", if signed { "signed" } else { "unsigned" });
     let peer = start_peer(setup, PeerKind::Waymark, layout, options).await?;
     let config = ClientConfig {
-        request_hook: credentials.map(|c| c as Arc<dyn rmq_transport::RequestHook>),
+        request_hook: credentials.map(|c| c as Arc<dyn RequestHook>),
         ..load::client_config()
     };
     let client = load::connect_with(peer.addr, 1, &config).await?.remove(0);
     let registration = Arc::new(Mutex::new(registration));
     let next = |r: &Mutex<Registration>| lock(r).next_request(wall_ms());
     let first = client.invoke(next(&registration), REGISTER_TIMEOUT).await;
-    success(
-        first.context("the first registration failed")?,
-        "the first registration was refused",
-    )?;
+    let first = first.context("the first registration failed")?;
+    success(first, "the first registration was refused")?;
     let one = |make: load::Maker| {
-        vec![Worker {
-            client: client.clone(),
-            make,
-        }]
+        let client = client.clone();
+        vec![Worker { client, make }]
     };
+    let changing = || {
+        let registration = registration.clone();
+        one(Box::new(move || next(&registration)))
+    };
+    let changed = measure(&peer, &label, p, REGISTER_TIMEOUT, changing).await?;
     // A Java broker re-registers every 30 s with the same header and, while
     // its topics stay, the same body (and so the same signature).
-    let measured = async {
-        let changing = || {
-            let registration = registration.clone();
-            one(Box::new(move || next(&registration)))
-        };
-        let changed = measure(&peer, &label, p, REGISTER_TIMEOUT, changing).await?;
-        let unchanged = next(&registration);
-        let repeat = || {
-            let unchanged = unchanged.clone();
-            one(Box::new(move || unchanged.clone()))
-        };
-        let label = format!("{label} unchanged");
-        let unchanged = measure(&peer, &label, p, REGISTER_TIMEOUT, repeat).await?;
-        anyhow::Ok((changed, unchanged))
-    }
-    .await;
+    let unchanged = next(&registration);
+    let repeat = || {
+        let unchanged = unchanged.clone();
+        one(Box::new(move || unchanged.clone()))
+    };
+    let label = format!("{label} unchanged");
+    let unchanged = measure(&peer, &label, p, REGISTER_TIMEOUT, repeat).await?;
     let server = ServerSample::of(&peer, None);
     client.close();
     peer.stop();
-    measured.map(|(changed, unchanged)| (changed, unchanged, server))
+    Ok((changed, unchanged, server))
 }
 
 /// Plain against TLS route queries on a fresh `kind`.
 async fn tls(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<TlsQueries> {
-    let layout = LAYOUT;
     let options = tls_options(kind)?;
-    let command = peer::command_line(setup, kind, &layout, &options)?;
-    let peer = start_peer(setup, kind, &layout, &options).await?;
-    let fleet = Fleet::registered(peer.addr, &layout).await?;
+    let command = peer::command_line(setup, kind, &LAYOUT, &options)?;
+    let peer = start_peer(setup, kind, &LAYOUT, &options).await?;
+    let fleet = Fleet::registered(peer.addr, &LAYOUT).await?;
     let fleet = fleet.keep_registered();
     let connections = p.query_connections.max(1);
     let plain = load::connect(peer.addr, connections).await?;
-    verify_routes(&plain[0], &layout, kind).await?;
+    verify_routes(&plain[0], &LAYOUT, kind).await?;
     let tls_config = ClientConfig {
         tls: Some(trust_any_client()?),
         ..load::client_config()
     };
     let tls = load::connect_with(peer.addr, connections, &tls_config).await;
     let tls = tls.context("TLS connections")?;
-    let verified = verify_routes(&tls[0], &layout, kind).await;
+    let verified = verify_routes(&tls[0], &LAYOUT, kind).await;
     verified.context("over TLS")?;
-    let over = |clients: &[RpcClient]| route_workers(clients, p.query_depth, &layout);
+    let over = |clients: &[RpcClient]| route_workers(clients, p.query_depth, &LAYOUT);
     let id = kind.id();
     if p.joint_warmup_s > 0.0 {
         let both = Window::secs(0.0, p.joint_warmup_s, QUERY_TIMEOUT);
@@ -551,7 +455,7 @@ async fn tls(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Tl
     };
     let plain_window = window("plain", &plain).await;
     let tls_window = window("TLS", &tls).await;
-    let request = workload::route_request(&layout.all_topics()[0]);
+    let request = workload::route_request(&LAYOUT.all_topics()[0]);
     let answer = plain[0].invoke(request, QUERY_TIMEOUT).await;
     let response_bytes = answer.ok().and_then(|a| a.body).map_or(0, |b| b.len());
     let server = ServerSample::of(&peer, None);
@@ -567,8 +471,8 @@ async fn tls(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Tl
     })
 }
 
-/// Warms up with `workers()`, then measures windows of them until one is
-/// not disturbed; the least disturbed is returned.
+/// Warms up with `workers()`, then measures windows of them until one is not disturbed; the
+/// least disturbed is returned.
 async fn measure(
     peer: &RunningPeer,
     label: &str,
@@ -577,7 +481,10 @@ async fn measure(
     mut workers: impl FnMut() -> Vec<Worker>,
 ) -> anyhow::Result<CpuWindow> {
     let pid = peer.pid();
-    let unreadable = || anyhow::anyhow!("cannot read /proc/{pid}: the server exited?");
+    let snapshot = || {
+        let unreadable = || format!("cannot read /proc/{pid}: the server exited?");
+        CpuSnapshot::take(pid).with_context(unreadable)
+    };
     if p.warmup_s > 0.0 {
         let warmup = Window::secs(0.0, p.warmup_s, timeout);
         let progress = Progress::new(format!("{label} warmup"), warmup.duration);
@@ -586,44 +493,36 @@ async fn measure(
     let window = Window::secs(0.0, p.duration_s.max(0.1), timeout);
     let attempt = async || {
         let (before, outcome, after) = load::shown(label, window.duration, async |progress| {
-            let before = CpuSnapshot::take(pid).ok_or_else(unreadable)?;
+            let before = snapshot()?;
             let outcome = load::closed_loop(workers(), window, progress, false, None).await;
-            anyhow::Ok((
-                before,
-                outcome,
-                CpuSnapshot::take(pid).ok_or_else(unreadable)?,
-            ))
+            anyhow::Ok((before, outcome, snapshot()?))
         })
         .await?;
         let seconds = after.seconds_since(&before).max(1e-3);
         let server_cpu_s = after.server_seconds_since(&before);
-        let per_s = outcome.ok as f64 / seconds;
-        let server_cpu_percent = server_cpu_s * 100.0 / seconds;
-        let cpu_us_per_request = (outcome.ok > 0).then(|| server_cpu_s * 1e6 / outcome.ok as f64);
-        let cpu = cpu_us_per_request.map_or("n/a".into(), |v| format!("{v:.1}"));
-        eprintln!(
-            "[{label}] {} answered, {per_s:.0}/s, {cpu} µs CPU each, server \
-             {server_cpu_percent:.0} %",
-            outcome.ok
-        );
-        anyhow::Ok(CpuWindow {
+        let w = CpuWindow {
             answered: outcome.ok,
             errors: outcome.errors,
-            first_error: outcome.first_error.clone(),
+            first_error: outcome.first_error,
             window_s: seconds,
-            per_s,
+            per_s: outcome.ok as f64 / seconds,
             server_cpu_s,
-            server_cpu_percent,
-            cpu_us_per_request,
+            server_cpu_percent: server_cpu_s * 100.0 / seconds,
+            cpu_us_per_request: (outcome.ok > 0).then(|| server_cpu_s * 1e6 / outcome.ok as f64),
             latency: Latency::of(&outcome.latency),
             others_cpu_percent: Some(after.others_percent_since(&before)),
             attempts: 1,
-        })
+        };
+        let cpu = or_na(w.cpu_us_per_request, |v| format!("{v:.1}"));
+        let (answered, per_s, server) = (w.answered, w.per_s, w.server_cpu_percent);
+        eprintln!(
+            "[{label}] {answered} answered, {per_s:.0}/s, {cpu} µs CPU each, server {server:.0} %"
+        );
+        anyhow::Ok(w)
     };
     let noise = |w: &CpuWindow| w.others_cpu_percent.unwrap_or(0.0);
-    let (mut kept, attempts) = settle(label, noise, attempt).await?;
-    kept.attempts = attempts;
-    Ok(kept)
+    let (kept, attempts) = settle(label, noise, attempt).await?;
+    Ok(CpuWindow { attempts, ..kept })
 }
 
 #[cfg(test)]
@@ -639,11 +538,8 @@ mod tests {
         assert!(ACCESS_KEY.len() > 6 && SECRET_KEY.len() > 6);
         let options = auth_options();
         assert_eq!(options.files[0].0, "accounts.yml");
-        let file = (
-            "authenticationAccountsFile".into(),
-            "<dir>/accounts.yml".into(),
-        );
-        assert!(options.settings.contains(&file));
+        let file = settings(&[("authenticationAccountsFile", "<dir>/accounts.yml")]);
+        assert!(options.settings.contains(&file[0]));
     }
 
     #[test]
@@ -652,8 +548,8 @@ mod tests {
         let files = &waymark.files;
         assert!(files[0].1.starts_with(b"-----BEGIN CERTIFICATE-----"));
         assert!(files[1].1.starts_with(b"-----BEGIN PRIVATE KEY-----"));
-        let permissive = ("tls.server.mode".into(), "permissive".into());
-        assert!(waymark.settings.contains(&permissive));
+        let permissive = settings(&[("tls.server.mode", "permissive")]);
+        assert!(waymark.settings.contains(&permissive[0]));
         assert_eq!(tls_options(PeerKind::Java).unwrap(), PeerOptions::default());
         assert!(trust_any_client().is_ok());
     }
@@ -674,52 +570,41 @@ mod tests {
 
     #[test]
     fn windows_are_rows_and_the_target_says_met_or_not() {
-        use crate::results::{Results, Run, ScenarioRuns};
+        let latency = Latency {
+            count: 10,
+            p50_us: 310.0,
+            p99_us: 1_100.0,
+            ..Latency::default()
+        };
         let window = |per_s: f64, us: f64| CpuWindow {
             answered: 10,
             per_s,
             server_cpu_percent: per_s * us / 1e4,
             cpu_us_per_request: Some(us),
-            latency: Latency {
-                count: 10,
-                p50_us: 310.0,
-                p99_us: 1_100.0,
-                ..Latency::default()
-            },
+            latency: latency.clone(),
             others_cpu_percent: Some(3.0),
             attempts: 1,
             ..CpuWindow::default()
         };
-        let signing = |signed_us| Signing {
-            params: crate::scenario::params::<Security>(None, false).unwrap(),
-            body_bytes: 412_345,
-            unsigned: window(200.0, 2_000.0),
-            signed: window(190.0, signed_us),
-            unchanged_unsigned: Some(window(210.0, 1_900.0)),
-            unchanged_signed: Some(window(205.0, 1_919.0)),
-            unsigned_command: "rmq-namesrv".into(),
-            signed_command: "rmq-namesrv --set authenticationEnabled=true".into(),
-            server: ServerSample::default(),
-        };
-        let render = |signing: Signing| {
-            let result = Some(serde_json::to_value(signing).unwrap());
-            let run = Run {
-                peer: PeerKind::Waymark,
-                part: SIGNING.into(),
-                result,
-                error: None,
+        let render = |signed_us| {
+            let signing = Signing {
+                params: crate::scenario::params::<Security>(None, false).unwrap(),
+                body_bytes: 412_345,
+                unsigned: window(200.0, 2_000.0),
+                signed: window(190.0, signed_us),
+                unchanged_unsigned: Some(window(210.0, 1_900.0)),
+                unchanged_signed: Some(window(205.0, 1_919.0)),
+                unsigned_command: "rmq-namesrv".into(),
+                signed_command: "rmq-namesrv --set authenticationEnabled=true".into(),
+                server: ServerSample::default(),
             };
-            let runs = ScenarioRuns {
-                runs: vec![run],
-                ..ScenarioRuns::default()
-            };
-            let results = Results::default();
-            let mut section = Section::new(Security::ID, &results, &runs, None);
-            Security::report(&mut section);
-            let (targets, body) = section.finish();
-            targets + &body
+            let mut record = Record::new(Security::ID);
+            record.add(PeerKind::Waymark, SIGNING, anyhow::Ok(signing));
+            let mut results = crate::results::Results::default();
+            results.scenarios.insert(Security::ID.into(), record.runs);
+            crate::report::render(&Security, &results, None)
         };
-        let text = render(signing(2_060.0));
+        let text = render(2_060.0);
         assert!(text.contains(
             "| a signed REGISTER_BROKER of 2,000 topics costs Waymark < 5 % more server CPU than an \
              unsigned one | +3.0 % | yes |"
@@ -733,6 +618,6 @@ mod tests {
             text.contains("while its topics stay) | +1.0 % | yes |"),
             "{text}"
         );
-        assert!(render(signing(2_200.0)).contains("| +10.0 % | **no** |"));
+        assert!(render(2_200.0).contains("| +10.0 % | **no** |"));
     }
 }
