@@ -179,15 +179,13 @@ impl Scenario for ClusterConvergence {
         }
         for x in rows.iter().filter_map(Row::ok) {
             let (n, brokers) = (x.nodes, x.params.brokers);
-            let changes = [
-                ("registered with one, routed by all", &x.added, &x.added_ms),
-                (
-                    "removed from one, routed by none",
-                    &x.removed,
-                    &x.removed_ms,
-                ),
-            ];
-            for (what, summary, samples) in changes {
+            let added = ("registered with one, routed by all", &x.added, &x.added_ms);
+            let removed = (
+                "removed from one, routed by none",
+                &x.removed,
+                &x.removed_ms,
+            );
+            for (what, summary, samples) in [added, removed] {
                 let (p99, missed) = (summary.as_ref().map(|s| s.p99), missed(samples));
                 let measured = p99.map(|v| with_missed(ms(v * 1e3), missed));
                 let met = p99.map(|v| v <= 1_000.0 && missed == 0);
@@ -244,32 +242,30 @@ fn most(values: &[f64]) -> Option<f64> {
 }
 
 /// A change summary's figure `at` in ms, with how many of `samples` were missed.
-fn change_ms(s: &Option<Summary>, at: fn(&Summary) -> f64, samples: &[Option<f64>]) -> String {
+fn ms_of(s: &Option<Summary>, at: fn(&Summary) -> f64, samples: &[Option<f64>]) -> String {
     with_missed(or_na(s.as_ref(), |s| ms(at(s) * 1e3)), missed(samples))
 }
 
-fn bytes_per_s(values: &[f64]) -> String {
+fn byte_rate(values: &[f64]) -> String {
     or_na(most(values), |v| format!("{} B/s", num(v)))
 }
 
 const COLUMNS: &[Col<Outcome>] = &[
     ("registered → all p50", |x| {
-        change_ms(&x.added, |s| s.p50, &[])
+        ms_of(&x.added, |s| s.p50, &[])
     }),
-    ("p99", |x| change_ms(&x.added, |s| s.p99, &[])),
-    ("max", |x| change_ms(&x.added, |s| s.max, &x.added_ms)),
+    ("p99", |x| ms_of(&x.added, |s| s.p99, &[])),
+    ("max", |x| ms_of(&x.added, |s| s.max, &x.added_ms)),
     ("removed → none p50", |x| {
-        change_ms(&x.removed, |s| s.p50, &[])
+        ms_of(&x.removed, |s| s.p50, &[])
     }),
-    ("p99", |x| change_ms(&x.removed, |s| s.p99, &[])),
-    ("max", |x| change_ms(&x.removed, |s| s.max, &x.removed_ms)),
+    ("p99", |x| ms_of(&x.removed, |s| s.p99, &[])),
+    ("max", |x| ms_of(&x.removed, |s| s.max, &x.removed_ms)),
     ("fleet spread", |x| seconds(x.fleet_spread_s)),
     ("CPU per pull", |x| us(x.cpu_us_per_pull)),
     ("pulls", |x| x.pulls.to_string()),
-    ("idle gossip sent", |x| {
-        bytes_per_s(&x.idle_sent_bytes_per_s)
-    }),
-    ("received", |x| bytes_per_s(&x.idle_received_bytes_per_s)),
+    ("idle gossip sent", |x| byte_rate(&x.idle_sent_bytes_per_s)),
+    ("received", |x| byte_rate(&x.idle_received_bytes_per_s)),
     ("route p99 (worst node)", |x| or_na(worst_route_p99(x), ms)),
     ("route errors", |x| x.route_errors.to_string()),
     ("registrations/s", |x| num(x.registrations_per_s)),
@@ -498,8 +494,8 @@ async fn pull_rounds(
         done.with_context(why)?;
     }
     let after = snapshot();
-    let pulled: f64 = counts()
-        .await?
+    let after_counts = counts().await?;
+    let pulled: f64 = after_counts
         .iter()
         .zip(&before_counts)
         .map(|(n, b)| n - b)
@@ -521,10 +517,8 @@ async fn idle_gossip(nodes: &[Node], idle: Duration) -> anyhow::Result<(Vec<f64>
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (before, started) = (metrics(nodes, &series).await?, Instant::now());
     tokio::time::sleep(idle).await;
-    let (after, window) = (
-        metrics(nodes, &series).await?,
-        started.elapsed().as_secs_f64(),
-    );
+    let after = metrics(nodes, &series).await?;
+    let window = started.elapsed().as_secs_f64();
     let rate = |i: usize| -> Vec<f64> {
         let pairs = after.iter().zip(&before);
         pairs.map(|(a, b)| (a[i] - b[i]) / window).collect()
@@ -546,18 +540,15 @@ async fn routes_while_re_registering(
         Arc::new(move |i| workload::route_request(&topics[i as usize % topics.len()]));
     let connect = |n: &Node| load::connect(n.peer.addr, QUERY_CONNECTIONS);
     let query_clients = try_join_all(nodes.iter().map(connect)).await?;
-    let fleets = fleets
-        .into_iter()
-        .flat_map(|f| f.clients.into_iter().zip(f.registrations));
-    let (clients, registrations): (Vec<RpcClient>, Vec<Registration>) = fleets.unzip();
+    let brokers = |f: Fleet| f.clients.into_iter().zip(f.registrations);
+    let (clients, registrations): (Vec<RpcClient>, Vec<_>) =
+        fleets.into_iter().flat_map(brokers).unzip();
     let registrations: Vec<_> = registrations.into_iter().map(Mutex::new).collect();
     let register: load::Numbered = Arc::new(move |i| {
         lock(&registrations[i as usize % registrations.len()]).next_request(wall_ms())
     });
-    let register_window = Window {
-        timeout: REGISTER_TIMEOUT,
-        ..window
-    };
+    let mut register_window = window;
+    register_window.timeout = REGISTER_TIMEOUT;
     let rate = clients.len() as f64 / p.period_s.max(1e-3);
     let label = format!("cluster-convergence {} nodes: routes", nodes.len());
     let outcomes = load::shown(label, window.total(), async |progress| {

@@ -10,7 +10,7 @@ use futures::future::join_all;
 use rmq_broker_client::wall_ms;
 use rmq_protocol::{JavaJson, TopicRouteData};
 use rmq_transport::RpcClient;
-use rmq_wire::ResponseCode;
+use rmq_wire::{RemotingCommand, ResponseCode};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,30 +79,24 @@ impl Fleet {
             registrations,
         })
     }
-
     /// Connects and registers every broker of `layout` once.
     pub async fn registered(addr: SocketAddr, layout: &Layout) -> anyhow::Result<Fleet> {
         let mut fleet = Fleet::connect(addr, registrations(layout)?).await?;
         fleet.register_all().await?;
         Ok(fleet)
     }
-
     /// Every broker registers once (new DataVersion), all at the same time.
     pub async fn register_all(&mut self) -> anyhow::Result<Round> {
         let now = wall_ms();
         let registrations = self.registrations.iter_mut();
         let requests: Vec<_> = registrations.map(|r| r.next_request(now)).collect();
+        let invoke = async |(client, request): (&RpcClient, RemotingCommand)| {
+            let sent = Instant::now();
+            let response = client.invoke(request, REGISTER_TIMEOUT).await;
+            (sent.elapsed(), response)
+        };
         let started = Instant::now();
-        let calls = self
-            .clients
-            .iter()
-            .zip(requests)
-            .map(async |(client, request)| {
-                let sent = Instant::now();
-                let response = client.invoke(request, REGISTER_TIMEOUT).await;
-                (sent.elapsed(), response)
-            });
-        let answers = join_all(calls).await;
+        let answers = join_all(self.clients.iter().zip(requests).map(invoke)).await;
         let elapsed = started.elapsed();
         let answers = answers.into_iter().zip(&self.registrations);
         let latencies = answers.map(|((latency, response), registration)| {
@@ -111,12 +105,9 @@ impl Fleet {
             success(response, format_args!("registration of {name} refused"))?;
             Ok(latency)
         });
-        Ok(Round {
-            elapsed,
-            latencies: latencies.collect::<anyhow::Result<_>>()?,
-        })
+        let latencies = latencies.collect::<anyhow::Result<_>>()?;
+        Ok(Round { elapsed, latencies })
     }
-
     /// Closed-loop workers that re-register every broker, each time with a new DataVersion, as
     /// fast as the server answers.
     pub fn re_registering(&mut self) -> Vec<Worker> {
@@ -128,7 +119,6 @@ impl Fleet {
         };
         clients.map(worker).collect()
     }
-
     /// Re-registers every broker every [`KEEP_REGISTERED_EVERY`] until the guard is dropped, so
     /// that no server expires them (120 s) during a long part.
     pub fn keep_registered(mut self) -> KeepRegistered {
@@ -167,11 +157,11 @@ pub fn registrations(layout: &Layout) -> anyhow::Result<Vec<Registration>> {
 /// of `layout` in turn, from its own offset.
 pub fn route_workers(clients: &[RpcClient], depth: usize, layout: &Layout) -> Vec<Worker> {
     let topics = layout.all_topics();
-    let requests: Arc<Vec<_>> =
-        Arc::new(topics.iter().map(|t| workload::route_request(t)).collect());
+    let requests: Vec<_> = topics.iter().map(|t| workload::route_request(t)).collect();
+    let (requests, depth) = (Arc::new(requests), depth.max(1));
     let each = clients
         .iter()
-        .flat_map(|client| (0..depth.max(1)).map(move |_| client));
+        .flat_map(|client| std::iter::repeat_n(client, depth));
     let worker = |(i, client): (usize, &RpcClient)| {
         let (requests, mut next) = (requests.clone(), i * 7 % requests.len());
         let make = Box::new(move || {
@@ -193,11 +183,13 @@ pub async fn route(client: &RpcClient, topic: &str) -> anyhow::Result<Option<Top
     }
     let body = response.body.clone().unwrap_or_default();
     success(response, format_args!("route of {topic}"))?;
-    let route = TopicRouteData::from_json(&body);
-    let text = || String::from_utf8_lossy(&body).into_owned();
-    Ok(Some(route.with_context(|| {
-        format!("route of {topic} does not parse: {}", text())
-    })?))
+    let why = || {
+        format!(
+            "route of {topic} does not parse: {}",
+            String::from_utf8_lossy(&body)
+        )
+    };
+    Ok(Some(TopicRouteData::from_json(&body).with_context(why)?))
 }
 
 /// Checks that every topic set's first topic routes to exactly its brokers (for the ceiling: as
@@ -211,16 +203,10 @@ pub async fn verify_routes(
         let topic = workload::topic_name(set, 0);
         let route = route(client, &topic).await?;
         let route = route.with_context(|| format!("{topic} is not routed after registration"))?;
-        let mut names: Vec<String> = route
-            .broker_datas
-            .into_iter()
-            .map(|b| b.broker_name)
-            .collect();
-        let mut expected: Vec<String> = layout
-            .brokers_of_set(set)
-            .map(workload::broker_name)
-            .collect();
-        (names.sort(), expected.sort());
+        let mut names = Vec::from_iter(route.broker_datas.into_iter().map(|b| b.broker_name));
+        let mut expected = Vec::from_iter(layout.brokers_of_set(set).map(workload::broker_name));
+        names.sort();
+        expected.sort();
         let same = match kind.is_real() {
             true => names == expected,
             false => names.len() == layout.brokers_of_set(0).len(),

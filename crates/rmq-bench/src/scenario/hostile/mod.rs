@@ -15,8 +15,8 @@ use crate::workload::{self, Layout};
 use anyhow::Context;
 use attacks::{topic_flood_request, TopicFlood};
 use clap::{Args, ValueEnum};
-use rmq_testkit::hostile::Fate;
-use rmq_transport::{ClientConfig, RpcClient};
+use rmq_testkit::hostile::{Fate, Struck};
+use rmq_transport::RpcClient;
 use rmq_wire::ResponseCode;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -183,20 +183,17 @@ impl Scenario for Hostile {
             .iter()
             .filter_map(|r| Some((r.peer, r.ok()?)))
             .collect();
-        let took = ran
-            .iter()
-            .map(|(p, h)| format!("{} {:.0} s", p.title(), h.duration_s));
-        let took = took.collect::<Vec<_>>().join(", ");
+        let took = |(p, h): &(PeerKind, &Outcome)| format!("{} {:.0} s", p.title(), h.duration_s);
+        let took = ran.iter().map(took).collect::<Vec<_>>().join(", ");
         if !took.is_empty() {
             s.text(format!(
                 "Every attack on a peer, its server starts included, took {took}."
             ));
         }
-        for (row, error) in rows
-            .iter()
-            .filter_map(|r| Some((r, r.result.as_ref().err()?)))
-        {
-            s.text(format!("{}: {error}", row.label));
+        for row in &rows {
+            if let Err(error) = &row.result {
+                s.text(format!("{}: {error}", row.label));
+            }
         }
         let flood_body = ran.iter().find_map(|(_, h)| h.flood_body_bytes);
         let Some(p) = s.params::<Params>() else {
@@ -353,7 +350,8 @@ async fn attack_once(
     let routed = route(&queries[0], &topic).await?;
     routed.with_context(|| format!("{topic} is not routed after registration"))?;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let rss_before_kib = peer.rss_kib();
+    let mut run = AttackRun::default();
+    (run.attack, run.rss_before_kib) = (attack, peer.rss_kib());
     let timeout = Duration::from_millis(p.query_timeout_ms);
     let during = Window::secs(0.0, p.attack_s.max(0.5), timeout);
     let deadline = Instant::now() + during.duration;
@@ -364,8 +362,10 @@ async fn attack_once(
         );
     let request = workload::route_request(&topic);
     let query: load::Numbered = Arc::new(move |_| request.clone());
-    let label = format!("hostile {} {}", kind.id(), attack.id());
-    let rate = p.query_rate.max(1.0);
+    let (label, rate) = (
+        format!("hostile {} {}", kind.id(), attack.id()),
+        p.query_rate.max(1.0),
+    );
     let attacked = async {
         let outcome = load::shown(label, during.duration, async |progress| {
             load::fixed_rate(&queries, rate, during, query, progress, None).await
@@ -373,19 +373,19 @@ async fn attack_once(
         let outcome = outcome.await;
         let failed = |error| {
             (
-                Default::default(),
+                Struck::default(),
                 Some(format!("the attack task failed: {error}")),
             )
         };
         (outcome, attacker.await.unwrap_or_else(failed))
     };
     // The peak RSS, sampled until the attack and its queries are over.
-    let (mut rss_peak_kib, pid) = (None, peer.pid());
+    let (peak, pid) = (&mut run.rss_peak_kib, peer.pid());
     let sample_peak = async {
         let mut tick = tokio::time::interval(Duration::from_millis(p.rss_sample_ms));
         loop {
             tick.tick().await;
-            rss_peak_kib = rss_peak_kib.max(pin::rss_kib(pid));
+            *peak = (*peak).max(pin::rss_kib(pid));
         }
     };
     let (outcome, (struck, note)) = tokio::select! {
@@ -393,34 +393,22 @@ async fn attack_once(
         () = sample_peak => unreachable!("RSS sampling runs until the attack is over"),
     };
     let closed_at = Instant::now();
-    let (alive_after, after) = check_after(&mut peer, &topic, timeout).await;
+    (run.alive_after, run.after) = check_after(&mut peer, &topic, timeout).await;
     let settle = match attack {
         Attack::ConnectionFlood => Duration::from_secs_f64(p.flood_settle_s),
         _ => Duration::from_millis(500),
     };
     tokio::time::sleep_until(closed_at + settle).await;
-    let rss_after_kib = peer.rss_kib();
-    let out_of_memory = logs_mention(peer.process.dir(), b"OutOfMemoryError", &mut (64 << 20));
+    run.rss_after_kib = peer.rss_kib();
+    run.out_of_memory = logs_mention(peer.process.dir(), b"OutOfMemoryError", &mut (64 << 20));
     drop((queries, fleet));
     peer.stop();
-    Ok(AttackRun {
-        attack,
-        error: None,
-        rss_before_kib,
-        rss_peak_kib,
-        rss_after_kib,
-        queries: Latency::of(&outcome.latency),
-        queries_sent: outcome.ok + outcome.errors,
-        query_failures: outcome.errors,
-        query_first_error: outcome.first_error,
-        alive_after,
-        after,
-        out_of_memory,
-        refusal: struck.fate,
-        attacker_sent_bytes: struck.sent_bytes,
-        attacker_planned_bytes: struck.planned_bytes,
-        note,
-    })
+    run.queries = Latency::of(&outcome.latency);
+    (run.queries_sent, run.query_failures) = (outcome.ok + outcome.errors, outcome.errors);
+    (run.query_first_error, run.note) = (outcome.first_error, note);
+    (run.refusal, run.attacker_sent_bytes) = (struck.fate, struck.sent_bytes);
+    run.attacker_planned_bytes = struck.planned_bytes;
+    Ok(run)
 }
 
 /// Whether `peer` still runs and answers a route query for `topic` on a fresh connection within
@@ -429,19 +417,15 @@ async fn check_after(peer: &mut RunningPeer, topic: &str, timeout: Duration) -> 
     if let Some(status) = peer.process.exit_status() {
         return (false, format!("exited ({status})"));
     }
-    let config = ClientConfig {
-        connect_timeout: timeout,
-        ..load::client_config()
-    };
-    let client = match RpcClient::connect(peer.addr, config).await {
-        Ok(client) => client,
+    let mut config = load::client_config();
+    config.connect_timeout = timeout;
+    let answer = match RpcClient::connect(peer.addr, config).await {
+        Ok(client) => client.invoke(workload::route_request(topic), timeout).await,
         Err(error) => return (false, format!("cannot connect: {error}")),
     };
-    match client.invoke(workload::route_request(topic), timeout).await {
-        Ok(response) if response.response_code() == ResponseCode::Success => {
-            (true, "answered SUCCESS".into())
-        }
-        Ok(response) => (true, format!("answered code {}", response.code)),
+    match answer {
+        Ok(r) if r.response_code() == ResponseCode::Success => (true, "answered SUCCESS".into()),
+        Ok(r) => (true, format!("answered code {}", r.code)),
         Err(error) => (false, format!("no answer: {error}")),
     }
 }
