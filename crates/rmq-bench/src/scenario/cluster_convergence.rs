@@ -310,9 +310,9 @@ impl Node {
         let ok = head.starts_with("HTTP/1.") && head.contains(" 200 ");
         ensure!(ok, "GET /metrics: {head}");
         let value = |s: &str| {
-            let value = |line: &str| line.strip_prefix(s)?.strip_prefix(' ')?.parse().ok();
-            let value = body.lines().find_map(value);
-            value.with_context(|| format!("no {s} in {addr}'s metrics"))
+            let parse = |line: &str| line.strip_prefix(s)?.strip_prefix(' ')?.parse().ok();
+            let found = body.lines().find_map(parse);
+            found.with_context(|| format!("no {s} in {addr}'s metrics"))
         };
         series.iter().map(|s| value(s)).collect()
     }

@@ -203,7 +203,7 @@ impl Scenario for Hostile {
             let attack_row = |(peer, h): &(PeerKind, &Outcome)| {
                 let run = h.attacks.iter().find(|a| a.attack == attack)?.clone();
                 let result = match &run.error {
-                    Some(error) => Err(format!("not run: {:.160}", error)),
+                    Some(error) => Err(format!("not run: {error:.160}")),
                     None => Ok(run),
                 };
                 Some(Row::new(*peer, peer.title(), result))
@@ -362,22 +362,18 @@ async fn attack_once(
         );
     let request = workload::route_request(&topic);
     let query: load::Numbered = Arc::new(move |_| request.clone());
-    let (label, rate) = (
-        format!("hostile {} {}", kind.id(), attack.id()),
-        p.query_rate.max(1.0),
-    );
+    let label = format!("hostile {} {}", kind.id(), attack.id());
+    let rate = p.query_rate.max(1.0);
     let attacked = async {
         let outcome = load::shown(label, during.duration, async |progress| {
             load::fixed_rate(&queries, rate, during, query, progress, None).await
         });
-        let outcome = outcome.await;
-        let failed = |error| {
-            (
-                Struck::default(),
-                Some(format!("the attack task failed: {error}")),
-            )
-        };
-        (outcome, attacker.await.unwrap_or_else(failed))
+        let (outcome, struck) = (outcome.await, attacker.await);
+        let struck = struck.map_err(|error| format!("the attack task failed: {error}"));
+        (
+            outcome,
+            struck.unwrap_or_else(|why| (Struck::default(), Some(why))),
+        )
     };
     // The peak RSS, sampled until the attack and its queries are over.
     let (peak, pid) = (&mut run.rss_peak_kib, peer.pid());
