@@ -16,7 +16,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use futures::stream::{self, StreamExt};
 use rmq_wire::frame::{self, FrameStatus};
-use rmq_wire::ResponseCode;
+use rmq_wire::{RemotingCommand, RequestCode, ResponseCode};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
@@ -302,6 +302,13 @@ pub fn slow_frame(total: usize) -> Vec<u8> {
     out
 }
 
+/// `requests` GET_ALL_TOPIC_LIST_FROM_NAMESERVER frames back to back, as a peer that pipelines
+/// them and never reads their (large) answers sends them.
+pub fn topic_list_requests(requests: usize) -> Vec<u8> {
+    let request = RemotingCommand::request(RequestCode::GetAllTopicListFromNameserver, 1);
+    frame::encode_to_bytes(&request).repeat(requests)
+}
+
 /// `connections` connections each send `bytes` as fast as the server takes
 /// it (in 256 KiB pieces). With `read_at_end`, each then reads nothing
 /// until `deadline` and reads (throwing away) for a second to see whether
@@ -379,6 +386,18 @@ mod tests {
         assert_eq!(
             frame::check(&frame),
             Ok(FrameStatus::Incomplete { needed: 16 << 20 })
+        );
+    }
+
+    #[test]
+    fn topic_list_requests_are_whole_frames_back_to_back() {
+        let bytes = topic_list_requests(3);
+        let one = bytes.len() / 3;
+        assert_eq!(frame::check(&bytes), Ok(FrameStatus::Complete { len: one }));
+        let second = frame::decode(Bytes::copy_from_slice(&bytes[one..2 * one])).unwrap();
+        assert_eq!(
+            second.request_code(),
+            RequestCode::GetAllTopicListFromNameserver
         );
     }
 

@@ -1,6 +1,7 @@
 //! What the NameServer scenarios share: starting a peer, a fleet of registered brokers that stays
 //! registered, route queries, and checking that a peer routes what the fleet registered.
 
+use super::security::success;
 use crate::load::{self, Worker};
 use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer};
 use crate::workload::{self, Layout, Registration};
@@ -9,7 +10,7 @@ use futures::future::join_all;
 use rmq_broker_client::wall_ms;
 use rmq_protocol::{JavaJson, TopicRouteData};
 use rmq_transport::RpcClient;
-use rmq_wire::ResponseCode;
+use rmq_wire::{RemotingCommand, ResponseCode};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,12 +47,10 @@ pub async fn serving(
 ) -> anyhow::Result<(RunningPeer, KeepRegistered, Vec<RpcClient>)> {
     layout.validate()?;
     let peer = start_peer(setup, kind, layout, &PeerOptions::default()).await?;
-    let fleet = Fleet::registered(peer.addr, layout)
-        .await?
-        .keep_registered();
+    let fleet = Fleet::registered(peer.addr, layout).await?;
     let clients = load::connect(peer.addr, connections.max(1)).await?;
     verify_routes(&clients[0], layout, kind).await?;
-    Ok((peer, fleet, clients))
+    Ok((peer, fleet.keep_registered(), clients))
 }
 
 /// Brokers that registered with a peer, each on its own connection, which stays open (a closed
@@ -89,52 +88,36 @@ impl Fleet {
     /// Every broker registers once (new DataVersion), all at the same time.
     pub async fn register_all(&mut self) -> anyhow::Result<Round> {
         let now = wall_ms();
-        let requests: Vec<_> = self
-            .registrations
-            .iter_mut()
-            .map(|r| r.next_request(now))
-            .collect();
+        let registrations = self.registrations.iter_mut();
+        let requests: Vec<_> = registrations.map(|r| r.next_request(now)).collect();
+        let invoke = async |(client, request): (&RpcClient, RemotingCommand)| {
+            let sent = Instant::now();
+            let response = client.invoke(request, REGISTER_TIMEOUT).await;
+            (sent.elapsed(), response)
+        };
         let started = Instant::now();
-        let calls = self
-            .clients
-            .iter()
-            .zip(requests)
-            .map(|(client, request)| async move {
-                let sent = Instant::now();
-                let response = client.invoke(request, REGISTER_TIMEOUT).await;
-                (sent.elapsed(), response)
-            });
-        let answers = join_all(calls).await;
+        let answers = join_all(self.clients.iter().zip(requests).map(invoke)).await;
         let elapsed = started.elapsed();
-        let mut latencies = Vec::with_capacity(answers.len());
-        for ((latency, response), registration) in answers.into_iter().zip(&self.registrations) {
+        let answers = answers.into_iter().zip(&self.registrations);
+        let latencies = answers.map(|((latency, response), registration)| {
             let name = registration.broker_name();
             let response = response.with_context(|| format!("registration of {name} failed"))?;
-            if response.response_code() != ResponseCode::Success {
-                let remark = response.remark.unwrap_or_default();
-                bail!(
-                    "registration of {name} refused: code {} {remark}",
-                    response.code
-                );
-            }
-            latencies.push(latency);
-        }
+            success(response, format_args!("registration of {name} refused"))?;
+            Ok(latency)
+        });
+        let latencies = latencies.collect::<anyhow::Result<_>>()?;
         Ok(Round { elapsed, latencies })
     }
-    /// Closed-loop workers that re-register every broker of the fleet, each time with a new
-    /// DataVersion, as fast as the server answers.
+    /// Closed-loop workers that re-register every broker, each time with a new DataVersion, as
+    /// fast as the server answers.
     pub fn re_registering(&mut self) -> Vec<Worker> {
         let registrations = std::mem::take(&mut self.registrations);
+        let clients = self.clients.iter().cloned().zip(registrations);
         let worker = |(client, mut registration): (RpcClient, Registration)| Worker {
             client,
             make: Box::new(move || registration.next_request(wall_ms())),
         };
-        self.clients
-            .iter()
-            .cloned()
-            .zip(registrations)
-            .map(worker)
-            .collect()
+        clients.map(worker).collect()
     }
     /// Re-registers every broker every [`KEEP_REGISTERED_EVERY`] until the guard is dropped, so
     /// that no server expires them (120 s) during a long part.
@@ -173,52 +156,40 @@ pub fn registrations(layout: &Layout) -> anyhow::Result<Vec<Registration>> {
 /// `depth` closed-loop workers on each of `clients`, each sending route queries for every topic
 /// of `layout` in turn, from its own offset.
 pub fn route_workers(clients: &[RpcClient], depth: usize, layout: &Layout) -> Vec<Worker> {
-    let requests: Vec<_> = layout
-        .all_topics()
+    let topics = layout.all_topics();
+    let requests: Vec<_> = topics.iter().map(|t| workload::route_request(t)).collect();
+    let (requests, depth) = (Arc::new(requests), depth.max(1));
+    let each = clients
         .iter()
-        .map(|t| workload::route_request(t))
-        .collect();
-    let requests = Arc::new(requests);
-    let mut workers = Vec::with_capacity(clients.len() * depth);
-    for client in clients {
-        for _ in 0..depth.max(1) {
-            let requests = requests.clone();
-            let mut next = workers.len() * 7 % requests.len();
-            let make = Box::new(move || {
-                next = (next + 1) % requests.len();
-                requests[next].clone()
-            });
-            workers.push(Worker {
-                client: client.clone(),
-                make,
-            });
-        }
-    }
-    workers
+        .flat_map(|client| std::iter::repeat_n(client, depth));
+    let worker = |(i, client): (usize, &RpcClient)| {
+        let (requests, mut next) = (requests.clone(), i * 7 % requests.len());
+        let make = Box::new(move || {
+            next = (next + 1) % requests.len();
+            requests[next].clone()
+        });
+        let client = client.clone();
+        Worker { client, make }
+    };
+    each.enumerate().map(worker).collect()
 }
 
 /// The route of `topic`, `None` for TOPIC_NOT_EXIST.
 pub async fn route(client: &RpcClient, topic: &str) -> anyhow::Result<Option<TopicRouteData>> {
-    let response = client
-        .invoke(workload::route_request(topic), QUERY_TIMEOUT)
-        .await?;
-    match response.response_code() {
-        ResponseCode::Success => {
-            let body = response.body.as_deref().unwrap_or_default();
-            let route = TopicRouteData::from_json(body).with_context(|| {
-                format!(
-                    "route of {topic} does not parse: {}",
-                    String::from_utf8_lossy(body)
-                )
-            })?;
-            Ok(Some(route))
-        }
-        ResponseCode::TopicNotExist => Ok(None),
-        _ => {
-            let remark = response.remark.unwrap_or_default();
-            bail!("route of {topic}: code {} {remark}", response.code)
-        }
+    let request = workload::route_request(topic);
+    let response = client.invoke(request, QUERY_TIMEOUT).await?;
+    if response.response_code() == ResponseCode::TopicNotExist {
+        return Ok(None);
     }
+    let body = response.body.clone().unwrap_or_default();
+    success(response, format_args!("route of {topic}"))?;
+    let why = || {
+        format!(
+            "route of {topic} does not parse: {}",
+            String::from_utf8_lossy(&body)
+        )
+    };
+    Ok(Some(TopicRouteData::from_json(&body).with_context(why)?))
 }
 
 /// Checks that every topic set's first topic routes to exactly its brokers (for the ceiling: as
@@ -232,16 +203,9 @@ pub async fn verify_routes(
         let topic = workload::topic_name(set, 0);
         let route = route(client, &topic).await?;
         let route = route.with_context(|| format!("{topic} is not routed after registration"))?;
-        let mut names: Vec<String> = route
-            .broker_datas
-            .iter()
-            .map(|b| b.broker_name.clone())
-            .collect();
+        let mut names = Vec::from_iter(route.broker_datas.into_iter().map(|b| b.broker_name));
+        let mut expected = Vec::from_iter(layout.brokers_of_set(set).map(workload::broker_name));
         names.sort();
-        let mut expected: Vec<String> = layout
-            .brokers_of_set(set)
-            .map(workload::broker_name)
-            .collect();
         expected.sort();
         let same = match kind.is_real() {
             true => names == expected,

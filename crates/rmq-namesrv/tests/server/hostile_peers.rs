@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmq_testkit::hostile;
-use rmq_wire::{RemotingCommand, RequestCode as C, ResponseCode as R};
+use rmq_wire::ResponseCode as R;
 use tokio::time::Instant;
 
 use crate::common::*;
@@ -126,15 +126,7 @@ async fn a_peer_that_never_reads_its_answers_stops_being_read() {
     let baseline = server.rss_bytes();
 
     // Each pipelines the requests and never reads an answer.
-    let list = RemotingCommand::request(C::GetAllTopicListFromNameserver, 1);
-    let one = rmq_wire::frame::encode_to_bytes(&list);
-    let pipelined = Arc::new(
-        one.iter()
-            .copied()
-            .cycle()
-            .take(one.len() * REQUESTS)
-            .collect(),
-    );
+    let pipelined = Arc::new(hostile::topic_list_requests(REQUESTS));
     let held = Instant::now() + Duration::from_secs(30);
     let hogs = tokio::spawn(hostile::send_and_hold(
         server.addr,

@@ -4,17 +4,13 @@
 
 use super::{Attack, Params};
 use crate::workload::{self, Layout, Registration, CLUSTER};
-use anyhow::bail;
+use anyhow::ensure;
 use bytes::Bytes;
 use rmq_broker_client::body::{self, EncodedBody};
 use rmq_broker_client::{wall_ms, BrokerConfig, Flavor};
-use rmq_protocol::{
-    body_crc32, BodyFlavor, DataVersion, RegisterBrokerBody, TopicConfig,
-    TopicConfigSerializeWrapper,
-};
+use rmq_protocol::{body_crc32, BodyFlavor, DataVersion, RegisterBrokerBody, TopicConfig};
 use rmq_testkit::hostile::{self, Struck};
 use rmq_wire::frame;
-use rmq_wire::{RemotingCommand, RequestCode};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,74 +26,59 @@ pub async fn run(
     flood: Option<Bytes>,
 ) -> (Struck, Option<String>) {
     let wait = Duration::from_millis(p.query_timeout_ms);
+    let mib = |bytes: u64| bytes as f64 / f64::from(1 << 20);
     match attack {
         Attack::BigHeader => match big_headers(p) {
-            Ok(frames) => (
-                hostile::send_frames(addr, frames, 1, None, wait, deadline).await,
-                None,
-            ),
-            Err(error) => (
-                Struck::default(),
-                Some(format!("cannot build the request: {error:#}")),
-            ),
+            Ok(frames) => {
+                let struck = hostile::send_frames(addr, frames, 1, None, wait, deadline);
+                (struck.await, None)
+            }
+            Err(error) => {
+                let note = format!("cannot build the request: {error:#}");
+                (Struck::default(), Some(note))
+            }
         },
         Attack::SlowFrames => {
             let frame = Arc::new(hostile::slow_frame(p.slow_frame_bytes));
-            let struck =
-                hostile::send_and_hold(addr, p.slow_connections, frame, false, deadline).await;
-            let mib = |bytes: u64| bytes as f64 / f64::from(1 << 20);
+            let struck = hostile::send_and_hold(addr, p.slow_connections, frame, false, deadline);
+            let struck = struck.await;
             let (sent, planned) = (mib(struck.sent_bytes), mib(struck.planned_bytes));
-            (
-                struck,
-                Some(format!("the server took {sent:.1} of {planned:.1} MiB")),
-            )
+            let note = format!("the server took {sent:.1} of {planned:.1} MiB");
+            (struck, Some(note))
         }
         Attack::UnreadAnswers => {
-            let request = RemotingCommand::request(RequestCode::GetAllTopicListFromNameserver, 1);
-            let one = frame::encode_to_bytes(&request);
-            let pipelined = one
-                .iter()
-                .copied()
-                .cycle()
-                .take(one.len() * p.unread_requests);
-            let bytes = Arc::new(pipelined.collect());
-            (
-                hostile::send_and_hold(addr, p.unread_connections, bytes, true, deadline).await,
-                None,
-            )
+            let bytes = Arc::new(hostile::topic_list_requests(p.unread_requests));
+            let struck = hostile::send_and_hold(addr, p.unread_connections, bytes, true, deadline);
+            (struck.await, None)
         }
         Attack::ConnectionFlood => {
-            let query =
-                frame::encode_to_bytes(&workload::route_request(&workload::topic_name(0, 0)));
-            let (frames, per) = (vec![query; p.flood_connections], p.flood_per_address);
+            let (count, per) = (p.flood_connections, p.flood_per_address);
+            let query = workload::route_request(&workload::topic_name(0, 0));
+            let frames = vec![frame::encode_to_bytes(&query); count];
             let struck =
-                hostile::send_frames(addr, frames, p.flood_concurrency, Some(per), wait, deadline)
-                    .await;
-            let last = hostile::flood_source(p.flood_connections.saturating_sub(1), per);
+                hostile::send_frames(addr, frames, p.flood_concurrency, Some(per), wait, deadline);
+            let struck = struck.await;
+            let last = hostile::flood_source(count.saturating_sub(1), per);
             let sources = match last == hostile::flood_source(0, per) {
                 true => format!("{last}"),
                 false => format!("127.0.0.2–{last}, at most {per} each"),
             };
+            let (opened, took) = (struck.fate.attempts, struck.opened_in.as_secs_f64());
             let note = format!(
-                "{} of {} connections opened, each with its query, in {:.1} s, from {sources}",
-                struck.fate.attempts,
-                p.flood_connections,
-                struck.opened_in.as_secs_f64(),
+                "{opened} of {count} connections opened, each with its query, in {took:.1} s, \
+                 from {sources}"
             );
             (struck, Some(note))
         }
         Attack::TopicFlood => {
             let Some(frame) = flood else {
-                return (
-                    Struck::default(),
-                    Some("no topic-flood request was built".into()),
-                );
+                let note = "no topic-flood request was built".to_owned();
+                return (Struck::default(), Some(note));
             };
             let whole = deadline.saturating_duration_since(Instant::now());
             let struck = hostile::send_frames(addr, vec![frame], 1, None, whole, deadline).await;
-            let note = struck
-                .first_reaction_after
-                .map(|at| format!("reaction after {:.2} s", at.as_secs_f64()));
+            let after = struck.first_reaction_after;
+            let note = after.map(|at| format!("reaction after {:.2} s", at.as_secs_f64()));
             (struck, note)
         }
     }
@@ -109,9 +90,8 @@ fn big_headers(p: &Params) -> anyhow::Result<Vec<Bytes>> {
     let request = |i: usize| {
         let broker = 1_000 + i;
         let layout = Layout::new(broker + 1, 2, 1);
-        let name = char::from(b'a' + (i % 26) as u8)
-            .to_string()
-            .repeat(p.big_header_bytes);
+        let letter = char::from(b'a' + (i % 26) as u8);
+        let name = letter.to_string().repeat(p.big_header_bytes);
         let config = BrokerConfig::new(CLUSTER, name, workload::broker_addr(broker));
         let mut registration = Registration::new(config, layout.topic_configs(broker), wall_ms())?;
         Ok(frame::encode_to_bytes(
@@ -121,12 +101,10 @@ fn big_headers(p: &Params) -> anyhow::Result<Vec<Bytes>> {
     (0..p.big_header_sends).map(request).collect()
 }
 
-/// The prepared topic-flood REGISTER_BROKER: the whole frame, the topics
-/// in its body, the size of the compressed body.
+/// The prepared topic-flood REGISTER_BROKER: the whole frame, and the size of its compressed body.
 #[derive(Debug, Clone)]
 pub struct TopicFlood {
     pub frame: Bytes,
-    pub topics: usize,
     pub body_bytes: usize,
 }
 
@@ -144,20 +122,14 @@ pub fn topic_flood_request(topics: usize) -> anyhow::Result<TopicFlood> {
         };
         (name, config)
     };
-    let data_version = DataVersion::new(1, 0, now);
-    let bytes = RegisterBrokerBody {
-        filter_server_list: Some(Vec::new()),
-        topic_config_serialize_wrapper: TopicConfigSerializeWrapper {
-            data_version,
-            mapping_data_version: DataVersion::new(0, 0, now),
-            topic_config_table: (0..topics).map(topic).collect(),
-            ..TopicConfigSerializeWrapper::default()
-        },
-    }
-    .to_compressed(BodyFlavor::V4);
+    let (data_version, mut body) = (DataVersion::new(1, 0, now), RegisterBrokerBody::default());
+    let wrapper = &mut body.topic_config_serialize_wrapper;
+    (wrapper.data_version, wrapper.mapping_data_version) =
+        (data_version, DataVersion::new(0, 0, now));
+    wrapper.topic_config_table = (0..topics).map(topic).collect();
+    let bytes = body.to_compressed(BodyFlavor::V4);
     let mut config = BrokerConfig::new(CLUSTER, "hostile-flood-broker", "10.250.0.1:10911");
-    config.flavor = Flavor::V4;
-    config.compressed_register = true;
+    (config.flavor, config.compressed_register) = (Flavor::V4, true);
     let body_bytes = bytes.len();
     let encoded = EncodedBody {
         topics,
@@ -168,17 +140,12 @@ pub fn topic_flood_request(topics: usize) -> anyhow::Result<TopicFlood> {
     };
     let request = body::register_request(&workload::identity(&config), &config, &encoded);
     let frame = frame::encode_to_bytes(&request);
-    if frame.len() - 4 > frame::MAX_LENGTH_FIELD {
-        bail!(
-            "{topics} topics compress to a {body_bytes}-byte body: the frame is over 16 MiB \
-             (use fewer --flood-topics)"
-        );
-    }
-    Ok(TopicFlood {
-        frame,
-        topics,
-        body_bytes,
-    })
+    ensure!(
+        frame.len() - 4 <= frame::MAX_LENGTH_FIELD,
+        "{topics} topics compress to a {body_bytes}-byte body: the frame is over 16 MiB (use \
+         fewer --flood-topics)"
+    );
+    Ok(TopicFlood { frame, body_bytes })
 }
 
 #[cfg(test)]
@@ -189,15 +156,24 @@ mod tests {
     fn a_topic_flood_is_a_compressed_4x_registration() {
         let flood = topic_flood_request(1_000).unwrap();
         let command = frame::decode(flood.frame.clone()).unwrap();
-        assert_eq!(command.request_code(), RequestCode::RegisterBroker);
+        assert_eq!(
+            command.request_code(),
+            rmq_wire::RequestCode::RegisterBroker
+        );
         let compressed = command.ext("compressed");
         assert_eq!((command.version, compressed), (407, Some("true")));
         let body = command.body.unwrap();
         assert_eq!(body.len(), flood.body_bytes);
         let decoded = RegisterBrokerBody::from_compressed(&body, command.version).unwrap();
-        let table = decoded.topic_config_serialize_wrapper.topic_config_table;
-        assert_eq!(table.len(), 1_000);
+        assert_eq!(
+            decoded
+                .topic_config_serialize_wrapper
+                .topic_config_table
+                .len(),
+            1_000
+        );
     }
+
     #[test]
     fn big_headers_carry_the_long_name_each_in_its_own_letter() {
         let p = Params {

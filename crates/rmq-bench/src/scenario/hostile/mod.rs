@@ -15,19 +15,18 @@ use crate::workload::{self, Layout};
 use anyhow::Context;
 use attacks::{topic_flood_request, TopicFlood};
 use clap::{Args, ValueEnum};
-use rmq_testkit::hostile::Fate;
-use rmq_transport::{ClientConfig, RpcClient};
+use rmq_testkit::hostile::{Fate, Struck};
+use rmq_transport::RpcClient;
 use rmq_wire::ResponseCode;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 pub struct Hostile;
 
+/// An attack, named in flags, results and the report as clap and serde spell it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Attack {
@@ -45,29 +44,18 @@ pub enum Attack {
 }
 
 impl Attack {
-    pub const ALL: [Attack; 5] = [
-        Attack::BigHeader,
-        Attack::SlowFrames,
-        Attack::UnreadAnswers,
-        Attack::ConnectionFlood,
-        Attack::TopicFlood,
-    ];
     /// The name used in flags, results and the report.
-    pub fn id(self) -> &'static str {
-        match self {
-            Attack::BigHeader => "big-header",
-            Attack::SlowFrames => "slow-frames",
-            Attack::UnreadAnswers => "unread-answers",
-            Attack::ConnectionFlood => "connection-flood",
-            Attack::TopicFlood => "topic-flood",
-        }
+    pub fn id(self) -> String {
+        self.to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().into())
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct Params {
     /// The attacks, in order.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Attack::ALL)]
+    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(default_values_t = Attack::value_variants().to_vec())]
     pub attacks: Vec<Attack>,
     /// How long each attack runs (route queries and RSS sampling alike).
     #[arg(long = "duration", default_value_t = 15.0, value_parser = secs)]
@@ -121,12 +109,6 @@ pub struct Params {
     /// topic-flood: topics in the body.
     #[arg(long, default_value_t = 2_000_000)]
     pub flood_topics: usize,
-}
-
-impl Params {
-    fn query_timeout(&self) -> Duration {
-        Duration::from_millis(self.query_timeout_ms)
-    }
 }
 
 /// What one attack did to one peer (`error`: the harness could not run it, no figures then).
@@ -183,8 +165,8 @@ impl Scenario for Hostile {
                 .await
                 .context("building the topic-flood registration panicked")??;
             eprintln!(
-                "[hostile] built the topic-flood registration: {} topics, {:.1} MB compressed, in {:.1} s",
-                built_flood.topics,
+                "[hostile] built the topic-flood registration: {topics} topics, {:.1} MB \
+                 compressed, in {:.1} s",
                 built_flood.body_bytes as f64 / 1e6,
                 built.elapsed().as_secs_f64()
             );
@@ -201,42 +183,30 @@ impl Scenario for Hostile {
             .iter()
             .filter_map(|r| Some((r.peer, r.ok()?)))
             .collect();
-        let took: Vec<String> = ran
-            .iter()
-            .map(|(p, h)| format!("{} {:.0} s", p.title(), h.duration_s))
-            .collect();
+        let took = |(p, h): &(PeerKind, &Outcome)| format!("{} {:.0} s", p.title(), h.duration_s);
+        let took = ran.iter().map(took).collect::<Vec<_>>().join(", ");
         if !took.is_empty() {
-            let took = took.join(", ");
             s.text(format!(
                 "Every attack on a peer, its server starts included, took {took}."
             ));
         }
-        for row in rows.iter().filter(|r| r.ok().is_none()) {
-            s.text(format!(
-                "{}: {}",
-                row.label,
-                row.result.as_ref().err().map_or("", |e| e.as_str())
-            ));
+        for row in &rows {
+            if let Err(error) = &row.result {
+                s.text(format!("{}: {error}", row.label));
+            }
         }
         let flood_body = ran.iter().find_map(|(_, h)| h.flood_body_bytes);
         let Some(p) = s.params::<Params>() else {
             return;
         };
-        for attack in Attack::ALL {
+        for &attack in Attack::value_variants() {
             let attack_row = |(peer, h): &(PeerKind, &Outcome)| {
                 let run = h.attacks.iter().find(|a| a.attack == attack)?.clone();
                 let result = match &run.error {
-                    Some(error) => Err(format!(
-                        "not run: {}",
-                        error.chars().take(160).collect::<String>()
-                    )),
+                    Some(error) => Err(format!("not run: {error:.160}")),
                     None => Ok(run),
                 };
-                Some(Row {
-                    peer: *peer,
-                    label: peer.title().to_owned(),
-                    result,
-                })
+                Some(Row::new(*peer, peer.title(), result))
             };
             let runs: Vec<Row<AttackRun>> = ran.iter().filter_map(attack_row).collect();
             if runs.is_empty() {
@@ -245,13 +215,13 @@ impl Scenario for Hostile {
             s.heading(attack.id());
             s.text(describe(attack, &p, flood_body));
             s.table(&runs, COLUMNS);
-            for (row, run) in runs.iter().filter_map(|r| Some((r, r.ok()?))) {
+            for (label, run) in runs.iter().filter_map(|r| Some((&r.label, r.ok()?))) {
                 if let Some(note) = &run.note {
-                    s.item(format!("{}: {note}.", row.label));
+                    s.item(format!("{label}: {note}."));
                 }
                 if let (true, Some(first)) = (run.query_failures > 0, &run.query_first_error) {
                     let first = first.replace('|', "/");
-                    s.item(format!("{}: first failed route query: {first}.", row.label));
+                    s.item(format!("{label}: first failed route query: {first}."));
                 }
             }
         }
@@ -270,11 +240,8 @@ const COLUMNS: &[Col<AttackRun>] = &[
         format!("{}/{}", r.query_failures, r.queries_sent)
     }),
     ("alive after", |r| {
-        let oom = if r.out_of_memory {
-            ", OutOfMemoryError in its log"
-        } else {
-            ""
-        };
+        let oom = r.out_of_memory.then_some(", OutOfMemoryError in its log");
+        let oom = oom.unwrap_or_default();
         match r.alive_after {
             true => format!("yes{oom}"),
             false => format!("**no**: {}{oom}", r.after),
@@ -292,6 +259,7 @@ fn bytes_text(bytes: usize) -> String {
 }
 
 fn describe(attack: Attack, p: &Params, flood_body: Option<usize>) -> String {
+    let count = |n: usize| num(n as f64);
     match attack {
         Attack::BigHeader => format!(
             "{} REGISTER_BROKER whose brokerName is {} long, each on a new connection given {} ms.",
@@ -305,15 +273,15 @@ fn describe(attack: Attack, p: &Params, flood_body: Option<usize>) -> String {
         ),
         Attack::UnreadAnswers => format!(
             "The broker registers {} topics; {} connections each pipeline {} GET_ALL_TOPIC_LIST_FROM_NAMESERVER and read nothing.",
-            num(p.unread_topics as f64), p.unread_connections, p.unread_requests
+            count(p.unread_topics), p.unread_connections, p.unread_requests
         ),
         Attack::ConnectionFlood => format!(
             "{} connections, {} at a time, {} per source address; \"RSS after\" is read {:.0} s after closing them.",
-            num(p.flood_connections as f64), p.flood_concurrency, num(p.flood_per_address as f64), p.flood_settle_s
+            count(p.flood_connections), p.flood_concurrency, count(p.flood_per_address), p.flood_settle_s
         ),
         Attack::TopicFlood => format!(
             "One REGISTER_BROKER as a 4.9.7 broker sends it, carrying {} topics in a zlib body{}.",
-            num(p.flood_topics as f64),
+            count(p.flood_topics),
             flood_body.map_or(String::new(), |b| format!(" of {:.1} MB", b as f64 / 1e6))
         ),
     }
@@ -336,10 +304,11 @@ async fn hostile(
             error: Some(format!("{error:#}")),
             ..AttackRun::default()
         });
+        let (id, not_run) = (kind.id(), run.error.as_deref());
+        let not_run = not_run.map_or(String::new(), |e| format!("; not run: {e}"));
         eprintln!(
-            "[hostile {} {}] RSS {:?} → peak {:?} KiB, queries p99 {:.1} ms, {} of {} failed, \
-             alive after: {} ({}), attacker: {}{}",
-            kind.id(),
+            "[hostile {id} {}] RSS {:?} → peak {:?} KiB, queries p99 {:.1} ms, {} of {} failed, \
+             alive after: {} ({}), attacker: {}{not_run}",
             attack.id(),
             run.rss_before_kib,
             run.rss_peak_kib,
@@ -349,9 +318,6 @@ async fn hostile(
             run.alive_after,
             run.after,
             run.refusal.summary(),
-            run.error
-                .as_deref()
-                .map_or(String::new(), |e| format!("; not run: {e}"))
         );
         runs.push(run);
     }
@@ -363,6 +329,8 @@ async fn hostile(
     })
 }
 
+/// `attack` on a fresh `kind` holding one broker: its RSS before, at the peak (sampled while the
+/// attack runs) and after, route queries at a fixed rate meanwhile, and whether it still answers.
 async fn attack_once(
     setup: &PeerSetup,
     kind: PeerKind,
@@ -370,29 +338,23 @@ async fn attack_once(
     attack: Attack,
     flood: Option<&TopicFlood>,
 ) -> anyhow::Result<AttackRun> {
-    let topics = if attack == Attack::UnreadAnswers {
-        p.unread_topics
-    } else {
-        p.fleet_topics
+    let topics = match attack {
+        Attack::UnreadAnswers => p.unread_topics,
+        _ => p.fleet_topics,
     };
     let layout = Layout::new(1, topics.max(2), 1);
     let mut peer = start_peer(setup, kind, &layout, &PeerOptions::default()).await?;
     let fleet = Fleet::registered(peer.addr, &layout).await?;
     let topic = workload::topic_name(0, 0);
     let queries = load::connect(peer.addr, 1).await?;
-    if route(&queries[0], &topic).await?.is_none() {
-        anyhow::bail!("{topic} is not routed after registration");
-    }
+    let routed = route(&queries[0], &topic).await?;
+    routed.with_context(|| format!("{topic} is not routed after registration"))?;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let rss_before_kib = peer.rss_kib();
-    let during = Window::secs(0.0, p.attack_s.max(0.5), p.query_timeout());
+    let mut run = AttackRun::default();
+    (run.attack, run.rss_before_kib) = (attack, peer.rss_kib());
+    let timeout = Duration::from_millis(p.query_timeout_ms);
+    let during = Window::secs(0.0, p.attack_s.max(0.5), timeout);
     let deadline = Instant::now() + during.duration;
-    let stop_sampling = Arc::new(AtomicBool::new(false));
-    let sampler = rss_peak(
-        peer.pid(),
-        Duration::from_millis(p.rss_sample_ms),
-        stop_sampling.clone(),
-    );
     let (addr, attack_params, frame) = (peer.addr, p.clone(), flood.map(|f| f.frame.clone()));
     let attacker =
         tokio::spawn(
@@ -402,47 +364,47 @@ async fn attack_once(
     let query: load::Numbered = Arc::new(move |_| request.clone());
     let label = format!("hostile {} {}", kind.id(), attack.id());
     let rate = p.query_rate.max(1.0);
-    let outcome = load::shown(label, during.duration, async |progress| {
-        load::fixed_rate(&queries, rate, during, query, progress, None).await
-    })
-    .await;
-    let (struck, note) = attacker.await.unwrap_or_else(|error| {
+    let attacked = async {
+        let outcome = load::shown(label, during.duration, async |progress| {
+            load::fixed_rate(&queries, rate, during, query, progress, None).await
+        });
+        let (outcome, struck) = (outcome.await, attacker.await);
+        let struck = struck.map_err(|error| format!("the attack task failed: {error}"));
         (
-            Default::default(),
-            Some(format!("the attack task failed: {error}")),
+            outcome,
+            struck.unwrap_or_else(|why| (Struck::default(), Some(why))),
         )
-    });
+    };
+    // The peak RSS, sampled until the attack and its queries are over.
+    let (peak, pid) = (&mut run.rss_peak_kib, peer.pid());
+    let sample_peak = async {
+        let mut tick = tokio::time::interval(Duration::from_millis(p.rss_sample_ms));
+        loop {
+            tick.tick().await;
+            *peak = (*peak).max(pin::rss_kib(pid));
+        }
+    };
+    let (outcome, (struck, note)) = tokio::select! {
+        done = attacked => done,
+        () = sample_peak => unreachable!("RSS sampling runs until the attack is over"),
+    };
     let closed_at = Instant::now();
-    stop_sampling.store(true, Ordering::Relaxed);
-    let rss_peak_kib = sampler.await.ok().flatten();
-    let (alive_after, after) = check_after(&mut peer, &topic, p.query_timeout()).await;
+    (run.alive_after, run.after) = check_after(&mut peer, &topic, timeout).await;
     let settle = match attack {
         Attack::ConnectionFlood => Duration::from_secs_f64(p.flood_settle_s),
         _ => Duration::from_millis(500),
     };
     tokio::time::sleep_until(closed_at + settle).await;
-    let rss_after_kib = peer.rss_kib();
-    let out_of_memory = logs_mention(peer.process.dir(), b"OutOfMemoryError", &mut (64 << 20));
+    run.rss_after_kib = peer.rss_kib();
+    run.out_of_memory = logs_mention(peer.process.dir(), b"OutOfMemoryError", &mut (64 << 20));
     drop((queries, fleet));
     peer.stop();
-    Ok(AttackRun {
-        attack,
-        error: None,
-        rss_before_kib,
-        rss_peak_kib,
-        rss_after_kib,
-        queries: Latency::of(&outcome.latency),
-        queries_sent: outcome.ok + outcome.errors,
-        query_failures: outcome.errors,
-        query_first_error: outcome.first_error,
-        alive_after,
-        after,
-        out_of_memory,
-        refusal: struck.fate,
-        attacker_sent_bytes: struck.sent_bytes,
-        attacker_planned_bytes: struck.planned_bytes,
-        note,
-    })
+    run.queries = Latency::of(&outcome.latency);
+    (run.queries_sent, run.query_failures) = (outcome.ok + outcome.errors, outcome.errors);
+    (run.query_first_error, run.note) = (outcome.first_error, note);
+    (run.refusal, run.attacker_sent_bytes) = (struck.fate, struck.sent_bytes);
+    run.attacker_planned_bytes = struck.planned_bytes;
+    Ok(run)
 }
 
 /// Whether `peer` still runs and answers a route query for `topic` on a fresh connection within
@@ -451,58 +413,32 @@ async fn check_after(peer: &mut RunningPeer, topic: &str, timeout: Duration) -> 
     if let Some(status) = peer.process.exit_status() {
         return (false, format!("exited ({status})"));
     }
-    let config = ClientConfig {
-        connect_timeout: timeout,
-        ..load::client_config()
-    };
-    let client = match RpcClient::connect(peer.addr, config).await {
-        Ok(client) => client,
+    let mut config = load::client_config();
+    config.connect_timeout = timeout;
+    let answer = match RpcClient::connect(peer.addr, config).await {
+        Ok(client) => client.invoke(workload::route_request(topic), timeout).await,
         Err(error) => return (false, format!("cannot connect: {error}")),
     };
-    match client.invoke(workload::route_request(topic), timeout).await {
-        Ok(response) if response.response_code() == ResponseCode::Success => {
-            (true, "answered SUCCESS".into())
-        }
-        Ok(response) => (true, format!("answered code {}", response.code)),
+    match answer {
+        Ok(r) if r.response_code() == ResponseCode::Success => (true, "answered SUCCESS".into()),
+        Ok(r) => (true, format!("answered code {}", r.code)),
         Err(error) => (false, format!("no answer: {error}")),
     }
 }
 
-/// Samples `pid`'s RSS every `every` until `stop` is set (one more sample after it is); the
-/// highest.
-fn rss_peak(pid: u32, every: Duration, stop: Arc<AtomicBool>) -> JoinHandle<Option<u64>> {
-    tokio::spawn(async move {
-        let (mut peak, mut tick) = (None, tokio::time::interval(every));
-        while !stop.load(Ordering::Relaxed) {
-            tick.tick().await;
-            peak = peak.max(pin::rss_kib(pid));
-        }
-        peak
-    })
-}
-
 /// Whether any file under `dir` (logs; `budget` bytes read at most) contains `needle`.
 fn logs_mention(dir: &Path, needle: &[u8], budget: &mut u64) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    for entry in entries.flatten() {
-        let (path, Ok(meta)) = (entry.path(), entry.metadata()) else {
-            continue;
-        };
-        if meta.is_dir() {
-            if logs_mention(&path, needle, budget) {
-                return true;
-            }
-        } else if meta.len() <= *budget {
+    let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    let mut files = entries.filter_map(|e| Some((e.path(), e.metadata().ok()?)));
+    files.any(|(path, meta)| match meta.is_dir() {
+        true => logs_mention(&path, needle, budget),
+        false if meta.len() > *budget => false,
+        false => {
             *budget -= meta.len();
             let bytes = std::fs::read(&path).unwrap_or_default();
-            if bytes.windows(needle.len()).any(|w| w == needle) {
-                return true;
-            }
+            bytes.windows(needle.len()).any(|w| w == needle)
         }
-    }
-    false
+    })
 }
 
 #[cfg(test)]
@@ -513,7 +449,7 @@ mod tests {
     fn quick_scales_everything_down() {
         let full = super::super::params::<Hostile>(None, false).unwrap();
         let quick = super::super::params::<Hostile>(None, true).unwrap();
-        assert_eq!(full.attacks, Attack::ALL.to_vec());
+        assert_eq!(full.attacks, Attack::value_variants());
         assert!(quick.attack_s < full.attack_s && quick.flood_connections < full.flood_connections);
         assert!(quick.flood_topics < full.flood_topics);
         assert_eq!(full.flood_topics, 2_000_000);
@@ -523,5 +459,6 @@ mod tests {
             describe(Attack::SlowFrames, &full, None).split(": ").last(),
             Some("768 MiB if the server kept every byte.")
         );
+        assert_eq!(Attack::ConnectionFlood.id(), "connection-flood");
     }
 }
