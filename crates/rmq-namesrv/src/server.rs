@@ -63,7 +63,7 @@ pub async fn run(
             let state = state.clone();
             rmq_transport::auth::reload_files(certificate, move || state.auth.reload_if_changed())
         }),
-        tokio::spawn(crate::cluster::run_on_own_thread(state.cluster.clone())),
+        tokio::spawn(crate::cluster::run(state.cluster.clone())),
     ];
     let snapshot = state.route_snapshot.clone().map(|writer| {
         let task = tokio::spawn(route_snapshot::periodic_writer(

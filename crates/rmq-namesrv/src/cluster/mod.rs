@@ -201,50 +201,6 @@ impl NamesrvCluster {
     }
 }
 
-/// Runs [`run`] on a thread of its own, with a single-threaded runtime,
-/// until this future is dropped (the server stops).
-///
-/// Gossip and the core's ticks are bursts of CPU (a sweep reconciles every
-/// broker: milliseconds with 1,000 of them); on the runtime's workers they
-/// held up the route queries behind them (with one CPU, one worker), while
-/// on a thread of their own the kernel preempts them for a query.
-pub async fn run_on_own_thread(cluster: Option<Arc<NamesrvCluster>>) {
-    let Some(cluster) = cluster else {
-        return;
-    };
-    // Dropped with this future: the thread's runtime then stops.
-    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let (ended, thread_ended) = tokio::sync::oneshot::channel::<()>();
-    let thread = std::thread::Builder::new()
-        .name("cluster".into())
-        .spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(runtime) => runtime,
-                Err(error) => {
-                    tracing::error!(%error, "cannot start the cluster's runtime: this node serves alone");
-                    return;
-                }
-            };
-            runtime.block_on(async move {
-                tokio::select! {
-                    () = run(Some(cluster)) => {}
-                    _ = stopped => {}
-                }
-            });
-            // The applying thread ends by itself once gossip is gone.
-            runtime.shutdown_background();
-            let _ = ended.send(());
-        });
-    if let Err(error) = thread {
-        tracing::error!(%error, "cannot start the cluster's thread: this node serves alone");
-        return;
-    }
-    let _ = thread_ended.await;
-}
-
 /// Runs the cluster of a node that has one: gossip, and the core driven
 /// over it, until the task is dropped (the server stops). Should gossip
 /// stop by itself (its socket failed, or a peer's message broke it), the
