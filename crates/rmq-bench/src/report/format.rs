@@ -98,6 +98,17 @@ pub fn met(met: Option<bool>) -> &'static str {
     }
 }
 
+/// `ms` as `12 ms`, or `missing`.
+pub fn ms_or(ms: Option<f64>, missing: &str) -> String {
+    ms.map_or_else(|| missing.into(), |v| format!("{v:.0} ms"))
+}
+
+/// Each of `samples` as [`ms_or`], comma-separated.
+pub fn ms_list(samples: &[Option<f64>], missing: &str) -> String {
+    let shown: Vec<String> = samples.iter().map(|&s| ms_or(s, missing)).collect();
+    shown.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,9 +20,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::controller::lock;
 use super::fleet::{ms_until, route, start_peer, Fleet, QUERY_TIMEOUT, REGISTER_TIMEOUT, TINY};
-use super::security::{settings, success};
+use super::{lock, settings, success};
 use super::{Ctx, Record, Scenario};
 use crate::cli::{millis as ms_arg, secs};
 use crate::load::{self, Window};

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
@@ -24,12 +24,12 @@ use tokio::sync::oneshot;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::{Instant, MissedTickBehavior};
 
-use super::failover::ms_list;
 use super::fleet::{ms_until, route, start_peer, TINY};
-use super::{settle, Ctx, Record, Scenario, Starts};
+use super::{lock, settle, Ctx, Record, Scenario, Starts};
 use crate::cli::{millis as ms_arg, secs};
 use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer};
 use crate::pin::CpuSnapshot;
+use crate::report::format::ms_list;
 use crate::report::format::{mib, noise, num, or_na};
 use crate::report::{of, over, Col, Ratio, Section};
 use crate::results::PeerInfo;
@@ -284,11 +284,6 @@ const FAILOVER_COLUMNS: &[Col<Failover>] = &[
 
 fn set_name(kind: PeerKind, set: usize) -> String {
     format!("bench-{}-{set}", kind.id())
-}
-
-/// The guard of `mutex`, poisoned or not.
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// One replica of the heartbeat load: its connections and its heartbeat.

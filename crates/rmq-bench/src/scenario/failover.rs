@@ -6,6 +6,7 @@ use super::{Ctx, Record, Scenario};
 use crate::cli::{millis as ms_arg, secs};
 use crate::load;
 use crate::peer::{PeerKind, PeerOptions, PeerSetup};
+use crate::report::format::{ms_list, ms_or};
 use crate::report::{Col, Section};
 use crate::sample::ServerSample;
 use crate::stats::median;
@@ -80,17 +81,6 @@ impl Scenario for Failover {
         let rows = s.rows::<Outcome>("");
         s.table(&rows, COLUMNS);
     }
-}
-
-/// `ms` as `12 ms`, or `missing`.
-pub(super) fn ms_or(ms: Option<f64>, missing: &str) -> String {
-    ms.map_or_else(|| missing.into(), |v| format!("{v:.0} ms"))
-}
-
-/// Each of `samples` as [`ms_or`], comma-separated.
-pub(super) fn ms_list(samples: &[Option<f64>], missing: &str) -> String {
-    let shown: Vec<String> = samples.iter().map(|&s| ms_or(s, missing)).collect();
-    shown.join(", ")
 }
 
 const COLUMNS: &[Col<Outcome>] = &[

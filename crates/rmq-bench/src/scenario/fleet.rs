@@ -1,7 +1,7 @@
 //! What the NameServer scenarios share: starting a peer, a fleet of registered brokers that stays
 //! registered, route queries, and checking that a peer routes what the fleet registered.
 
-use super::security::success;
+use super::success;
 use crate::load::{self, Worker};
 use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer};
 use crate::workload::{self, Layout, Registration};

@@ -4,9 +4,12 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use anyhow::Context;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use anyhow::{ensure, Context};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, Command, FromArgMatches};
+use rmq_wire::{RemotingCommand, ResponseCode};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -325,6 +328,28 @@ pub async fn run_all(
     }
     results.duration_s += started.elapsed().as_secs_f64();
     results.machine.load_at_end = pin::load_average();
+    Ok(())
+}
+
+/// The guard of `mutex`, poisoned or not.
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `(key, value)` settings of a peer.
+pub fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    let owned = |&(k, v): &(&str, &str)| (k.to_owned(), v.to_owned());
+    pairs.iter().map(owned).collect()
+}
+
+/// `response` if it is a success; else an error of `what`, its code and remark.
+pub fn success(response: RemotingCommand, what: impl std::fmt::Display) -> anyhow::Result<()> {
+    let remark = response.remark.as_deref().unwrap_or_default();
+    let code = response.code;
+    ensure!(
+        response.response_code() == ResponseCode::Success,
+        "{what}: code {code} {remark}"
+    );
     Ok(())
 }
 

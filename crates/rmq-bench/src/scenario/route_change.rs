@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::fleet::{millis, signed_millis, start_peer, Fleet, REGISTER_TIMEOUT, TINY};
-use super::security::success;
+use super::success;
 use super::{Ctx, Record, Scenario};
 use crate::cli::{millis as ms_arg, secs};
 use crate::load;

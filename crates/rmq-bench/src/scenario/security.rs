@@ -2,25 +2,22 @@
 //! server in CPU per request.
 
 use std::collections::BTreeMap;
-use std::fmt::Display;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{ensure, Context};
+use anyhow::Context;
 use clap::Args;
 use rmq_auth::Credentials;
 use rmq_broker_client::wall_ms;
 use rmq_transport::tls::{TlsClient, TlsSettings};
 use rmq_transport::{ClientConfig, RequestHook, RpcClient};
-use rmq_wire::{RemotingCommand, ResponseCode};
 use serde::{Deserialize, Serialize};
 
-use super::controller::lock;
 use super::fleet::{
     route_workers, start_peer, verify_routes, Fleet, QUERY_TIMEOUT, REGISTER_TIMEOUT,
 };
 use super::route_qps::LAYOUT;
-use super::{settle, Ctx, Record, Scenario};
+use super::{lock, settings, settle, success, Ctx, Record, Scenario};
 use crate::cli::secs;
 use crate::load::{self, Progress, Window, Worker};
 use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer, DIR};
@@ -287,23 +284,6 @@ fn accounts_yml() -> String {
          brokers:\n      - clusterName: {CLUSTER}\n        brokerName: {}\n",
         workload::broker_name(0)
     )
-}
-
-/// `(key, value)` settings of a peer.
-pub(super) fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    let owned = |&(k, v): &(&str, &str)| (k.to_owned(), v.to_owned());
-    pairs.iter().map(owned).collect()
-}
-
-/// `response` if it is a success; else an error of `what`, its code and remark.
-pub(super) fn success(response: RemotingCommand, what: impl Display) -> anyhow::Result<()> {
-    let remark = response.remark.as_deref().unwrap_or_default();
-    let code = response.code;
-    ensure!(
-        response.response_code() == ResponseCode::Success,
-        "{what}: code {code} {remark}"
-    );
-    Ok(())
 }
 
 /// Waymark's options with authentication on over [`accounts_yml`].
