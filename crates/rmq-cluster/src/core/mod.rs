@@ -91,6 +91,17 @@ impl Default for CoreConfig {
     }
 }
 
+/// A sweep of every broker, spread over its interval.
+#[derive(Debug, Default)]
+struct Sweep {
+    /// Brokers still to reconcile, the next last.
+    pending: Vec<BrokerRef>,
+    /// When it began.
+    began: Millis,
+    /// How many brokers it had.
+    len: usize,
+}
+
 /// A registration to pull.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PullRequest {
@@ -295,6 +306,8 @@ pub struct ClusterCore {
     holders: BTreeMap<BrokerRef, BTreeSet<MemberId>>,
     dirty: BTreeSet<BrokerRef>,
     next_sweep: Millis,
+    /// The sweep under way ([`ClusterCore::tick`]).
+    sweep: Sweep,
     pulls: BTreeMap<PullId, Pull>,
     pulling: BTreeMap<BrokerRef, PullId>,
     next_pull: PullId,
@@ -330,6 +343,7 @@ impl ClusterCore {
             holders: BTreeMap::new(),
             dirty: BTreeSet::new(),
             next_sweep: now,
+            sweep: Sweep::default(),
             pulls: BTreeMap::new(),
             pulling: BTreeMap::new(),
             next_pull: 1,

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use super::members::Member;
 use super::published::{BrokerRef, Entry};
-use super::{ClusterCore, Effect, Millis};
+use super::{ClusterCore, Effect, Millis, Sweep};
 
 /// How long a node with seeds, hearing only from members that are starting
 /// too, waits before it takes the cluster for forming and serves: no member
@@ -27,29 +27,17 @@ impl ClusterCore {
         }
         self.expire_pulls(now, &mut effects);
         self.mark_silence(now);
-        let sweep = now >= self.next_sweep;
-        let brokers: Vec<BrokerRef> = if sweep {
-            self.next_sweep = now + self.config.sweep_interval_ms;
-            self.dirty.clear();
-            self.holders
-                .keys()
-                .chain(self.relayed.keys())
-                .cloned()
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect()
-        } else {
-            std::mem::take(&mut self.dirty).into_iter().collect()
-        };
+        let mut brokers = std::mem::take(&mut self.dirty);
+        let swept = self.sweep_due(now, &mut brokers);
         for broker in brokers {
             self.reconcile(&broker, now, &mut effects);
         }
         self.collect_tombstones();
         self.publish_acks(now);
         self.publish_lost(now);
-        // Agreement is a pass over every member's brokers: taken with the
-        // sweep, and on every tick while bootstrap waits for it.
-        if sweep || !self.ready {
+        // Agreement is a pass over every member's brokers: taken at the end
+        // of each sweep, and on every tick while bootstrap waits for it.
+        if swept || !self.ready {
             let agreed = self.behind_total(now) == 0;
             if agreed {
                 self.last_agreement = Some(now);
@@ -57,6 +45,31 @@ impl ClusterCore {
             self.update_ready(agreed, now, &mut effects);
         }
         effects
+    }
+
+    /// Adds to `brokers` those the sweep reconciles at `now`, and says
+    /// whether a sweep ended. A sweep begins every sweep interval with
+    /// every broker known, in key order, and reaches each in proportion to
+    /// the time passed since it began: in one piece, 1,000 brokers took
+    /// milliseconds on the thread that also answers route queries. Each
+    /// broker is still reconciled once per interval.
+    fn sweep_due(&mut self, now: Millis, brokers: &mut BTreeSet<BrokerRef>) -> bool {
+        let interval = self.config.sweep_interval_ms.max(1);
+        let mut ended =
+            !self.sweep.pending.is_empty() && self.sweep.take_due(now, interval, brokers);
+        if self.sweep.pending.is_empty() && now >= self.next_sweep {
+            self.next_sweep = now + interval;
+            let every: BTreeSet<&BrokerRef> =
+                self.holders.keys().chain(self.relayed.keys()).collect();
+            self.sweep = Sweep {
+                pending: every.into_iter().rev().cloned().collect(),
+                began: now,
+                len: 0,
+            };
+            self.sweep.len = self.sweep.pending.len();
+            ended |= self.sweep.take_due(now, interval, brokers);
+        }
+        ended
     }
 
     /// Of the brokers members vouch for (up ones, and down ones whose
@@ -136,5 +149,26 @@ impl ClusterCore {
             self.publish_ready();
             effects.push(Effect::Ready { synced });
         }
+    }
+}
+
+impl Sweep {
+    /// Moves to `brokers` those due at `now`: the k-th of n once `k / n`
+    /// of `interval`, less a millisecond, has passed (so a sweep's first
+    /// share is taken as it begins). Says whether none is left.
+    fn take_due(
+        &mut self,
+        now: Millis,
+        interval: Millis,
+        brokers: &mut BTreeSet<BrokerRef>,
+    ) -> bool {
+        let elapsed = u128::from(now.saturating_sub(self.began)) + 1;
+        let share = (self.len as u128 * elapsed).div_ceil(u128::from(interval));
+        let due = usize::try_from(share).map_or(self.len, |due| due.min(self.len));
+        let done = self.len - self.pending.len();
+        for _ in done..due {
+            brokers.extend(self.pending.pop());
+        }
+        self.pending.is_empty()
     }
 }

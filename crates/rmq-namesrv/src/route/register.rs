@@ -234,7 +234,46 @@ fn with_repeats(topics: &[TopicConfig], positions: &[usize]) -> Vec<usize> {
         .collect()
 }
 
+/// What of the table a registration may change that routes, cluster info
+/// or the route snapshot are made of, taken before and after its first hold
+/// of the write lock: equal means the registration changed nothing anyone
+/// reads from the table but its liveness and DataVersion.
+#[derive(Debug, PartialEq)]
+pub struct RouteInputs {
+    group: Option<BrokerGroup>,
+    in_cluster: bool,
+    filter_servers: Option<Vec<String>>,
+    topic_edits: u64,
+    /// Whether the broker's entry exists, is provisional or relayed, and
+    /// what the snapshot keeps of it besides its DataVersion.
+    live: Option<(bool, Option<Arc<str>>, String, u64)>,
+}
+
 impl RouteTable {
+    /// The [`RouteInputs`] a registration of the broker at `key`, of group
+    /// `broker_name`, may change. Static-topic mappings are not among them:
+    /// a registration that carries some counts as a change without them
+    /// being compared (rare, and they are large).
+    pub fn route_inputs(&self, key: &BrokerKey, broker_name: &str) -> RouteInputs {
+        RouteInputs {
+            group: self.groups.get(broker_name).cloned(),
+            in_cluster: self
+                .clusters
+                .get(&key.cluster)
+                .is_some_and(|names| names.contains(broker_name)),
+            filter_servers: self.filter_servers.get(key).cloned(),
+            topic_edits: self.topics.edits(),
+            live: self.live.get(key).map(|live| {
+                (
+                    live.provisional,
+                    live.relayed_from.clone(),
+                    live.ha_server_addr.clone(),
+                    live.timeout_ms,
+                )
+            }),
+        }
+    }
+
     /// Grows the topic map for `new_topics` more, once, rather than
     /// rehashing it while they are written (which a sliced registration
     /// does in between route queries).

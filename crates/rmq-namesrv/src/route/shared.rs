@@ -23,7 +23,8 @@ use rmq_protocol::{Dialect, TopicConfig};
 use tokio::sync::Notify;
 
 use super::register::{
-    BrokerRegistration, RegisterError, RegisterOutcome, RegistrationSource, TopicChanges,
+    BrokerRegistration, RegisterError, RegisterOutcome, RegistrationSource, RouteInputs,
+    TopicChanges,
 };
 use super::{BrokerKey, Millis, RouteTable, MASTER_ID};
 
@@ -117,11 +118,17 @@ impl SharedRoutes {
     /// Exclusive access to the table; cached route bodies become stale.
     pub fn write(&self) -> RwLockWriteGuard<'_, RouteTable> {
         let guard = self.table.write();
+        self.count_change();
+        guard
+    }
+
+    /// Counts a write that may have changed a route: called with the write
+    /// lock held, so a reader that saw the old count saw the old table.
+    fn count_change(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);
         // The waiter reads the table under the read lock, so it sees this
         // write once the guard is dropped.
         self.changed.notify_one();
-        guard
     }
 
     /// Resolves after a write that may have changed a route (one made
@@ -239,7 +246,7 @@ impl SharedRoutes {
             };
             (fingerprint, changes)
         });
-        let mut table = self.write();
+        let mut table = RegistrationHold::first(self, &reg);
         let none_to_drop = table.none_to_drop(&reg, compared.as_ref().map(|c| c.0), source);
         let (outcome, work) = table.begin_registration_from(
             &reg,
@@ -275,7 +282,7 @@ impl SharedRoutes {
                 }
                 let edits = table.topic_edits();
                 drop(table);
-                table = self.write();
+                table = RegistrationHold::changed(self);
                 if table.topic_edits() != edits {
                     settled = slice.last().map_or(0, |last| last + 1);
                     break;
@@ -290,7 +297,7 @@ impl SharedRoutes {
             table.apply_topics(&work, slice);
             if rest.peek().is_some() {
                 drop(table);
-                table = self.write();
+                table = RegistrationHold::changed(self);
             }
         }
         if let Some((fingerprint, _)) = compared.as_ref().filter(|_| as_sent) {
@@ -391,6 +398,74 @@ impl SharedRoutes {
         }
         bodies.by_topic.entry(topic.to_owned()).or_default()[variant.slot()] = Some(body.clone());
         Some(body)
+    }
+}
+
+/// A registration's hold of the write lock. The first counts as a change
+/// of the routes, as it is released, only when the registration changed
+/// what routes, cluster info or the route snapshot are made of
+/// ([`RouteInputs`]): most registrations are a broker re-sending its
+/// unchanged topics with a new DataVersion (and every node of a cluster
+/// applies each one), and counting those would drop every cached route body
+/// and have the route snapshot encoded again about once a second. The later
+/// holds of a sliced registration write topics, and count when taken.
+struct RegistrationHold<'a> {
+    routes: &'a SharedRoutes,
+    table: RwLockWriteGuard<'a, RouteTable>,
+    /// The broker, its group and the inputs before the first hold; `None`
+    /// for a hold counted when taken.
+    before: Option<(BrokerKey, String, RouteInputs)>,
+}
+
+impl<'a> RegistrationHold<'a> {
+    fn first(routes: &'a SharedRoutes, reg: &BrokerRegistration) -> Self {
+        let table = routes.table.write();
+        let key = BrokerKey::new(&reg.cluster, &reg.broker_addr);
+        let before = if reg.mappings.is_empty() {
+            let inputs = table.route_inputs(&key, &reg.broker_name);
+            Some((key, reg.broker_name.clone(), inputs))
+        } else {
+            routes.count_change();
+            None
+        };
+        RegistrationHold {
+            routes,
+            table,
+            before,
+        }
+    }
+
+    fn changed(routes: &'a SharedRoutes) -> Self {
+        RegistrationHold {
+            routes,
+            table: routes.write(),
+            before: None,
+        }
+    }
+}
+
+impl std::ops::Deref for RegistrationHold<'_> {
+    type Target = RouteTable;
+
+    fn deref(&self) -> &RouteTable {
+        &self.table
+    }
+}
+
+impl std::ops::DerefMut for RegistrationHold<'_> {
+    fn deref_mut(&mut self) -> &mut RouteTable {
+        &mut self.table
+    }
+}
+
+impl Drop for RegistrationHold<'_> {
+    fn drop(&mut self) {
+        if let Some((key, broker_name, before)) = &self.before {
+            // Still under the lock: the guard is dropped after this.
+            if self.table.route_inputs(key, broker_name) != *before {
+                self.routes.count_change();
+            }
+        }
     }
 }
 

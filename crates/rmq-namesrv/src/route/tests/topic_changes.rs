@@ -27,7 +27,7 @@ fn an_unchanged_re_registration_differs_in_no_topic_and_writes_none() {
         .topic_changes(&again.broker_name, &again.topic_configs);
     assert_eq!(changes.positions(), &[] as &[usize]);
     assert_eq!(changes.new_topics(), 0);
-    let versions_before = routes.changes();
+    let changes_before = routes.changes();
     routes.register_broker(again, 2_000, false, true).unwrap();
 
     assert_eq!(
@@ -41,7 +41,37 @@ fn an_unchanged_re_registration_differs_in_no_topic_and_writes_none() {
         .live_broker(&crate::route::BrokerKey::new("c", "a:1"))
         .unwrap();
     assert_eq!(live.data_version.counter, 2);
-    assert!(routes.changes() > versions_before);
+    // No route changed, so cached route bodies stay valid and the route
+    // snapshot is not encoded again for it.
+    assert_eq!(routes.changes(), changes_before);
+}
+
+#[test]
+fn a_re_registration_that_changes_what_routes_are_made_of_counts_as_a_change() {
+    let topics = [topic("t1"), topic("t2")];
+    let first = || broker("c", "broker-a", "a:1", 0).topics(&topics);
+    let changes: [(&str, BrokerRegistration); 5] = [
+        (
+            "a changed topic",
+            broker("c", "broker-a", "a:1", 0)
+                .topics(&[topic("t1"), topic_with("t2", 4, 4, 6)])
+                .version(2, 0),
+        ),
+        ("a zone", first().zone("z1").version(2, 0)),
+        ("acting master", first().acting(Some(true)).version(2, 0)),
+        ("another HA address", first().ha("a:2").version(2, 0)),
+        (
+            "a slave joining",
+            broker("c", "broker-a", "a:3", 1).topics(&topics),
+        ),
+    ];
+    for (what, again) in changes {
+        let routes = SharedRoutes::new();
+        routes.register_broker(first(), 1_000, false, true).unwrap();
+        let before = routes.changes();
+        routes.register_broker(again, 2_000, false, true).unwrap();
+        assert!(routes.changes() > before, "{what}");
+    }
 }
 
 #[test]
@@ -234,6 +264,20 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
+/// Every topic's route, with and without acting master, and the cluster info.
+fn seen_by_clients(table: &RouteTable) -> String {
+    let mut seen: Vec<String> = table
+        .topics
+        .iter()
+        .map(|(topic, _)| {
+            let routes = [false, true].map(|acting| table.topic_route(topic, acting));
+            format!("{topic}: {routes:?}")
+        })
+        .collect();
+    seen.sort();
+    format!("{seen:?} {:?}", table.cluster_info())
+}
+
 fn configs(topics: &[(usize, i32, i32)]) -> Vec<TopicConfig> {
     topics
         .iter()
@@ -253,6 +297,11 @@ proptest! {
         let mut sent = std::collections::HashMap::new();
         for (at, step) in steps.into_iter().enumerate() {
             let now = 1_000 + at as u64;
+            // A step that leaves the change count as it was must leave
+            // every route and the cluster info as they were: cached route
+            // bodies and the route snapshot rely on it.
+            let changes_before = shared.changes();
+            let seen = seen_by_clients(&shared.read());
             match step {
                 Step::Register { name, id, acting, counter, topics, delete_missing } => {
                     let reg = registration(name, id, acting, counter).topics(&configs(&topics));
@@ -289,6 +338,11 @@ proptest! {
                 }
             }
             prop_assert_eq!(contents(&shared.read()), contents(&whole), "after step {}", at);
+            if shared.changes() == changes_before {
+                prop_assert_eq!(
+                    seen_by_clients(&shared.read()), seen, "uncounted change at step {}", at
+                );
+            }
         }
     }
 }
