@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Command, FromArgMatches};
+use clap::{Args, Command};
 
 use crate::peer::PeerKind;
 use crate::provenance::Allow;
@@ -48,10 +48,6 @@ pub fn command() -> Command {
         command = command.subcommand(entry.command());
     }
     command
-}
-
-pub fn args<T: FromArgMatches>(matches: &clap::ArgMatches) -> anyhow::Result<T> {
-    Ok(T::from_arg_matches(matches)?)
 }
 
 #[derive(Debug, Clone, Args)]
@@ -224,6 +220,7 @@ pub fn millis(text: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::{route_change::RouteChangeLatency, Entry};
 
     #[test]
     fn durations_parse() {
@@ -237,12 +234,17 @@ mod tests {
     #[test]
     fn every_scenario_is_a_sub_command_and_a_compare_choice() {
         command().debug_assert();
-        for id in scenario::ALL.iter().map(|e| e.id()) {
+        let ids: std::collections::BTreeSet<&str> = scenario::ALL.iter().map(|e| e.id()).collect();
+        assert_eq!(ids.len(), scenario::ALL.len(), "{ids:?}");
+        for entry in scenario::ALL {
+            let (id, about) = (entry.id(), entry.about());
             let argv = ["rmq-bench", id, "--peers", "waymark"];
             let matches = command().try_get_matches_from(argv).unwrap();
             assert_eq!(matches.subcommand_name(), Some(id));
             assert_eq!(scenario_id(id).as_deref(), Ok(id));
+            assert!(!about.is_empty());
         }
         assert!(scenario_id("route-qs").is_err());
+        assert!(!RouteChangeLatency.in_default_set());
     }
 }

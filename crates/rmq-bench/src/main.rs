@@ -19,9 +19,10 @@ mod workload;
 use std::io::Write;
 
 use anyhow::Context;
-use clap::ArgMatches;
+use clap::{ArgMatches, FromArgMatches};
+use tokio::runtime::{Builder, Runtime};
 
-use crate::cli::{args, CeilingArgs, CompareArgs, Global, ReportArgs};
+use crate::cli::{CeilingArgs, CompareArgs, Global, ReportArgs};
 use crate::results::Results;
 use crate::scenario::{Entry, ALL};
 
@@ -35,20 +36,17 @@ fn main() -> anyhow::Result<()> {
         // Colour codes only for a terminal: in a redirected log file they are noise.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let global: Global = args(&matches)?;
+    let global = Global::from_arg_matches(&matches)?;
     let Some((name, sub)) = matches.subcommand() else {
         anyhow::bail!("no sub-command (see --help)");
     };
     match name {
         "ceiling-server" => {
-            let ceiling: CeilingArgs = args(sub)?;
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            runtime.block_on(ceiling::run(ceiling.listen, ceiling.layout()))
+            let ceiling = CeilingArgs::from_arg_matches(sub)?;
+            runtime(1)?.block_on(ceiling::run(ceiling.listen, ceiling.layout()))
         }
         "report" => {
-            let report: ReportArgs = args(sub)?;
+            let report = ReportArgs::from_arg_matches(sub)?;
             let results = Results::load(&report.input)?;
             if let Some(why) = provenance::refusal(&results, report.allow.allow()) {
                 anyhow::bail!("{} not written: {why}", report.report.display());
@@ -64,24 +62,24 @@ fn main() -> anyhow::Result<()> {
             // One runtime thread per CPU the generator may use: under
             // `taskset -c 0` a single-threaded runtime, no cross-thread wake-ups.
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let mut builder = match threads {
-                1 => tokio::runtime::Builder::new_current_thread(),
-                _ => tokio::runtime::Builder::new_multi_thread(),
-            };
-            if threads > 1 {
-                builder.worker_threads(threads);
-            }
-            builder
-                .enable_all()
-                .build()?
-                .block_on(run(&global, name, sub))
+            runtime(threads)?.block_on(run(&global, name, sub))
         }
     }
 }
 
+/// A runtime of `threads` worker threads, on the calling thread for one.
+fn runtime(threads: usize) -> std::io::Result<Runtime> {
+    let mut builder = match threads {
+        1 => Builder::new_current_thread(),
+        _ => Builder::new_multi_thread(),
+    };
+    builder.worker_threads(threads).enable_all().build()
+}
+
 /// `compare`, or one scenario's sub-command (`name`).
 async fn run(global: &Global, name: &str, sub: &ArgMatches) -> anyhow::Result<()> {
-    let compare: Option<CompareArgs> = (name == "compare").then(|| args(sub)).transpose()?;
+    let compare = (name == "compare").then(|| CompareArgs::from_arg_matches(sub));
+    let compare = compare.transpose()?;
     let all = ALL.iter().copied();
     let entries: Vec<&dyn Entry> = match &compare {
         Some(CompareArgs {
@@ -94,20 +92,10 @@ async fn run(global: &Global, name: &str, sub: &ArgMatches) -> anyhow::Result<()
     };
     let setup = setup::peers(global, &entries)?;
     let argv = std::env::args().collect::<Vec<_>>().join(" ");
-    let Some(compare) = compare else {
-        let mut results = setup::results(global, &setup, &entries, argv)?;
-        scenario::run_all(global, &setup, &entries, Some(sub), &mut results).await?;
-        if let Some(json) = &global.json {
-            results.save(json)?;
-        }
-        let json = serde_json::to_string_pretty(&results)?;
-        return writeln!(std::io::stdout().lock(), "{json}").context("cannot write the results");
-    };
-    let line = compare.command_line.clone().unwrap_or(argv);
-    let mut results = setup::results(global, &setup, &entries, line)?;
-    let allow = compare.allow.allow();
+    let line = compare.as_ref().and_then(|c| c.command_line.clone());
+    let mut results = setup::results(global, &setup, &entries, line.unwrap_or(argv))?;
     let dirty = results.git.as_ref().filter(|g| g.is_dirty());
-    if let Some(git) = dirty.filter(|_| !allow.dirty) {
+    if let (Some(git), Some(compare)) = (dirty, compare.as_ref().filter(|c| !c.allow.allow_dirty)) {
         eprintln!(
             "the work tree is dirty (git {}): the results will be written, {} will not \
              (commit first, or pass --allow-dirty)",
@@ -115,13 +103,17 @@ async fn run(global: &Global, name: &str, sub: &ArgMatches) -> anyhow::Result<()
             compare.report.display()
         );
     }
-    scenario::run_all(global, &setup, &entries, None, &mut results).await?;
-    results.save(&compare.results)?;
-    if let Some(json) = &global.json {
+    let matches = compare.is_none().then_some(sub);
+    scenario::run_all(global, &setup, &entries, matches, &mut results).await?;
+    for json in compare.iter().map(|c| &c.results).chain(&global.json) {
         results.save(json)?;
     }
+    let Some(compare) = compare else {
+        let json = serde_json::to_string_pretty(&results)?;
+        return writeln!(std::io::stdout().lock(), "{json}").context("cannot write the results");
+    };
     let (json, md) = (compare.results.display(), compare.report.display());
-    if let Some(why) = provenance::refusal(&results, allow) {
+    if let Some(why) = provenance::refusal(&results, compare.allow.allow()) {
         let later = format!("`rmq-bench report --input {json}` writes it later");
         anyhow::bail!("wrote {json} but not {md}: {why} ({later})");
     }

@@ -10,12 +10,11 @@ use serde_json::Value;
 /// its own.
 fn workspace_bin(package: &str, name: &str) -> PathBuf {
     let bench = Path::new(env!("CARGO_BIN_EXE_rmq-bench"));
-    let profile_dir = bench.parent().expect("binary has a directory");
-    let beside = profile_dir.join(name);
+    let beside = bench.with_file_name(name);
     if beside.is_file() {
         return beside;
     }
-    let target = profile_dir.join("smoke-servers");
+    let target = bench.with_file_name("smoke-servers");
     let status = Command::new(env!("CARGO"))
         .args(["build", "-q", "-p", package, "--target-dir"])
         .arg(&target)
@@ -68,12 +67,9 @@ impl Run {
     /// an error.
     fn results(&self, id: &str, part: &str) -> Vec<(&str, &Value)> {
         let runs = self.json["scenarios"][id]["runs"].as_array();
-        let runs = runs.unwrap_or_else(|| panic!("no {id}"));
+        let runs = runs.unwrap_or_else(|| panic!("no {id}")).iter();
         let mut found = Vec::new();
-        for run in runs
-            .iter()
-            .filter(|r| r["part"].as_str().unwrap_or("") == part)
-        {
+        for run in runs.filter(|r| r["part"].as_str().unwrap_or("") == part) {
             let (error, stderr) = (&run["error"], &self.stderr);
             assert!(error.is_null(), "{id} {part} failed: {run}\n{stderr}");
             found.push((run["peer"].as_str().unwrap(), &run["result"]));

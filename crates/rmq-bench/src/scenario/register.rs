@@ -204,15 +204,13 @@ const RATIOS: &[Ratio<Outcome>] = &[
     },
 ];
 
-fn one_decimal(value: f64) -> String {
-    format!("{value:.1}")
-}
-
 const COLUMNS: &[Col<Outcome>] = &[
     ("first round", |x| seconds(x.first_round_s)),
-    ("first registrations/s", |x| one_decimal(x.first_per_s)),
+    ("first registrations/s", |x| format!("{:.1}", x.first_per_s)),
     ("first-round CPU per registration", |x| us(first_cpu(x))),
-    ("steady registrations/s", |x| one_decimal(x.steady_per_s)),
+    ("steady registrations/s", |x| {
+        format!("{:.1}", x.steady_per_s)
+    }),
     ("steady entries/s", |x| num(x.steady_entries_per_s)),
     ("steady p50", |x| ms(x.steady_latency.p50_us)),
     ("steady p99", |x| ms(x.steady_latency.p99_us)),
