@@ -2,6 +2,7 @@
 //! and RSS under broker heartbeats, and failover.
 
 use std::collections::BTreeMap;
+use std::future::pending;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -10,7 +11,6 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use futures::stream::{self, StreamExt, TryStreamExt};
-use futures::FutureExt;
 use rmq_broker_client::controller::{serve_notices, ControllerClient};
 use rmq_broker_client::{
     numbered_topics, wall_ms, BrokerConfig, ControllerAgent, ControllerModeConfig, NameServerList,
@@ -20,8 +20,7 @@ use rmq_protocol::headers::BrokerHeartbeatRequestHeader;
 use rmq_transport::RpcClient;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::fleet::{ms_until, route, start_peer, TINY};
@@ -29,8 +28,7 @@ use super::{lock, settle, Ctx, Record, Scenario, Starts};
 use crate::cli::{millis as ms_arg, secs};
 use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer};
 use crate::pin::CpuSnapshot;
-use crate::report::format::ms_list;
-use crate::report::format::{mib, noise, num, or_na};
+use crate::report::format::{mib, ms_list, noise, num, or_na};
 use crate::report::{of, over, Col, Ratio, Section};
 use crate::results::PeerInfo;
 use crate::sample::ServerCpu;
@@ -207,11 +205,9 @@ impl Scenario for Controller {
         s.at_least(what, over(&beats, rss_sum, j, w), 5.0);
         let median = |p| of(&failover, p).and_then(|x| x.median_ms);
         let medians = median(w).zip(median(j));
-        s.target(
-            "failover no slower than Java's (median, Waymark ≤ Java)",
-            medians.map(|(a, b)| format!("{a:.0} ms vs {b:.0} ms")),
-            medians.map(|(a, b)| a <= b),
-        );
+        let what = "failover no slower than Java's (median, Waymark ≤ Java)";
+        let shown = medians.map(|(a, b)| format!("{a:.0} ms vs {b:.0} ms"));
+        s.target(what, shown, medians.map(|(a, b)| a <= b));
         s.heading("Heartbeats");
         if let Some(p) = s.params::<Params>() {
             let per_s = num(p.scheduled_per_s());
@@ -221,9 +217,8 @@ impl Scenario for Controller {
         s.ratios(&beats, &[j], HEARTBEAT_RATIOS);
         s.heading("Failover");
         if let Some(namesrv) = s.runs.info::<String>("namesrv") {
-            s.text(format!(
-                "The NameServer every peer's brokers register with: `{namesrv}`."
-            ));
+            let what = "The NameServer every peer's brokers register with";
+            s.text(format!("{what}: `{namesrv}`."));
         }
         s.table(&failover, FAILOVER_COLUMNS);
         let ratio = Ratio::cost("failover, median (Java ÷ Waymark)", |x: &Failover| {
@@ -415,12 +410,12 @@ struct Window {
     cpu: ServerCpu,
 }
 
+/// The max and the sum of `values`, `None` unless every one is known.
 fn sum_max(values: &[Option<u64>]) -> (Option<u64>, Option<u64>) {
     let known: Option<Vec<u64>> = values.iter().copied().collect();
-    match known {
-        Some(v) if !v.is_empty() => (v.iter().copied().max(), Some(v.iter().sum())),
-        _ => (None, None),
-    }
+    let known = known.unwrap_or_default();
+    let sum = (!known.is_empty()).then(|| known.iter().sum());
+    (known.iter().copied().max(), sum)
 }
 
 /// The heartbeat measurement on a fresh `kind` group, replica `i` on `broker_addrs[i]`.
@@ -510,11 +505,10 @@ async fn run_heartbeats(
         let mut alive_replicas = 0;
         for set in 0..params.broker_sets {
             let name = set_name(kind, set);
-            if let Some(info) = replicas[0].client.sync_state_data(&name).await? {
-                let (in_sync, not_in_sync) = (info.in_sync_replicas, info.not_in_sync_replicas);
-                let all = in_sync.iter().chain(&not_in_sync);
-                alive_replicas += all.filter(|r| r.alive).count();
-            }
+            let info = replicas[0].client.sync_state_data(&name).await?;
+            let all = info.iter().flat_map(|i| i.in_sync_replicas.iter());
+            let all = all.chain(info.iter().flat_map(|i| &i.not_in_sync_replicas));
+            alive_replicas += all.filter(|r| r.alive).count();
         }
         anyhow::Ok((window, windows, rss_kib, alive_replicas))
     }
@@ -558,40 +552,33 @@ async fn run_heartbeats(
     })
 }
 
-/// One failover replica, as `rmq-broker-sim --controller` runs it (`None` once crashed).
+/// One failover replica, as `rmq-broker-sim --controller` runs it: its agent and its registrar's
+/// schedule (`None` once crashed), and its notice listener (stopped when dropped).
 struct AgentReplica {
     addr: String,
-    live: Option<LiveReplica>,
-}
-
-/// A live replica: its agent, its registrar's schedule, its notice listener and what stops it.
-struct LiveReplica {
-    agent: ControllerAgent,
-    schedule: Running,
-    notices: JoinHandle<io::Result<()>>,
-    stop_notices: oneshot::Sender<()>,
+    agent: Option<ControllerAgent>,
+    schedule: Option<Running>,
+    notices: JoinSet<io::Result<()>>,
 }
 
 impl AgentReplica {
     fn agent(&self) -> Option<&ControllerAgent> {
-        self.live.as_ref().map(|l| &l.agent)
+        self.agent.as_ref()
     }
 
     fn role(&self) -> ReplicaRole {
         self.agent().map_or(ReplicaRole::Unknown, |a| a.role())
     }
 
-    /// Stops it as a kill would: every connection closed at once, nothing
-    /// unregistered. Returns the moment of the kill.
+    /// Stops it as a kill would: every connection closed at once, nothing unregistered. Returns
+    /// the moment of the kill.
     fn crash(&mut self) -> Instant {
         let at = Instant::now();
-        if let Some(live) = self.live.take() {
-            drop(live.agent);
-            live.schedule.registrar().close_connections();
-            drop(live.schedule);
-            let _ = live.stop_notices.send(());
-            live.notices.abort();
+        self.agent = None;
+        if let Some(schedule) = self.schedule.take() {
+            schedule.registrar().close_connections();
         }
+        self.notices.abort_all();
         at
     }
 }
@@ -609,32 +596,31 @@ async fn routed(query: &RpcClient, name: &str) -> anyhow::Result<BTreeMap<i64, S
 /// Waits until `set` has a master with every replica in sync, routed by the NameServer as id 0
 /// (slaves under their ids).
 async fn wait_settled(set: &[AgentReplica], name: &str, query: &RpcClient) -> anyhow::Result<()> {
-    let limit = Duration::from_secs(60);
-    let deadline = Instant::now() + limit;
-    let mut last = String::new();
-    while Instant::now() < deadline {
+    let (limit, mut last) = (Duration::from_secs(60), String::new());
+    let settled = async || {
         let master = set.iter().find(|r| r.role() == ReplicaRole::Master);
         let is_slave = |r: &&AgentReplica| matches!(r.role(), ReplicaRole::Slave { .. });
         let slaves = set.iter().filter(is_slave).count();
         last = "no master".into();
-        if let Some(master) = master {
-            let agent = master.agent().context("the master runs")?;
-            let sss = agent.sync_state_set().sync_state_set.len();
-            let routed_as = |r: &AgentReplica| match r.role() {
-                ReplicaRole::Master => 0,
-                _ => r.agent().and_then(|a| a.controller_id()).unwrap_or(-1),
-            };
-            let expected: BTreeMap<i64, String> =
-                set.iter().map(|r| (routed_as(r), r.addr.clone())).collect();
-            let route = routed(query, name).await?;
-            if sss == set.len() && slaves + 1 == set.len() && route == expected {
-                return Ok(());
-            }
-            last = format!("sync-state set of {sss}, {slaves} slaves, route {route:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    bail!("{name} did not settle within {limit:?}: {last}")
+        let Some(master) = master else {
+            return Ok(false);
+        };
+        let agent = master.agent().context("the master runs")?;
+        let sss = agent.sync_state_set().sync_state_set.len();
+        let routed_as = |r: &AgentReplica| match r.role() {
+            ReplicaRole::Master => 0,
+            _ => r.agent().and_then(|a| a.controller_id()).unwrap_or(-1),
+        };
+        let expected: BTreeMap<i64, String> =
+            set.iter().map(|r| (routed_as(r), r.addr.clone())).collect();
+        let route = routed(query, name).await?;
+        last = format!("sync-state set of {sss}, {slaves} slaves, route {route:?}");
+        Ok(sss == set.len() && slaves + 1 == set.len() && route == expected)
+    };
+    let poll = Duration::from_millis(50);
+    let took = ms_until(Instant::now(), poll, limit, settled).await?;
+    let why = || format!("{name} did not settle within {limit:?}: {last}");
+    took.map(drop).with_context(why)
 }
 
 /// The failover measurement on a fresh `kind` group, with replicas registering at `namesrv`.
@@ -669,17 +655,16 @@ async fn run_failover(
             Duration::from_millis(params.agent_heartbeat_timeout_ms);
         let agent = ControllerAgent::start(registrar.clone(), config, None);
         let java = Schedule::java(registrar.config(), None);
-        let schedule = rmq_broker_client::spawn(registrar, java, None);
-        let (stop_notices, stopped) = oneshot::channel::<()>();
-        let service = agent.notice_service();
-        let notices = tokio::spawn(serve_notices(listener, service, stopped.map(drop)));
-        let live = Some(LiveReplica {
+        let schedule = Some(rmq_broker_client::spawn(registrar, java, None));
+        let mut notices = JoinSet::new();
+        notices.spawn(serve_notices(listener, agent.notice_service(), pending()));
+        let agent = Some(agent);
+        Ok(AgentReplica {
+            addr,
             agent,
             schedule,
             notices,
-            stop_notices,
-        });
-        Ok(AgentReplica { addr, live })
+        })
     };
     let outcome = async {
         let mut sets = Vec::new();

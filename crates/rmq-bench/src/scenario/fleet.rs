@@ -5,7 +5,7 @@ use super::success;
 use crate::load::{self, Worker};
 use crate::peer::{self, PeerKind, PeerOptions, PeerSetup, RunningPeer};
 use crate::workload::{self, Layout, Registration};
-use anyhow::{bail, Context};
+use anyhow::{ensure, Context};
 use futures::future::join_all;
 use rmq_broker_client::wall_ms;
 use rmq_protocol::{JavaJson, TopicRouteData};
@@ -14,6 +14,7 @@ use rmq_wire::{RemotingCommand, ResponseCode};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 /// How long a peer may take to answer its first request.
@@ -21,8 +22,6 @@ pub const START_LIMIT: Duration = Duration::from_secs(120);
 /// Timeout of one registration (a Java broker's `registerBrokerTimeoutMills` is 24 s).
 pub const REGISTER_TIMEOUT: Duration = Duration::from_secs(30);
 pub const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
-/// How often [`Fleet::keep_registered`] re-registers: Java's `registerNameServerPeriod` default.
-pub const KEEP_REGISTERED_EVERY: Duration = Duration::from_secs(30);
 /// One broker with two topics, for scenarios that need a NameServer but no fleet.
 pub const TINY: Layout = Layout::new(1, 2, 1);
 
@@ -119,11 +118,12 @@ impl Fleet {
         };
         clients.map(worker).collect()
     }
-    /// Re-registers every broker every [`KEEP_REGISTERED_EVERY`] until the guard is dropped, so
-    /// that no server expires them (120 s) during a long part.
+    /// Re-registers every broker every 30 s (Java's `registerNameServerPeriod` default) until the
+    /// guard is dropped, so that no server expires them (120 s) during a long part.
     pub fn keep_registered(mut self) -> KeepRegistered {
-        KeepRegistered(tokio::spawn(async move {
-            let mut ticker = tokio::time::interval(KEEP_REGISTERED_EVERY);
+        let mut task = JoinSet::new();
+        task.spawn(async move {
+            let mut ticker = tokio::time::interval(Duration::from_secs(30));
             ticker.tick().await;
             loop {
                 ticker.tick().await;
@@ -131,19 +131,14 @@ impl Fleet {
                     eprintln!("[keep registered] {error:#}");
                 }
             }
-        }))
+        });
+        task
     }
 }
 
 /// Stops [`Fleet::keep_registered`]'s re-registrations (and closes the fleet's connections, which
 /// unregisters the brokers) when dropped.
-pub struct KeepRegistered(tokio::task::JoinHandle<()>);
-
-impl Drop for KeepRegistered {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
+pub type KeepRegistered = JoinSet<()>;
 
 /// Registrations of every broker of `layout`.
 pub fn registrations(layout: &Layout) -> anyhow::Result<Vec<Registration>> {
@@ -183,12 +178,8 @@ pub async fn route(client: &RpcClient, topic: &str) -> anyhow::Result<Option<Top
     }
     let body = response.body.clone().unwrap_or_default();
     success(response, format_args!("route of {topic}"))?;
-    let why = || {
-        format!(
-            "route of {topic} does not parse: {}",
-            String::from_utf8_lossy(&body)
-        )
-    };
+    let shown = || String::from_utf8_lossy(&body).into_owned();
+    let why = || format!("route of {topic} does not parse: {}", shown());
     Ok(Some(TopicRouteData::from_json(&body).with_context(why)?))
 }
 
@@ -211,9 +202,7 @@ pub async fn verify_routes(
             true => names == expected,
             false => names.len() == layout.brokers_of_set(0).len(),
         };
-        if !same {
-            bail!("{topic} routes to {names:?}, expected {expected:?}");
-        }
+        ensure!(same, "{topic} routes to {names:?}, expected {expected:?}");
     }
     Ok(())
 }
