@@ -89,39 +89,26 @@ impl Fate {
 
     /// One line: "closed 4/4", "error answer 1/4 (code 13: …)", ….
     pub fn summary(&self) -> String {
-        let n = self.attempts;
-        let mut parts = Vec::new();
-        if self.closed > 0 {
-            parts.push(format!("closed {}/{n}", self.closed));
-        }
-        if self.error_responses > 0 {
-            let first = self
-                .first_error_response
-                .as_deref()
-                .unwrap_or("")
-                .replace('|', "/");
-            parts.push(format!(
-                "error answer {}/{n} ({first})",
-                self.error_responses
-            ));
-        }
-        if self.accepted > 0 {
-            parts.push(format!("accepted {}/{n}", self.accepted));
-        }
-        if self.kept > 0 {
-            parts.push(format!("kept open {}/{n}", self.kept));
-        }
-        if self.connect_failed > 0 {
-            let first = self.first_connect_error.as_deref().unwrap_or("");
-            parts.push(format!(
-                "connect failed {}/{n} ({first})",
-                self.connect_failed
-            ));
-        }
-        if parts.is_empty() {
-            "n/a".into()
-        } else {
-            parts.join(", ")
+        let first = |error: &Option<String>| format!(" ({})", error.as_deref().unwrap_or(""));
+        let first_error_response = first(&self.first_error_response).replace('|', "/");
+        let parts: Vec<String> = [
+            ("closed", self.closed, String::new()),
+            ("error answer", self.error_responses, first_error_response),
+            ("accepted", self.accepted, String::new()),
+            ("kept open", self.kept, String::new()),
+            (
+                "connect failed",
+                self.connect_failed,
+                first(&self.first_connect_error),
+            ),
+        ]
+        .into_iter()
+        .filter(|&(_, count, _)| count > 0)
+        .map(|(what, count, first)| format!("{what} {count}/{}{first}", self.attempts))
+        .collect();
+        match parts.is_empty() {
+            true => "n/a".into(),
+            false => parts.join(", "),
         }
     }
 }
@@ -171,15 +158,13 @@ impl Raw {
             Err(_) => Ok(false),
             Ok(Ok(())) => Ok(true),
             // An answer may have come before the reset.
-            Ok(Err(_)) => Err(
-                match self
-                    .reaction(Instant::now() + Duration::from_millis(200))
-                    .await
-                {
-                    Reaction::Nothing => Reaction::Closed,
-                    seen => seen,
-                },
-            ),
+            Ok(Err(_)) => match self
+                .reaction(Instant::now() + Duration::from_millis(200))
+                .await
+            {
+                Reaction::Nothing => Err(Reaction::Closed),
+                seen => Err(seen),
+            },
         }
     }
 
@@ -274,10 +259,8 @@ pub async fn send_frames(
             Ok((raw, sent, reaction, reacted)) => {
                 struck.fate.count(&reaction);
                 struck.sent_bytes += sent;
-                if let Some(at) = reacted {
-                    let first = struck.first_reaction_after.map_or(at, |f| f.min(at));
-                    struck.first_reaction_after = Some(first);
-                }
+                let first = struck.first_reaction_after.into_iter().chain(reacted).min();
+                struck.first_reaction_after = first;
                 held.push(raw);
             }
             Err(error) => struck.fate.connect_failed(&error),
@@ -354,16 +337,37 @@ pub async fn send_and_hold(
     };
     while let Some(done) = tasks.join_next().await {
         struck.fate.attempts += 1;
-        match done {
-            Ok(Ok(reaction)) => struck.fate.count(&reaction),
-            Ok(Err(error)) => struck.fate.connect_failed(&error),
-            Err(error) => struck
-                .fate
-                .connect_failed(&std::io::Error::other(error.to_string())),
+        match done.map_err(std::io::Error::other).and_then(|done| done) {
+            Ok(reaction) => struck.fate.count(&reaction),
+            Err(error) => struck.fate.connect_failed(&error),
         }
     }
     struck.sent_bytes = sent.load(Ordering::Relaxed);
     struck
+}
+
+/// `connections` connections that each announce a `frame_bytes` frame ([`slow_frame`]), send all
+/// of it but its last byte as fast as the server takes it, and hold on until `deadline`.
+pub async fn slow_frames(
+    addr: SocketAddr,
+    connections: usize,
+    frame_bytes: usize,
+    deadline: Instant,
+) -> Struck {
+    let frame = Arc::new(slow_frame(frame_bytes));
+    send_and_hold(addr, connections, frame, false, deadline).await
+}
+
+/// `connections` connections that each pipeline `requests` [`topic_list_requests`] and read
+/// none of the answers until `deadline`.
+pub async fn unread_answers(
+    addr: SocketAddr,
+    connections: usize,
+    requests: usize,
+    deadline: Instant,
+) -> Struck {
+    let pipelined = Arc::new(topic_list_requests(requests));
+    send_and_hold(addr, connections, pipelined, true, deadline).await
 }
 
 /// The source address of flood connection `i`: 127.0.0.2 for the first

@@ -421,8 +421,7 @@ async fn tls(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Tl
     let id = kind.id();
     if p.joint_warmup_s > 0.0 {
         let both = Window::secs(0.0, p.joint_warmup_s, QUERY_TIMEOUT);
-        let mut all = over(&plain);
-        all.extend(over(&tls));
+        let all = over(&plain).into_iter().chain(over(&tls)).collect();
         let label = format!("security {id} plain+TLS warmup");
         load::shown(label, both.duration, async |progress| {
             load::closed_loop(all, both, progress, false, None).await
@@ -478,25 +477,25 @@ async fn measure(
             anyhow::Ok((before, outcome, snapshot()?))
         })
         .await?;
-        let seconds = after.seconds_since(&before).max(1e-3);
+        let (seconds, answered) = (after.seconds_since(&before).max(1e-3), outcome.ok);
         let server_cpu_s = after.server_seconds_since(&before);
         let w = CpuWindow {
-            answered: outcome.ok,
+            answered,
             errors: outcome.errors,
             first_error: outcome.first_error,
             window_s: seconds,
-            per_s: outcome.ok as f64 / seconds,
+            per_s: answered as f64 / seconds,
             server_cpu_s,
             server_cpu_percent: server_cpu_s * 100.0 / seconds,
-            cpu_us_per_request: (outcome.ok > 0).then(|| server_cpu_s * 1e6 / outcome.ok as f64),
+            cpu_us_per_request: (answered > 0).then(|| server_cpu_s * 1e6 / answered as f64),
             latency: Latency::of(&outcome.latency),
             others_cpu_percent: Some(after.others_percent_since(&before)),
             attempts: 1,
         };
-        let cpu = or_na(w.cpu_us_per_request, |v| format!("{v:.1}"));
-        let (answered, per_s, server) = (w.answered, w.per_s, w.server_cpu_percent);
+        let each = or_na(w.cpu_us_per_request, |v| format!("{v:.1}"));
         eprintln!(
-            "[{label}] {answered} answered, {per_s:.0}/s, {cpu} µs CPU each, server {server:.0} %"
+            "[{label}] {answered} answered, {:.0}/s, {each} µs CPU each, server {:.0} %",
+            w.per_s, w.server_cpu_percent
         );
         anyhow::Ok(w)
     };
@@ -585,19 +584,18 @@ mod tests {
             crate::report::render(&Security, &results, None)
         };
         let text = render(2_060.0);
-        assert!(text.contains(
+        let expected = [
             "| a signed REGISTER_BROKER of 2,000 topics costs Waymark < 5 % more server CPU than an \
-             unsigned one | +3.0 % | yes |"
-        ), "{text}");
-        assert!(text.contains("| authentication off, unsigned | 200 | 2,000 µs | 40.0 % | 0.31 ms | 1.10 ms | 0 | 3 % | 1 |"));
-        assert!(
-            text.contains("412 kB of JSON")
-                && text.contains("(CPU per registration, signed ÷ unsigned − 1).")
-        );
-        assert!(
-            text.contains("while its topics stay) | +1.0 % | yes |"),
-            "{text}"
-        );
+             unsigned one | +3.0 % | yes |",
+            "| authentication off, unsigned | 200 | 2,000 µs | 40.0 % | 0.31 ms | 1.10 ms | 0 | 3 % \
+             | 1 |",
+            "412 kB of JSON",
+            "(CPU per registration, signed ÷ unsigned − 1).",
+            "while its topics stay) | +1.0 % | yes |",
+        ];
+        for expected in expected {
+            assert!(text.contains(expected), "{expected} not in:\n{text}");
+        }
         assert!(render(2_200.0).contains("| +10.0 % | **no** |"));
     }
 }

@@ -1,6 +1,6 @@
-//! What each attack of the `hostile` scenario sends, and which of rmq-testkit's hostile peers
-//! sends it ([`rmq_testkit::hostile`]): the registrations are built as the benchmark's brokers
-//! build theirs (`rmq-broker-client`), the rest are a request of a kind or raw bytes.
+//! What each attack of the `hostile` scenario sends, through rmq-testkit's hostile peers
+//! ([`rmq_testkit::hostile`]): the registrations are built as the benchmark's brokers build
+//! theirs (`rmq-broker-client`), the rest are a request of a kind or raw bytes.
 
 use super::{Attack, Params};
 use crate::workload::{self, Layout, Registration, CLUSTER};
@@ -12,12 +12,11 @@ use rmq_protocol::{body_crc32, BodyFlavor, DataVersion, RegisterBrokerBody, Topi
 use rmq_testkit::hostile::{self, Struck};
 use rmq_wire::frame;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
 /// Runs `attack` against `addr` until `deadline`, then closes its connections; with a note for
-/// the report.
+/// the report. `flood` is the topic flood's frame ([`topic_flood_request`]).
 pub async fn run(
     attack: Attack,
     addr: SocketAddr,
@@ -39,16 +38,15 @@ pub async fn run(
             }
         },
         Attack::SlowFrames => {
-            let frame = Arc::new(hostile::slow_frame(p.slow_frame_bytes));
-            let struck = hostile::send_and_hold(addr, p.slow_connections, frame, false, deadline);
-            let struck = struck.await;
+            let (connections, bytes) = (p.slow_connections, p.slow_frame_bytes);
+            let struck = hostile::slow_frames(addr, connections, bytes, deadline).await;
             let (sent, planned) = (mib(struck.sent_bytes), mib(struck.planned_bytes));
             let note = format!("the server took {sent:.1} of {planned:.1} MiB");
             (struck, Some(note))
         }
         Attack::UnreadAnswers => {
-            let bytes = Arc::new(hostile::topic_list_requests(p.unread_requests));
-            let struck = hostile::send_and_hold(addr, p.unread_connections, bytes, true, deadline);
+            let (connections, requests) = (p.unread_connections, p.unread_requests);
+            let struck = hostile::unread_answers(addr, connections, requests, deadline);
             (struck.await, None)
         }
         Attack::ConnectionFlood => {
@@ -89,28 +87,21 @@ pub async fn run(
 fn big_headers(p: &Params) -> anyhow::Result<Vec<Bytes>> {
     let request = |i: usize| {
         let broker = 1_000 + i;
-        let layout = Layout::new(broker + 1, 2, 1);
         let letter = char::from(b'a' + (i % 26) as u8);
         let name = letter.to_string().repeat(p.big_header_bytes);
         let config = BrokerConfig::new(CLUSTER, name, workload::broker_addr(broker));
-        let mut registration = Registration::new(config, layout.topic_configs(broker), wall_ms())?;
-        Ok(frame::encode_to_bytes(
-            &registration.next_request(wall_ms()),
-        ))
+        let topics = Layout::new(broker + 1, 2, 1).topic_configs(broker);
+        let mut registration = Registration::new(config, topics, wall_ms())?;
+        let next = registration.next_request(wall_ms());
+        Ok(frame::encode_to_bytes(&next))
     };
     (0..p.big_header_sends).map(request).collect()
 }
 
-/// The prepared topic-flood REGISTER_BROKER: the whole frame, and the size of its compressed body.
-#[derive(Debug, Clone)]
-pub struct TopicFlood {
-    pub frame: Bytes,
-    pub body_bytes: usize,
-}
-
 /// A 4.9.7 broker's REGISTER_BROKER (version 407, `compressed=true`) of `topics` topics in a
-/// 4.x zlib body ([`RegisterBrokerBody::to_compressed`]).
-pub fn topic_flood_request(topics: usize) -> anyhow::Result<TopicFlood> {
+/// 4.x zlib body ([`RegisterBrokerBody::to_compressed`]): the whole frame, and the size of its
+/// compressed body.
+pub fn topic_flood_request(topics: usize) -> anyhow::Result<(Bytes, usize)> {
     let now = wall_ms();
     let topic = |i| {
         let name = format!("FloodTopic-{i:08}");
@@ -145,7 +136,7 @@ pub fn topic_flood_request(topics: usize) -> anyhow::Result<TopicFlood> {
         "{topics} topics compress to a {body_bytes}-byte body: the frame is over 16 MiB (use \
          fewer --flood-topics)"
     );
-    Ok(TopicFlood { frame, body_bytes })
+    Ok((frame, body_bytes))
 }
 
 #[cfg(test)]
@@ -154,24 +145,21 @@ mod tests {
 
     #[test]
     fn a_topic_flood_is_a_compressed_4x_registration() {
-        let flood = topic_flood_request(1_000).unwrap();
-        let command = frame::decode(flood.frame.clone()).unwrap();
+        let (frame, body_bytes) = topic_flood_request(1_000).unwrap();
+        let command = frame::decode(frame).unwrap();
         assert_eq!(
             command.request_code(),
             rmq_wire::RequestCode::RegisterBroker
         );
-        let compressed = command.ext("compressed");
-        assert_eq!((command.version, compressed), (407, Some("true")));
-        let body = command.body.unwrap();
-        assert_eq!(body.len(), flood.body_bytes);
-        let decoded = RegisterBrokerBody::from_compressed(&body, command.version).unwrap();
         assert_eq!(
-            decoded
-                .topic_config_serialize_wrapper
-                .topic_config_table
-                .len(),
-            1_000
+            (command.version, command.ext("compressed")),
+            (407, Some("true"))
         );
+        let body = command.body.unwrap();
+        assert_eq!(body.len(), body_bytes);
+        let decoded = RegisterBrokerBody::from_compressed(&body, command.version).unwrap();
+        let topics = decoded.topic_config_serialize_wrapper.topic_config_table;
+        assert_eq!(topics.len(), 1_000);
     }
 
     #[test]

@@ -13,7 +13,8 @@ use crate::report::{Col, Row, Section};
 use crate::stats::Latency;
 use crate::workload::{self, Layout};
 use anyhow::Context;
-use attacks::{topic_flood_request, TopicFlood};
+use attacks::topic_flood_request;
+use bytes::Bytes;
 use clap::{Args, ValueEnum};
 use rmq_testkit::hostile::{Fate, Struck};
 use rmq_transport::RpcClient;
@@ -161,19 +162,53 @@ impl Scenario for Hostile {
         let mut flood = None;
         if p.attacks.contains(&Attack::TopicFlood) {
             let (built, topics) = (Instant::now(), p.flood_topics.max(2));
-            let built_flood = tokio::task::spawn_blocking(move || topic_flood_request(topics))
-                .await
-                .context("building the topic-flood registration panicked")??;
+            let request = tokio::task::spawn_blocking(move || topic_flood_request(topics)).await;
+            let (frame, body_bytes) =
+                request.context("building the topic-flood registration panicked")??;
             eprintln!(
                 "[hostile] built the topic-flood registration: {topics} topics, {:.1} MB \
                  compressed, in {:.1} s",
-                built_flood.body_bytes as f64 / 1e6,
+                body_bytes as f64 / 1e6,
                 built.elapsed().as_secs_f64()
             );
-            flood = Some(built_flood);
+            flood = Some((frame, body_bytes));
         }
         for kind in ctx.peers::<Self>() {
-            record.add(kind, "", hostile(ctx.setup, kind, p, flood.as_ref()).await);
+            let started = Instant::now();
+            let mut attacks = Vec::new();
+            for &attack in &p.attacks {
+                let frame = flood.as_ref().map(|(frame, _)| frame.clone());
+                let run = attack_once(ctx.setup, kind, p, attack, frame).await;
+                let run = run.unwrap_or_else(|error| AttackRun {
+                    attack,
+                    error: Some(format!("{error:#}")),
+                    ..AttackRun::default()
+                });
+                let not_run = run.error.as_deref();
+                let not_run = not_run.map_or(String::new(), |e| format!("; not run: {e}"));
+                eprintln!(
+                    "[hostile {} {}] RSS {:?} → peak {:?} KiB, queries p99 {:.1} ms, {} of {} \
+                     failed, alive after: {} ({}), attacker: {}{not_run}",
+                    kind.id(),
+                    attack.id(),
+                    run.rss_before_kib,
+                    run.rss_peak_kib,
+                    run.queries.p99_us / 1_000.0,
+                    run.query_failures,
+                    run.queries_sent,
+                    run.alive_after,
+                    run.after,
+                    run.refusal.summary(),
+                );
+                attacks.push(run);
+            }
+            let outcome = Outcome {
+                params: p.clone(),
+                flood_body_bytes: flood.as_ref().map(|(_, body_bytes)| *body_bytes),
+                attacks,
+                duration_s: started.elapsed().as_secs_f64(),
+            };
+            record.add(kind, "", anyhow::Ok(outcome));
         }
         Ok(())
     }
@@ -287,48 +322,6 @@ fn describe(attack: Attack, p: &Params, flood_body: Option<usize>) -> String {
     }
 }
 
-/// Every attack of `p` against fresh `kind`s. An attack the harness could not run is recorded in
-/// its [`AttackRun::error`].
-async fn hostile(
-    setup: &PeerSetup,
-    kind: PeerKind,
-    p: &Params,
-    flood: Option<&TopicFlood>,
-) -> anyhow::Result<Outcome> {
-    let started = Instant::now();
-    let mut runs = Vec::new();
-    for &attack in &p.attacks {
-        let run = attack_once(setup, kind, p, attack, flood).await;
-        let run = run.unwrap_or_else(|error| AttackRun {
-            attack,
-            error: Some(format!("{error:#}")),
-            ..AttackRun::default()
-        });
-        let (id, not_run) = (kind.id(), run.error.as_deref());
-        let not_run = not_run.map_or(String::new(), |e| format!("; not run: {e}"));
-        eprintln!(
-            "[hostile {id} {}] RSS {:?} → peak {:?} KiB, queries p99 {:.1} ms, {} of {} failed, \
-             alive after: {} ({}), attacker: {}{not_run}",
-            attack.id(),
-            run.rss_before_kib,
-            run.rss_peak_kib,
-            run.queries.p99_us / 1_000.0,
-            run.query_failures,
-            run.queries_sent,
-            run.alive_after,
-            run.after,
-            run.refusal.summary(),
-        );
-        runs.push(run);
-    }
-    Ok(Outcome {
-        params: p.clone(),
-        flood_body_bytes: flood.map(|f| f.body_bytes),
-        attacks: runs,
-        duration_s: started.elapsed().as_secs_f64(),
-    })
-}
-
 /// `attack` on a fresh `kind` holding one broker: its RSS before, at the peak (sampled while the
 /// attack runs) and after, route queries at a fixed rate meanwhile, and whether it still answers.
 async fn attack_once(
@@ -336,7 +329,7 @@ async fn attack_once(
     kind: PeerKind,
     p: &Params,
     attack: Attack,
-    flood: Option<&TopicFlood>,
+    flood: Option<Bytes>,
 ) -> anyhow::Result<AttackRun> {
     let topics = match attack {
         Attack::UnreadAnswers => p.unread_topics,
@@ -355,10 +348,10 @@ async fn attack_once(
     let timeout = Duration::from_millis(p.query_timeout_ms);
     let during = Window::secs(0.0, p.attack_s.max(0.5), timeout);
     let deadline = Instant::now() + during.duration;
-    let (addr, attack_params, frame) = (peer.addr, p.clone(), flood.map(|f| f.frame.clone()));
+    let (addr, attack_params) = (peer.addr, p.clone());
     let attacker =
         tokio::spawn(
-            async move { attacks::run(attack, addr, &attack_params, deadline, frame).await },
+            async move { attacks::run(attack, addr, &attack_params, deadline, flood).await },
         );
     let request = workload::route_request(&topic);
     let query: load::Numbered = Arc::new(move |_| request.clone());
@@ -369,11 +362,13 @@ async fn attack_once(
             load::fixed_rate(&queries, rate, during, query, progress, None).await
         });
         let (outcome, struck) = (outcome.await, attacker.await);
-        let struck = struck.map_err(|error| format!("the attack task failed: {error}"));
-        (
-            outcome,
-            struck.unwrap_or_else(|why| (Struck::default(), Some(why))),
-        )
+        let struck = struck.unwrap_or_else(|error| {
+            (
+                Struck::default(),
+                Some(format!("the attack task failed: {error}")),
+            )
+        });
+        (outcome, struck)
     };
     // The peak RSS, sampled until the attack and its queries are over.
     let (peak, pid) = (&mut run.rss_peak_kib, peer.pid());
