@@ -10,9 +10,9 @@ use std::time::Duration;
 use anyhow::{ensure, Context};
 use clap::Args;
 use futures::future::{join_all, try_join_all};
-use rmq_broker_client::{wall_ms, BrokerConfig};
+use rmq_broker_client::wall_ms;
 use rmq_protocol::cluster_status::{ClusterStatusBody, Liveness, MemberStatus, NodeStatus};
-use rmq_protocol::{TopicConfig, TopicRouteData};
+use rmq_protocol::TopicRouteData;
 use rmq_transport::RpcClient;
 use rmq_wire::{RemotingCommand, RequestCode};
 use serde::{Deserialize, Serialize};
@@ -21,6 +21,8 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use super::fleet::{ms_until, route, start_peer, Fleet, QUERY_TIMEOUT, REGISTER_TIMEOUT, TINY};
+use super::route_change::broker;
+use super::storm::route_queries;
 use super::{lock, settings, success};
 use super::{Ctx, Record, Scenario};
 use crate::cli::{millis as ms_arg, secs};
@@ -31,12 +33,13 @@ use crate::report::format::{mib, ms, num, or_na, seconds, us};
 use crate::report::{Col, Row, Section};
 use crate::sample::{ServerCpu, ServerSample};
 use crate::stats::{Latency, Summary};
-use crate::workload::{self, Layout, Registration, CLUSTER};
+use crate::workload::{Layout, Registration};
 
 pub struct ClusterConvergence;
 
 /// The topic every timed broker registers, beside the anchor that keeps it routed.
 const TOPIC: &str = "ClusterConvergenceTopic";
+const SECOND_TOPIC: &str = "ClusterConvergenceTopic-1";
 /// The `clusterId` of every node.
 const CLUSTER_ID: &str = "rmq-bench";
 /// How often the harness asks for a node's status or metrics while it waits.
@@ -332,29 +335,25 @@ async fn start_node(setup: &PeerSetup, seed: Option<&str>) -> anyhow::Result<Nod
         ("httpListenAddr", "127.0.0.1:0"),
     ];
     pairs.extend(seed.map(|seed| ("clusterSeeds", seed)));
-    let settings = settings(&pairs);
     let options = PeerOptions {
-        settings,
+        settings: settings(&pairs),
         ..PeerOptions::default()
     };
     let peer = start_peer(setup, PeerKind::Waymark, &TINY, &options).await?;
     let (log, mut http) = (peer.process.dir().join("server.log"), None);
     let named = async || {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
-        http = text.split_once(SAYS).map(|(_, rest)| {
-            rest.split_whitespace()
-                .next()
-                .unwrap_or_default()
-                .to_owned()
-        });
+        let named = text
+            .split_once(SAYS)
+            .map(|(_, rest)| rest.split_whitespace().next());
+        http = named.map(|addr| addr.unwrap_or_default().to_owned());
         Ok(http.is_some())
     };
     ms_until(Instant::now(), STATUS_POLL, Duration::from_secs(10), named).await?;
     let tail = || format!("the log names no HTTP port: {}", peer.process.log_tail());
     let http = http.with_context(tail)?;
-    let http = http
-        .parse()
-        .with_context(|| format!("HTTP address {http:?}"))?;
+    let why = || format!("HTTP address {http:?}");
+    let http = http.parse().with_context(why)?;
     let client = load::connect(peer.addr, 1).await?.remove(0);
     Ok(Node { peer, http, client })
 }
@@ -380,13 +379,9 @@ async fn start_cluster(setup: &PeerSetup, nodes: usize) -> anyhow::Result<Vec<No
         Ok(true)
     };
     let took = ms_until(Instant::now(), STATUS_POLL, SPREAD_LIMIT, formed).await?;
-    let took = took.with_context(|| {
-        format!("{nodes} nodes did not form one cluster within {SPREAD_LIMIT:?}")
-    })?;
-    eprintln!(
-        "[cluster-convergence] {nodes} nodes formed one cluster in {:.2} s",
-        took / 1e3
-    );
+    let why = || format!("{nodes} nodes did not form one cluster within {SPREAD_LIMIT:?}");
+    let took_s = took.with_context(why)? / 1e3;
+    eprintln!("[cluster-convergence] {nodes} nodes formed one cluster in {took_s:.2} s");
     Ok(all)
 }
 
@@ -395,10 +390,8 @@ async fn until_every_node_holds(nodes: &[Node], brokers: usize) -> anyhow::Resul
     let mut held = Vec::new();
     let all_hold = async || {
         let statuses = try_join_all(nodes.iter().map(Node::status)).await?;
-        held = statuses
-            .iter()
-            .map(|(me, _)| me.direct_brokers + me.relayed_brokers)
-            .collect();
+        let brokers_of = |(me, _): &(NodeStatus, _)| me.direct_brokers + me.relayed_brokers;
+        held = Vec::from_iter(statuses.iter().map(brokers_of));
         Ok(held.iter().all(|&h| h == brokers))
     };
     let done = ms_until(Instant::now(), STATUS_POLL, SPREAD_LIMIT, all_hold).await?;
@@ -410,12 +403,7 @@ async fn until_every_node_holds(nodes: &[Node], brokers: usize) -> anyhow::Resul
 /// Broker `index` of the timed changes (0: the anchor) on an address of its own: `TOPIC` and one
 /// more (a single topic reads as an incremental registration, refused before a full one).
 fn timed_broker(name: &str, index: usize) -> anyhow::Result<Vec<Registration>> {
-    let config = BrokerConfig::new(CLUSTER, name, workload::broker_addr(50_000 + index));
-    let topics = vec![
-        TopicConfig::new(TOPIC),
-        TopicConfig::new(format!("{TOPIC}-1")),
-    ];
-    Ok(vec![Registration::new(config, topics, wall_ms())?])
+    Ok(vec![broker(name, 50_000 + index, [TOPIC, SECOND_TOPIC])?.1])
 }
 
 type Samples = Vec<Option<f64>>;
@@ -425,7 +413,7 @@ type Samples = Vec<Option<f64>>;
 async fn changes(nodes: &[Node], p: &Params) -> anyhow::Result<(Samples, Samples)> {
     let (n, poll) = (nodes.len(), Duration::from_millis(p.poll_ms.max(1)));
     let give_up = Duration::from_secs_f64(p.give_up_s);
-    let (mut added, mut removed) = (Vec::new(), Vec::new());
+    let mut samples = Vec::with_capacity(p.samples);
     for k in 0..p.samples {
         let name = format!("cluster-convergence-{k}");
         let origin = nodes[k % n].peer.addr;
@@ -441,8 +429,7 @@ async fn changes(nodes: &[Node], p: &Params) -> anyhow::Result<(Samples, Samples
         let closed = Instant::now();
         fleet.clients[0].close();
         let remove = ms_until(closed, poll, give_up, async || routed_by(0).await).await?;
-        added.push(add);
-        removed.push(remove);
+        samples.push((add, remove));
         eprintln!(
             "[cluster-convergence {n} nodes] change {k}: added {add:?} ms, removed {remove:?} ms"
         );
@@ -455,7 +442,7 @@ async fn changes(nodes: &[Node], p: &Params) -> anyhow::Result<(Samples, Samples
         // Spread the changes over the gossip round, not locked to it.
         tokio::time::sleep(Duration::from_millis(50 + (k as u64 * 137) % 450)).await;
     }
-    Ok((added, removed))
+    Ok(samples.into_iter().unzip())
 }
 
 /// Pull rounds: the first node's brokers re-register once each, and every other node pulls them.
@@ -469,9 +456,8 @@ async fn pull_rounds(
     let counts = async || anyhow::Ok(metrics(pullers, &[PULLS_OK]).await?.concat());
     let before_counts = counts().await?;
     // The first node's CPU is neither theirs nor another process's.
-    let pids: Vec<u32> = pullers.iter().map(|n| n.peer.pid()).collect();
     let every: Vec<u32> = nodes.iter().map(|n| n.peer.pid()).collect();
-    let snapshot = || CpuSnapshot::take_all(&pids).zip(CpuSnapshot::take_all(&every));
+    let snapshot = || CpuSnapshot::take_all(&every[1..]).zip(CpuSnapshot::take_all(&every));
     let before = snapshot();
     let each = first.registrations.len() as f64;
     let mut now = Vec::new();
@@ -493,12 +479,7 @@ async fn pull_rounds(
         done.with_context(why)?;
     }
     let after = snapshot();
-    let after_counts = counts().await?;
-    let pulled: f64 = after_counts
-        .iter()
-        .zip(&before_counts)
-        .map(|(n, b)| n - b)
-        .sum();
+    let pulled = counts().await?.iter().sum::<f64>() - before_counts.iter().sum::<f64>();
     let cpu = before
         .zip(after)
         .map(|((pullers, all), (pullers_after, all_after))| {
@@ -534,15 +515,16 @@ async fn routes_while_re_registering(
     p: &Params,
 ) -> anyhow::Result<(Vec<load::Outcome>, load::Outcome)> {
     let window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
-    let topics = layout.all_topics();
-    let query: load::Numbered =
-        Arc::new(move |i| workload::route_request(&topics[i as usize % topics.len()]));
+    let query = route_queries(layout.all_topics());
     let connect = |n: &Node| load::connect(n.peer.addr, QUERY_CONNECTIONS);
     let query_clients = try_join_all(nodes.iter().map(connect)).await?;
-    let brokers = |f: Fleet| f.clients.into_iter().zip(f.registrations);
+    let brokers = |f: Fleet| {
+        f.clients
+            .into_iter()
+            .zip(f.registrations.into_iter().map(Mutex::new))
+    };
     let (clients, registrations): (Vec<RpcClient>, Vec<_>) =
         fleets.into_iter().flat_map(brokers).unzip();
-    let registrations: Vec<_> = registrations.into_iter().map(Mutex::new).collect();
     let register: load::Numbered = Arc::new(move |i| {
         lock(&registrations[i as usize % registrations.len()]).next_request(wall_ms())
     });
@@ -594,11 +576,6 @@ async fn convergence(setup: &PeerSetup, nodes: usize, p: &Params) -> anyhow::Res
     let idle = Duration::from_secs_f64(p.idle_s);
     let (idle_sent_bytes_per_s, idle_received_bytes_per_s) = idle_gossip(&cluster, idle).await?;
     let (queried, registered) = routes_while_re_registering(&cluster, fleets, &layout, p).await?;
-    let server = ServerSample {
-        rss_kib: cluster.iter().filter_map(|n| n.peer.rss_kib()).max(),
-        ..ServerSample::of(&cluster[0].peer, None)
-    };
-    drop((anchor, cluster));
     let present = |samples: &[Option<f64>]| samples.iter().flatten().copied().collect::<Vec<_>>();
     Ok(Outcome {
         params: p.clone(),
@@ -619,6 +596,9 @@ async fn convergence(setup: &PeerSetup, nodes: usize, p: &Params) -> anyhow::Res
         registrations_per_s: registered.rate(),
         registration_errors: registered.errors,
         registration_first_error: registered.first_error,
-        server,
+        server: ServerSample {
+            rss_kib: cluster.iter().filter_map(|n| n.peer.rss_kib()).max(),
+            ..ServerSample::of(&cluster[0].peer, None)
+        },
     })
 }

@@ -22,7 +22,7 @@ use super::{Ctx, Record, Scenario};
 use crate::cli::{millis as ms_arg, secs};
 use crate::load;
 use crate::peer::{PeerKind, PeerOptions, PeerSetup};
-use crate::report::format::{ms, num, or_na, seconds};
+use crate::report::format::{div, ms, num, or_na, ratio, seconds};
 use crate::report::{of, Col, Row, Section};
 use crate::sample::ServerSample;
 use crate::stats::Summary;
@@ -192,10 +192,9 @@ fn latency(value_ms: f64) -> String {
 /// `a ÷ b` as `0.50×`, `12×` or `117,350×`; `n/a` unless both are positive (a median seen before
 /// the answer arrived has no meaningful ratio).
 fn times(a: Option<f64>, b: Option<f64>) -> String {
-    match (a, b) {
-        (Some(a), Some(b)) if a > 0.0 && b > 0.0 && a / b >= 10.0 => format!("{}×", num(a / b)),
-        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => format!("{:.2}×", a / b),
-        _ => "n/a".into(),
+    match div(a, b).filter(|_| a > Some(0.0)) {
+        Some(r) if r >= 10.0 => format!("{}×", num(r)),
+        _ => ratio(a, b),
     }
 }
 
@@ -214,13 +213,10 @@ fn versus((x, push): &Versus, f: fn(&Summary) -> f64) -> String {
 const COLUMNS: &[Col<Versus>] = &[
     ("client follows the route by", |(x, _)| {
         let poll_s = x.params.poll_interval_ms as f64 / 1_000.0;
-        let (by, at_end) = (
-            x.followed_by.text(poll_s),
-            x.followed_by_at_end.text(poll_s),
-        );
+        let by = x.followed_by.text(poll_s);
         match x.followed_by == x.followed_by_at_end {
             true => by,
-            false => format!("{by}; by the end: {at_end}"),
+            false => format!("{by}; by the end: {}", x.followed_by_at_end.text(poll_s)),
         }
     }),
     ("samples", |(x, _)| match x.missed {
@@ -274,9 +270,13 @@ fn next_at_offset(now: Duration, period: Duration, offset: Duration) -> Duration
     offset + Duration::from_nanos(u64::try_from(periods * period_ns).unwrap_or(u64::MAX))
 }
 
-fn broker(name: &str, index: usize) -> anyhow::Result<(BrokerConfig, Registration)> {
-    let config = BrokerConfig::new(CLUSTER, name, workload::broker_addr(2_000 + index));
-    let topics = TOPICS.iter().map(|t| TopicConfig::new(*t)).collect();
+/// A broker's config, and its registration.
+type Broker = (BrokerConfig, Registration);
+
+/// Broker `name` on the address of broker `index`, registering `topics`.
+pub(super) fn broker(name: &str, index: usize, topics: [&str; 2]) -> anyhow::Result<Broker> {
+    let config = BrokerConfig::new(CLUSTER, name, workload::broker_addr(index));
+    let topics = topics.map(TopicConfig::new).into();
     let registration = Registration::new(config.clone(), topics, wall_ms())?;
     Ok((config, registration))
 }
@@ -284,7 +284,7 @@ fn broker(name: &str, index: usize) -> anyhow::Result<(BrokerConfig, Registratio
 /// Sends the request by which the mover makes `change`, and waits for its answer.
 async fn make(
     client: &RpcClient,
-    (config, registration): &mut (BrokerConfig, Registration),
+    (config, registration): &mut Broker,
     change: Change,
 ) -> anyhow::Result<()> {
     let request = match change {
@@ -315,9 +315,7 @@ fn record_changes(mut watch: RouteWatch) -> (mpsc::UnboundedReceiver<Told>, Join
             let view = watch.borrow_and_update();
             let listed = view.as_ref().and_then(|v| lists_broker(&v.route, MOVER));
             drop(view);
-            if sender.send((at, listed)).is_err() {
-                return;
-            }
+            let _ = sender.send((at, listed));
         }
     });
     (receiver, task)
@@ -330,27 +328,23 @@ async fn told_of(
     listed: bool,
     deadline: Instant,
 ) -> Option<Instant> {
-    loop {
-        // None once the deadline passed or the recorder stopped.
-        let next = tokio::time::timeout_at(deadline, told.recv()).await;
-        let (at, state) = next.ok()??;
+    // Until the deadline passes or the recorder stops.
+    while let Ok(Some((at, state))) = tokio::time::timeout_at(deadline, told.recv()).await {
         if state == Some(listed) {
             return Some(at);
         }
     }
+    None
 }
 
 /// How the client follows routes once it has subscribed, been refused, or `limit` has passed.
 async fn settled(client: &RouteClient, limit: Duration) -> FollowedBy {
     let mut states = client.push_state();
-    let deadline = Instant::now() + limit;
-    loop {
-        let state = states.borrow_and_update().clone();
-        let changed = tokio::time::timeout_at(deadline, states.changed());
-        if state != PushState::Connecting || !matches!(changed.await, Ok(Ok(()))) {
-            return FollowedBy::of(&state);
-        }
+    let answered = states.wait_for(|state| *state != PushState::Connecting);
+    if let Ok(Ok(state)) = tokio::time::timeout(limit, answered).await {
+        return FollowedBy::of(&state);
     }
+    FollowedBy::PollingNotSubscribed
 }
 
 /// The scenario against a fresh `kind`, its client's route push set to `route_push`.
@@ -364,10 +358,10 @@ async fn follow(
     let peer = start_peer(setup, kind, &TINY, &PeerOptions::default()).await?;
     let push_off = if route_push { "" } else { ", route push off" };
     let label = format!("route-change-latency {}{push_off}", kind.id());
-    let mut anchor = Fleet::connect(peer.addr, vec![broker(ANCHOR, 0)?.1]).await?;
+    let mut anchor = Fleet::connect(peer.addr, vec![broker(ANCHOR, 2_000, TOPICS)?.1]).await?;
     anchor.register_all().await?;
-    let anchor = anchor.keep_registered();
-    let mut mover = broker(MOVER, 1)?;
+    let _anchor = anchor.keep_registered();
+    let mut mover = broker(MOVER, 2_001, TOPICS)?;
     let mover_client = load::connect(peer.addr, 1).await?.remove(0);
 
     let period = Duration::from_millis(params.poll_interval_ms.max(1));
@@ -380,19 +374,20 @@ async fn follow(
     let client = RouteClient::start(config);
     // The client polls at its start plus the initial delay, then every period.
     let poll_origin = client_started + client.config().poll_initial_delay;
-    let settle = Duration::from_secs_f64(params.settle_s);
-    let mut watch = client.watch(TOPICS[0]).await;
+    let (settle, topic) = (Duration::from_secs_f64(params.settle_s), TOPICS[0]);
+    let mut watch = client.watch(topic).await;
     if watch.borrow_and_update().is_none() {
         let _ = tokio::time::timeout(settle, watch.changed()).await;
     }
     let first = watch.borrow_and_update().clone();
-    let first = first.with_context(|| format!("the client got no route of {}", TOPICS[0]))?;
+    let route = &first
+        .with_context(|| format!("the client got no route of {topic}"))?
+        .route;
+    let alone =
+        lists_broker(route, ANCHOR) == Some(true) && lists_broker(route, MOVER) == Some(false);
     ensure!(
-        lists_broker(&first.route, ANCHOR) == Some(true)
-            && lists_broker(&first.route, MOVER) == Some(false),
-        "the first route of {} is not the anchor's alone: {:?}",
-        TOPICS[0],
-        first.route
+        alone,
+        "the first route of {topic} is not the anchor's alone: {route:?}"
     );
     let followed_by = settled(&client, settle).await;
     let (mut told, recorder) = record_changes(watch);
@@ -440,7 +435,8 @@ async fn follow(
 
     let seen: Vec<f64> = samples.iter().filter_map(|s| s.seen_ms).collect();
     let requests: Vec<f64> = samples.iter().map(|s| s.request_ms).collect();
-    let result = Outcome {
+    // The anchor and the mover's connection close before the peer stops.
+    Ok(Outcome {
         params: params.clone(),
         route_push,
         followed_by,
@@ -451,10 +447,7 @@ async fn follow(
         samples,
         duration_s: started.elapsed().as_secs_f64(),
         server: ServerSample::of(&peer, None),
-    };
-    drop((mover_client, anchor));
-    peer.stop();
-    Ok(result)
+    })
 }
 
 #[cfg(test)]
@@ -467,10 +460,7 @@ mod tests {
         let mut rng = fastrand::Rng::with_seed(7);
         let offsets = spread_offsets(6, period, &mut rng);
         assert!(offsets.iter().all(|o| *o < period), "{offsets:?}");
-        let mut slices: Vec<u128> = offsets
-            .iter()
-            .map(|o| o.as_nanos() / 5_000_000_000)
-            .collect();
+        let mut slices = Vec::from_iter(offsets.iter().map(|o| o.as_nanos() / 5_000_000_000));
         slices.sort_unstable();
         assert_eq!(slices, [0, 1, 2, 3, 4, 5]);
         assert!(spread_offsets(0, period, &mut rng).is_empty());
@@ -534,10 +524,7 @@ mod tests {
         let push_latency = push.latency_ms.clone();
         let cells = |x: &Outcome| {
             let row = (x.clone(), push_latency.clone());
-            COLUMNS
-                .iter()
-                .map(|(_, cell)| cell(&row))
-                .collect::<Vec<_>>()
+            Vec::from_iter(COLUMNS.iter().map(|(_, cell)| cell(&row)))
         };
         let waymark = cells(&push);
         assert_eq!(

@@ -15,6 +15,7 @@ use crate::workload::{self, Layout};
 use anyhow::Context;
 use clap::Args;
 use serde::{Deserialize, Serialize};
+use std::ffi::OsStr;
 use std::net::SocketAddr;
 use std::process::Command;
 use std::sync::Arc;
@@ -146,14 +147,18 @@ const COLUMNS: &[Col<Outcome>] = &[
     ("others' CPU", |x| noise(x.server.others_cpu_percent)),
 ];
 
+/// Route queries for each of `topics` in turn.
+pub(super) fn route_queries(topics: Vec<String>) -> Numbered {
+    Arc::new(move |i| workload::route_request(&topics[i as usize % topics.len()]))
+}
+
 /// Puts the calling thread under `SCHED_FIFO` 1; says what it got.
 fn realtime_priority() -> String {
-    let tid = std::fs::read_link("/proc/thread-self").ok();
-    let Some(tid) = tid.and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-    else {
+    let link = std::fs::read_link("/proc/thread-self").unwrap_or_default();
+    let Some(tid) = link.file_name().and_then(OsStr::to_str) else {
         return "normal (no thread id)".into();
     };
-    match Command::new("chrt").args(["-f", "-p", "1", &tid]).output() {
+    match Command::new("chrt").args(["-f", "-p", "1", tid]).output() {
         Ok(out) if out.status.success() => "SCHED_FIFO 1 (chrt)".into(),
         Ok(out) => {
             let why = String::from_utf8_lossy(&out.stderr);
@@ -169,7 +174,7 @@ fn realtime_priority() -> String {
 async fn query_thread(
     addr: SocketAddr,
     p: &Params,
-    topics: Vec<String>,
+    query: Numbered,
     progress: &Arc<Progress>,
 ) -> anyhow::Result<(String, Sender<()>, Receiver<load::Outcome>)> {
     let (connections, rate) = (p.query_connections.max(1), p.query_rate.max(1.0));
@@ -178,15 +183,10 @@ async fn query_thread(
     let (go_tx, go_rx) = oneshot::channel::<()>();
     let (done_tx, done_rx) = oneshot::channel();
     let progress = progress.clone();
-    let query: Numbered =
-        Arc::new(move |i| workload::route_request(&topics[i as usize % topics.len()]));
+    let runtime = Builder::new_current_thread().enable_all().build()?;
     std::thread::Builder::new()
         .name("storm-queries".into())
         .spawn(move || {
-            let runtime = match Builder::new_current_thread().enable_all().build() {
-                Ok(runtime) => runtime,
-                Err(error) => return drop(ready_tx.send(Err(error.into()))),
-            };
             let priority = realtime_priority();
             runtime.block_on(async move {
                 let clients = match load::connect(addr, connections).await {
@@ -220,7 +220,7 @@ async fn storm(ctx: &Ctx<'_>, kind: PeerKind, p: &Params) -> anyhow::Result<Outc
     let label = format!("route-under-storm {}", kind.id());
     let progress = Progress::new(label, register_window.total());
     let (query_thread, go, done) =
-        query_thread(peer.addr, p, layout.all_topics(), &progress).await?;
+        query_thread(peer.addr, p, route_queries(layout.all_topics()), &progress).await?;
     let printer = progress.spawn_printer();
     let pid = Some(peer.pid());
     let (registered, queried) = tokio::join!(
@@ -233,8 +233,6 @@ async fn storm(ctx: &Ctx<'_>, kind: PeerKind, p: &Params) -> anyhow::Result<Outc
     printer.finish();
     let queried = queried?;
     let server = ServerSample::of(&peer, registered.server_cpu.clone());
-    drop(fleet);
-    peer.stop();
     let cpu = server.server_cpu.as_ref();
     let (queries, registrations) = (queried.answered_in_window, registered.ok);
     let attribute = |cpu| sample::attribute(cpu, queries, query_us, registrations);
