@@ -38,24 +38,21 @@ pub enum Panel<T> {
 impl<T> Panel<T> {
     /// Latency percentile curves, a line per peer.
     pub fn curves(title: &str, points: fn(&T) -> Vec<Point>) -> Panel<T> {
-        let (x, y, title) = ("percentile", "latency (ms, log)", title.to_owned());
-        let percentiles = true;
         Panel::Lines {
-            title,
-            x,
-            y,
-            percentiles,
+            title: title.to_owned(),
+            x: "percentile",
+            y: "latency (ms, log)",
+            percentiles: true,
             points,
         }
     }
 
     /// A bar per peer, on a linear scale.
     pub fn bars(title: &str, value: fn(&T) -> Option<f64>) -> Panel<T> {
-        let (title, log, unit) = (title.to_owned(), false, "");
         Panel::Bars {
-            title,
-            log,
-            unit,
+            title: title.to_owned(),
+            log: false,
+            unit: "",
             value,
         }
     }
@@ -119,38 +116,33 @@ pub fn draw<T>(
         Ok(())
     })();
     drawn.map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(panels
-        .iter()
-        .map(Panel::title)
-        .collect::<Vec<_>>()
-        .join("; "))
+    let titles: Vec<&str> = panels.iter().map(Panel::title).collect();
+    Ok(titles.join("; "))
 }
+
+/// Where DejaVu Sans is found when `$RMQ_BENCH_FONT` names no font.
+const FONTS: [&str; 3] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+];
 
 /// Registers a TrueType font as "sans-serif" once; the error says why not.
 fn font() -> Result<(), String> {
     static LOADED: OnceLock<Result<(), String>> = OnceLock::new();
-    LOADED
-        .get_or_init(|| {
-            let given = std::env::var_os("RMQ_BENCH_FONT").map(PathBuf::from);
-            let candidates = given.into_iter().chain(
-                [
-                    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-                    "/usr/share/fonts/TTF/DejaVuSans.ttf",
-                    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-                ]
-                .map(PathBuf::from),
-            );
-            let path = candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
-                "no TrueType font found (apt-get install fonts-dejavu-core, or set RMQ_BENCH_FONT)"
-                    .to_owned()
-            })?;
-            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            // plotters keeps fonts for the life of the process.
-            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
-                .map_err(|_| format!("{} is not a usable font", path.display()))
-        })
-        .clone()
+    LOADED.get_or_init(load_font).clone()
+}
+
+fn load_font() -> Result<(), String> {
+    let given = std::env::var_os("RMQ_BENCH_FONT").map(PathBuf::from);
+    let mut candidates = given.into_iter().chain(FONTS.map(PathBuf::from));
+    let why = "no TrueType font found (apt-get install fonts-dejavu-core, or set RMQ_BENCH_FONT)";
+    let path = candidates.find(|p| p.is_file()).ok_or(why)?;
+    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // plotters keeps fonts for the life of the process.
+    let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+    plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+        .map_err(|_| format!("{} is not a usable font", path.display()))
 }
 
 fn color(peer: PeerKind) -> RGBColor {
