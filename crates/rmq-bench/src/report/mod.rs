@@ -155,25 +155,20 @@ fn run_and_machine(out: &mut String, r: &Results, id: &str) {
 /// `params` as the flags of `command` that would set them: seconds as
 /// `20s`, milliseconds as `500ms`, lists joined by commas.
 pub fn flags(command: &clap::Command, params: &Value) -> String {
-    let mut out = Vec::new();
-    for arg in command.get_arguments() {
-        let (id, Some(long)) = (arg.get_id().as_str(), arg.get_long()) else {
-            continue;
+    let flag = |arg: &clap::Arg| {
+        let (id, long) = (arg.get_id().as_str(), arg.get_long()?);
+        let value = match params.get(id)? {
+            Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(","),
+            value if id.ends_with("_ms") => format!("{}ms", plain(value)),
+            value if id.ends_with("_s") => format!("{}s", plain(value)),
+            Value::Bool(true) => return Some(format!("--{long}")),
+            Value::Bool(false) | Value::Null => return None,
+            value => plain(value),
         };
-        let value = match params.get(id) {
-            Some(Value::Array(items)) => items.iter().map(plain).collect::<Vec<_>>().join(","),
-            Some(value) if id.ends_with("_ms") => format!("{}ms", plain(value)),
-            Some(value) if id.ends_with("_s") => format!("{}s", plain(value)),
-            Some(Value::Bool(true)) => {
-                out.push(format!("--{long}"));
-                continue;
-            }
-            Some(Value::Bool(false) | Value::Null) | None => continue,
-            Some(value) => plain(value),
-        };
-        out.push(format!("--{long} {value}"));
-    }
-    out.join(" ")
+        Some(format!("--{long} {value}"))
+    };
+    let flags: Vec<String> = command.get_arguments().filter_map(flag).collect();
+    flags.join(" ")
 }
 
 fn plain(value: &Value) -> String {
