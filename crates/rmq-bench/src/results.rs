@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use crate::peer::PeerKind;
 use crate::pin::Machine;
 use crate::provenance::GitState;
+use crate::scenario::TWO_CPUS;
 
 /// One peer's run of one part of a scenario ("" for a scenario of one; e.g. `two-cpus`, `tls`):
 /// its outcome if it completed, else why not.
@@ -121,12 +122,15 @@ impl Results {
     }
 }
 
-/// The typed fields of results written before runs were kept by scenario id: field, scenario, part.
-const TYPED_FIELDS: [(&str, &str, &str); 13] = [
+/// The typed fields of results written before runs were kept by scenario id: field, scenario,
+/// part. A two-CPU pass's field holds its runs beside what becomes the scenario's note.
+const TYPED_FIELDS: [(&str, &str, &str); 15] = [
     ("route_qps", "route-qps", ""),
+    ("route_qps_two_cores", "route-qps", TWO_CPUS),
     ("route_sweep", "route-sweep", ""),
     ("route_under_storm", "route-under-storm", ""),
     ("register", "register", ""),
+    ("register_two_cores", "register", TWO_CPUS),
     ("failover", "failover", ""),
     ("startup", "startup", ""),
     ("controller_heartbeats", "controller", "heartbeats"),
@@ -142,44 +146,34 @@ const TYPED_FIELDS: [(&str, &str, &str); 13] = [
     ),
 ];
 
-/// Moves the typed fields of older files (and their two-CPU passes, controller groups) into
-/// `scenarios`, flattening `params.layout` (`{"layout": {"brokers": 10, …}, …}`).
+/// Moves the typed fields of older files (and their controller groups) into `scenarios`,
+/// flattening `params.layout` (`{"layout": {"brokers": 10, …}, …}`).
 fn convert_typed_fields(top: &mut Map<String, Value>) {
-    fn add<'a>(
-        scenarios: &'a mut BTreeMap<String, ScenarioRuns>,
-        id: &str,
-        part: &str,
-        outcomes: Value,
-    ) -> &'a mut ScenarioRuns {
+    let mut scenarios = BTreeMap::<String, ScenarioRuns>::new();
+    for (field, id, part) in TYPED_FIELDS {
         let scenario = scenarios.entry(id.to_owned()).or_default();
-        for mut outcome in serde_json::from_value::<Vec<Value>>(outcomes).unwrap_or_default() {
-            if let Some(map) = outcome.as_object_mut() {
-                map.insert("part".into(), part.into());
-                let params = map.get_mut("result").and_then(|r| r.get_mut("params"));
-                if let Some(params) = params.and_then(Value::as_object_mut) {
-                    if let Some(Value::Object(layout)) = params.remove("layout") {
-                        params.extend(layout);
-                    }
+        let outcomes = match top.remove(field) {
+            Some(Value::Object(mut pass)) if part == TWO_CPUS => {
+                let runs = pass.remove("runs").or_else(|| pass.remove("register"));
+                scenario.info.insert(TWO_CPUS.into(), Value::Object(pass));
+                runs.unwrap_or_default()
+            }
+            Some(outcomes) if part != TWO_CPUS => outcomes,
+            _ => continue,
+        };
+        let outcomes: Vec<Value> = serde_json::from_value(outcomes).unwrap_or_default();
+        for mut run in outcomes
+            .into_iter()
+            .filter_map(|o| Run::deserialize(o).ok())
+        {
+            run.part = part.to_owned();
+            let params = run.result.as_mut().and_then(|r| r.get_mut("params"));
+            if let Some(params) = params.and_then(Value::as_object_mut) {
+                if let Some(Value::Object(layout)) = params.remove("layout") {
+                    params.extend(layout);
                 }
             }
-            scenario.runs.extend(serde_json::from_value(outcome).ok());
-        }
-        scenario
-    }
-    let mut scenarios = BTreeMap::new();
-    for (field, id, part) in TYPED_FIELDS {
-        if let Some(outcomes) = top.remove(field) {
-            add(&mut scenarios, id, part, outcomes);
-        }
-    }
-    for (field, id) in [
-        ("route_qps_two_cores", "route-qps"),
-        ("register_two_cores", "register"),
-    ] {
-        if let Some(Value::Object(mut pass)) = top.remove(field) {
-            let runs = pass.remove("runs").or_else(|| pass.remove("register"));
-            let info = &mut add(&mut scenarios, id, "two-cpus", runs.unwrap_or_default()).info;
-            info.insert("two-cpus".into(), Value::Object(pass));
+            scenario.runs.push(run);
         }
     }
     let peers = top.remove("controller_peers");
@@ -188,10 +182,11 @@ fn convert_typed_fields(top: &mut Map<String, Value>) {
     // A field without runs makes no scenario (a two-CPU pass is one by its note).
     scenarios.retain(|_, s| !s.runs.is_empty() || !s.info.is_empty());
     if let Some(controller) = scenarios.get_mut("controller") {
-        controller.info.extend(peers.map(|p| ("peers".into(), p)));
-        controller
-            .info
-            .extend(namesrv.map(|n| ("namesrv".into(), n)));
+        let notes = [("peers", peers), ("namesrv", namesrv)];
+        let notes = notes
+            .into_iter()
+            .filter_map(|(key, note)| Some((key.into(), note?)));
+        controller.info.extend(notes);
     }
     if !scenarios.is_empty() {
         let scenarios = serde_json::to_value(scenarios).unwrap_or_default();

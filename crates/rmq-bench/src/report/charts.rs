@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use plotters::coord::ranged1d::{AsRangedCoord, SegmentValue, ValueFormatter};
+use plotters::coord::ranged1d::SegmentValue::{self, CenterOf, Exact};
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -38,24 +39,21 @@ pub enum Panel<T> {
 impl<T> Panel<T> {
     /// Latency percentile curves, a line per peer.
     pub fn curves(title: &str, points: fn(&T) -> Vec<Point>) -> Panel<T> {
-        let (x, y, title) = ("percentile", "latency (ms, log)", title.to_owned());
-        let percentiles = true;
         Panel::Lines {
-            title,
-            x,
-            y,
-            percentiles,
+            title: title.to_owned(),
+            x: "percentile",
+            y: "latency (ms, log)",
+            percentiles: true,
             points,
         }
     }
 
     /// A bar per peer, on a linear scale.
     pub fn bars(title: &str, value: fn(&T) -> Option<f64>) -> Panel<T> {
-        let (title, log, unit) = (title.to_owned(), false, "");
         Panel::Bars {
-            title,
-            log,
-            unit,
+            title: title.to_owned(),
+            log: false,
+            unit: "",
             value,
         }
     }
@@ -85,8 +83,31 @@ impl<T> Panel<T> {
                 unit,
                 value,
             } => {
-                let bars = rows.iter().filter_map(|(p, r)| Some((*p, value(r)?)));
-                bars_panel(area, title, &bars.collect::<Vec<_>>(), *log, unit)
+                let data = rows.iter().filter_map(|(p, r)| Some((*p, value(r)?)));
+                let data: &[_] = &data.collect::<Vec<_>>();
+                if data.is_empty() {
+                    return Ok(());
+                }
+                let max = data.iter().map(|(_, v)| *v).fold(0.0, f64::max).max(1e-9);
+                let mut builder = ChartBuilder::on(area);
+                builder
+                    .caption(title, ("sans-serif", 19))
+                    .margin(15)
+                    .x_label_area_size(35)
+                    .y_label_area_size(70);
+                if *log {
+                    let lo = data.iter().map(|(_, v)| *v).fold(f64::MAX, f64::min);
+                    let lo = lo.max(0.1) / 3.0;
+                    let y = (lo..max * 4.0).log_scale();
+                    draw_bars(builder, (data, unit), y, lo, |v| v * 1.08, &|v| {
+                        format!("{v}")
+                    })
+                } else {
+                    let (y, label_at) = (0f64..max * 1.2, |v| v + max * 0.01);
+                    draw_bars(builder, (data, unit), y, 0.0, label_at, &|v| {
+                        format!("{v:.0}")
+                    })
+                }
             }
         }
     }
@@ -119,38 +140,33 @@ pub fn draw<T>(
         Ok(())
     })();
     drawn.map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(panels
-        .iter()
-        .map(Panel::title)
-        .collect::<Vec<_>>()
-        .join("; "))
+    let titles: Vec<&str> = panels.iter().map(Panel::title).collect();
+    Ok(titles.join("; "))
 }
+
+/// Where DejaVu Sans is found when `$RMQ_BENCH_FONT` names no font.
+const FONTS: [&str; 3] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+];
 
 /// Registers a TrueType font as "sans-serif" once; the error says why not.
 fn font() -> Result<(), String> {
     static LOADED: OnceLock<Result<(), String>> = OnceLock::new();
-    LOADED
-        .get_or_init(|| {
-            let given = std::env::var_os("RMQ_BENCH_FONT").map(PathBuf::from);
-            let candidates = given.into_iter().chain(
-                [
-                    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-                    "/usr/share/fonts/TTF/DejaVuSans.ttf",
-                    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-                ]
-                .map(PathBuf::from),
-            );
-            let path = candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
-                "no TrueType font found (apt-get install fonts-dejavu-core, or set RMQ_BENCH_FONT)"
-                    .to_owned()
-            })?;
-            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            // plotters keeps fonts for the life of the process.
-            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
-                .map_err(|_| format!("{} is not a usable font", path.display()))
-        })
-        .clone()
+    LOADED.get_or_init(load_font).clone()
+}
+
+fn load_font() -> Result<(), String> {
+    let given = std::env::var_os("RMQ_BENCH_FONT").map(PathBuf::from);
+    let mut candidates = given.into_iter().chain(FONTS.map(PathBuf::from));
+    let why = "no TrueType font found (apt-get install fonts-dejavu-core, or set RMQ_BENCH_FONT)";
+    let path = candidates.find(|p| p.is_file()).ok_or(why)?;
+    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // plotters keeps fonts for the life of the process.
+    let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+    plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+        .map_err(|_| format!("{} is not a usable font", path.display()))
 }
 
 fn color(peer: PeerKind) -> RGBColor {
@@ -235,38 +251,6 @@ fn lines_panel(
     Ok(())
 }
 
-fn bars_panel(
-    area: &Area<'_>,
-    title: &str,
-    data: &[(PeerKind, f64)],
-    log: bool,
-    unit: &str,
-) -> Fallible {
-    if data.is_empty() {
-        return Ok(());
-    }
-    let max = data.iter().map(|(_, v)| *v).fold(0.0, f64::max).max(1e-9);
-    let mut builder = ChartBuilder::on(area);
-    builder
-        .caption(title, ("sans-serif", 19))
-        .margin(15)
-        .x_label_area_size(35)
-        .y_label_area_size(70);
-    if log {
-        let lo = data.iter().map(|(_, v)| *v).fold(f64::MAX, f64::min);
-        let lo = lo.max(0.1) / 3.0;
-        let y = (lo..max * 4.0).log_scale();
-        draw_bars(builder, (data, unit), y, lo, |v| v * 1.08, &|v| {
-            format!("{v}")
-        })
-    } else {
-        let (y, label_at) = (0f64..max * 1.2, |v| v + max * 0.01);
-        draw_bars(builder, (data, unit), y, 0.0, label_at, &|v| {
-            format!("{v:.0}")
-        })
-    }
-}
-
 /// Bars of `data` labelled with their value and `unit`, from `from` on the y axis `y`, each
 /// label at `label_at(value)`.
 fn draw_bars<Y: AsRangedCoord<Value = f64>>(
@@ -280,12 +264,9 @@ fn draw_bars<Y: AsRangedCoord<Value = f64>>(
 where
     Y::CoordDescType: ValueFormatter<f64>,
 {
-    let label = |v: f64| match v >= 100.0 {
-        true => format!("{v:.0} {unit}"),
-        false => format!("{v:.1} {unit}"),
-    };
+    let label = |v: f64| format!("{:.*} {unit}", if v >= 100.0 { 0 } else { 1 }, v);
     let x_labels = |v: &SegmentValue<usize>| match v {
-        SegmentValue::CenterOf(i) => data.get(*i).map_or("", |(p, _)| p.title()).to_owned(),
+        CenterOf(i) => data.get(*i).map_or("", |(p, _)| p.title()).to_owned(),
         _ => String::new(),
     };
     let style = TextStyle::from(("sans-serif", 15).into_font());
@@ -298,14 +279,10 @@ where
     mesh.y_label_formatter(y_labels);
     mesh.label_style(("sans-serif", 14)).draw()?;
     for (i, &(peer, v)) in data.iter().enumerate() {
-        let corners = [
-            (SegmentValue::Exact(i), from),
-            (SegmentValue::Exact(i + 1), v),
-        ];
-        let mut bar = Rectangle::new(corners, color(peer).filled());
+        let mut bar = Rectangle::new([(Exact(i), from), (Exact(i + 1), v)], color(peer).filled());
         bar.set_margin(0, 0, 14, 14);
         chart.draw_series([bar])?;
-        let at = (SegmentValue::CenterOf(i), label_at(v));
+        let at = (CenterOf(i), label_at(v));
         chart.draw_series([Text::new(label(v), at, style.clone())])?;
     }
     Ok(())

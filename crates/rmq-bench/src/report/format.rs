@@ -20,15 +20,10 @@ pub fn div(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 /// A whole number with thousands separators: `1,234,567`.
 pub fn num(value: f64) -> String {
     let rounded = value.round() as i64;
-    let digits = rounded.unsigned_abs().to_string();
-    let mut out = String::from(if rounded < 0 { "-" } else { "" });
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    let digits = rounded.unsigned_abs().to_string().into_bytes();
+    let groups = digits.rchunks(3).rev().flat_map(std::str::from_utf8);
+    let groups: Vec<&str> = groups.collect();
+    format!("{}{}", if rounded < 0 { "-" } else { "" }, groups.join(","))
 }
 
 /// Microseconds as milliseconds: `1.23 ms`, `12.3 ms`, `123 ms`.

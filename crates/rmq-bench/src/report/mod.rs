@@ -13,8 +13,8 @@ use std::path::Path;
 use anyhow::Context;
 use serde_json::Value;
 
-use crate::provenance::{self, Disturbance, GitState};
-use crate::results::{PeerInfo, Results};
+use crate::provenance::{self, Disturbance};
+use crate::results::Results;
 use crate::scenario::{self, Entry, DISTURBED_PERCENT};
 
 /// Writes the section of every scenario `results` holds into `path` (and their charts beside it).
@@ -23,11 +23,10 @@ pub fn write(results: &Results, path: &Path) -> anyhow::Result<()> {
     let dir = dir.unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut text = std::fs::read_to_string(path).unwrap_or_default();
-    let ran = scenario::ALL
-        .iter()
-        .filter(|e| results.scenarios.contains_key(e.id()));
-    for entry in ran {
-        text = merge(&text, entry.id(), &render(*entry, results, Some(dir)));
+    for &entry in scenario::ALL {
+        if results.scenarios.contains_key(entry.id()) {
+            text = merge(&text, entry.id(), &render(entry, results, Some(dir)));
+        }
     }
     let written = std::fs::write(path, text);
     written.with_context(|| format!("cannot write {}", path.display()))
@@ -62,13 +61,10 @@ pub fn merge(existing: &str, id: &str, section: &str) -> String {
     if existing.trim().is_empty() {
         return format!("# Benchmarks\n\n{block}");
     }
-    let ids: Vec<&str> = scenario::ALL.iter().map(|e| e.id()).collect();
-    let before = ids
-        .iter()
-        .position(|i| *i == id)
-        .map_or(&[][..], |at| &ids[..at]);
-    let previous = before.iter().rev().find_map(|i| {
-        let end = markers(i).1;
+    let at = scenario::ALL.iter().position(|e| e.id() == id);
+    let before = &scenario::ALL[..at.unwrap_or(0)];
+    let previous = before.iter().rev().find_map(|e| {
+        let end = markers(e.id()).1;
         existing.find(&end).map(|at| at + end.len())
     });
     match previous {
@@ -84,26 +80,19 @@ pub fn render(entry: &dyn Entry, results: &Results, chart_dir: Option<&Path>) ->
     let mut section = Section::new(entry.id(), results, runs, chart_dir);
     entry.report(&mut section);
     let peers = std::mem::take(&mut section.peers);
+    let params = section.params::<Value>();
     let (targets, body) = section.finish();
     let mut out = format!("### {}\n\n{}.\n\n", entry.id(), entry.about());
     run_and_machine(&mut out, results, entry.id());
-    let params = runs
-        .runs
-        .iter()
-        .find_map(|r| r.result.as_ref()?.get("params"));
-    let flags = params.map(|p| flags(&entry.command(), p));
+    let flags = params.map(|p| flags(&entry.command(), &p));
     if let Some(flags) = flags.filter(|f| !f.is_empty()) {
         let _ = writeln!(out, "Parameters: `rmq-bench {} {flags}`.\n", entry.id());
     }
     if !peers.is_empty() {
         out.push_str("| peer | what | started as |\n|---|---|---|\n");
-        for PeerInfo {
-            peer,
-            version,
-            command,
-        } in peers
-        {
-            let _ = writeln!(out, "| {} | {version} | `{command}` |", peer.title());
+        for p in peers {
+            let (peer, what, how) = (p.peer.title(), &p.version, &p.command);
+            let _ = writeln!(out, "| {peer} | {what} | `{how}` |");
         }
     }
     format!("{out}{targets}{body}\n")
@@ -135,24 +124,16 @@ fn run_and_machine(out: &mut String, r: &Results, id: &str) {
         true => "**Quick mode: a harness check, not a measurement.** ",
         false => "",
     };
+    let (at, minutes, command) = (&r.started_at, r.duration_s / 60.0, &r.command);
     let _ = writeln!(
         out,
-        "{quick}Run {} ({:.1} min in all). Command:\n\n```sh\n{}\n```\n",
-        r.started_at,
-        r.duration_s / 60.0,
-        r.command
+        "{quick}Run {at} ({minutes:.1} min in all). Command:\n\n```sh\n{command}\n```\n"
     );
-    match &r.git {
-        Some(GitState {
-            commit, describe, ..
-        }) => {
-            let _ = writeln!(
-                out,
-                "Commit measured: `{commit}` (`git describe`: {describe}).\n"
-            );
-        }
-        None => out.push_str("Commit measured: not recorded.\n\n"),
-    }
+    let commit = match &r.git {
+        Some(git) => format!("`{}` (`git describe`: {})", git.commit, git.describe),
+        None => "not recorded".into(),
+    };
+    let _ = writeln!(out, "Commit measured: {commit}.\n");
     let (m, p) = (&r.machine, &r.pinning);
     let _ = writeln!(
         out,
@@ -174,25 +155,20 @@ fn run_and_machine(out: &mut String, r: &Results, id: &str) {
 /// `params` as the flags of `command` that would set them: seconds as
 /// `20s`, milliseconds as `500ms`, lists joined by commas.
 pub fn flags(command: &clap::Command, params: &Value) -> String {
-    let mut out = Vec::new();
-    for arg in command.get_arguments() {
-        let (id, Some(long)) = (arg.get_id().as_str(), arg.get_long()) else {
-            continue;
+    let flag = |arg: &clap::Arg| {
+        let (id, long) = (arg.get_id().as_str(), arg.get_long()?);
+        let value = match params.get(id)? {
+            Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(","),
+            value if id.ends_with("_ms") => format!("{}ms", plain(value)),
+            value if id.ends_with("_s") => format!("{}s", plain(value)),
+            Value::Bool(true) => return Some(format!("--{long}")),
+            Value::Bool(false) | Value::Null => return None,
+            value => plain(value),
         };
-        let value = match params.get(id) {
-            Some(Value::Array(items)) => items.iter().map(plain).collect::<Vec<_>>().join(","),
-            Some(value) if id.ends_with("_ms") => format!("{}ms", plain(value)),
-            Some(value) if id.ends_with("_s") => format!("{}s", plain(value)),
-            Some(Value::Bool(true)) => {
-                out.push(format!("--{long}"));
-                continue;
-            }
-            Some(Value::Bool(false) | Value::Null) | None => continue,
-            Some(value) => plain(value),
-        };
-        out.push(format!("--{long} {value}"));
-    }
-    out.join(" ")
+        Some(format!("--{long} {value}"))
+    };
+    let flags: Vec<String> = command.get_arguments().filter_map(flag).collect();
+    flags.join(" ")
 }
 
 fn plain(value: &Value) -> String {

@@ -36,12 +36,11 @@ impl<T> Ratio<T> {
     }
 
     const fn new(label: &'static str, value: fn(&T) -> Option<f64>, up: bool) -> Ratio<T> {
-        let (waymark_over_peer, not_for) = (up, &[]);
         Ratio {
             label,
             value,
-            waymark_over_peer,
-            not_for,
+            waymark_over_peer: up,
+            not_for: &[],
         }
     }
 }
@@ -59,16 +58,21 @@ pub struct Row<T> {
 
 impl<T> Row<T> {
     pub fn new(peer: PeerKind, label: impl Into<String>, result: Result<T, String>) -> Row<T> {
-        let label = label.into();
         Row {
             peer,
-            label,
+            label: label.into(),
             result,
         }
     }
 
     pub fn ok(&self) -> Option<&T> {
         self.result.as_ref().ok()
+    }
+
+    /// The row with its value written out by `cells`.
+    fn written(&self, cells: impl FnOnce(&T) -> Vec<String>) -> Row<Vec<String>> {
+        let result = self.result.as_ref().map(cells).map_err(Clone::clone);
+        Row::new(self.peer, self.label.clone(), result)
     }
 }
 
@@ -123,15 +127,14 @@ impl<'a> Section<'a> {
     ) -> Section<'a> {
         let ran = |p: &&PeerInfo| runs.runs.iter().any(|r| r.peer == p.peer);
         let peers = results.peers.iter().filter(ran).cloned().collect();
-        let (targets, body) = (Vec::new(), String::new());
         Section {
             results,
             runs,
             id,
             chart_dir,
             peers,
-            targets,
-            body,
+            targets: Vec::new(),
+            body: String::new(),
         }
     }
 
@@ -174,12 +177,9 @@ impl<'a> Section<'a> {
     /// A table whose first column is headed `first` (`None`: no label column).
     pub fn table_headed<T>(&mut self, first: Option<&str>, rows: &[Row<T>], cols: &[Col<T>]) {
         let heads: Vec<&str> = cols.iter().map(|(head, _)| *head).collect();
-        let cells = rows.iter().map(|row| {
-            let cells = |x| cols.iter().map(|(_, cell)| cell(x)).collect();
-            let cells = row.result.as_ref().map(cells).map_err(Clone::clone);
-            Row::new(row.peer, row.label.clone(), cells)
-        });
-        self.cells(first, &heads, &cells.collect::<Vec<_>>());
+        let cells = |x: &T| cols.iter().map(|(_, cell)| cell(x)).collect();
+        let rows: Vec<_> = rows.iter().map(|row| row.written(cells)).collect();
+        self.cells(first, &heads, &rows);
     }
 
     /// A table of rows already written as cells, under `heads` (and `first`, the label
@@ -190,28 +190,21 @@ impl<'a> Section<'a> {
         let pad = |h: &&str| if h.is_empty() { "" } else { " " };
         let head: String = all.iter().map(|h| format!("{}{h} |", pad(h))).collect();
         let _ = writeln!(self.body, "\n|{head}\n|{}", "---|".repeat(all.len()));
+        let error = |why: String| vec![why.replace('|', "/")];
         for row in rows {
-            let mut cells: Vec<String> = first.map(|_| row.label.clone()).into_iter().collect();
-            let empty = match &row.result {
-                Ok(values) => {
-                    cells.extend(values.iter().cloned());
-                    String::new()
-                }
-                Err(error) => {
-                    cells.push(error.replace('|', "/"));
-                    " |".repeat(all.len().saturating_sub(cells.len()))
-                }
-            };
+            let label = first.map(|_| row.label.clone());
+            let values = row.result.clone().unwrap_or_else(error);
+            let cells: Vec<String> = label.into_iter().chain(values).collect();
+            let missing = all.len().saturating_sub(cells.len());
+            let empty = " |".repeat(if row.result.is_ok() { 0 } else { missing });
             let _ = writeln!(self.body, "| {} |{empty}", cells.join(" | "));
         }
     }
 
     /// Waymark's figures against those of each of `against`.
     pub fn ratios<T>(&mut self, rows: &[Row<T>], against: &[PeerKind], ratios: &[Ratio<T>]) {
-        let heads: Vec<String> = against
-            .iter()
-            .map(|p| format!("vs {}", p.title()))
-            .collect();
+        let vs = |p: &PeerKind| format!("vs {}", p.title());
+        let heads: Vec<String> = against.iter().map(vs).collect();
         let (heads, rule) = (heads.join(" | "), "---|".repeat(against.len() + 1));
         let _ = writeln!(self.body, "\n| Waymark | {heads} |\n|{rule}");
         for ratio in ratios {
@@ -239,8 +232,8 @@ impl<'a> Section<'a> {
     ) {
         let (what, met) = (what.as_ref(), met(was_met));
         let measured = measured.unwrap_or_else(|| "n/a".into());
-        let target = format!("| {what} | {measured} | {met} |");
-        self.targets.push(target);
+        self.targets
+            .push(format!("| {what} | {measured} | {met} |"));
     }
 
     /// A target that a ratio of at least `min` meets, shown as `{v:.2}×`.
@@ -263,13 +256,19 @@ impl<'a> Section<'a> {
             return self.target(what, Some(format!("not run: {why}")), None);
         }
         let (cpus, shared) = (self.results.machine.cpus, pass.shares_generator_cpus);
-        let caveat = match shared {
-            true => format!(
-                " This machine has {cpus} CPUs, so one of the server's two is also the \
-                 generator's: the rate shows how much of the second CPU the server put to use, \
-                 not how it scales, and the target is not judged."
+        let (caveat, unjudged) = match shared {
+            true => (
+                format!(
+                    " This machine has {cpus} CPUs, so one of the server's two is also the \
+                     generator's: the rate shows how much of the second CPU the server put to \
+                     use, not how it scales, and the target is not judged."
+                ),
+                format!(
+                    ", not judged: the generator ran on one of the two CPUs (the machine has \
+                     {cpus}), see \"{id} on two CPUs\""
+                ),
             ),
-            false => String::new(),
+            false => Default::default(),
         };
         let server = &pass.server_cpus;
         self.text(format!(
@@ -277,50 +276,29 @@ impl<'a> Section<'a> {
         ));
         let two = self.rows::<T>(TWO_CPUS);
         let rate = |x: Option<&T>| x.map(m.rate_of);
-        let _ = writeln!(
-            self.body,
-            "\n| peer | {0}, one CPU | two CPUs | two ÷ one | server CPU, two CPUs | {1}, one CPU | two CPUs |\n\
-             |---|---|---|---|---|---|---|",
+        let cells = |peer, x: &T| {
+            let (one, two_rate) = (of(one, peer), (m.rate_of)(x));
+            let gain = rate(one).filter(|v| *v > 0.0);
+            vec![
+                or_na(rate(one), |v| format!("{v:.1}")),
+                format!("{two_rate:.1}"),
+                or_na(gain, |v| format!("{:.2}×", two_rate / v)),
+                cpu_share((m.cpu_of)(x)),
+                us(one.and_then(m.per_request_of)),
+                us((m.per_request_of)(x)),
+            ]
+        };
+        let rows = two.iter().map(|r| r.written(|x| cells(r.peer, x)));
+        let heads = format!(
+            "{}, one CPU|two CPUs|two ÷ one|server CPU, two CPUs|{}, one CPU|two CPUs",
             m.rate, m.per_request
         );
-        for row in &two {
-            let label = &row.label;
-            let x = match &row.result {
-                Ok(x) => x,
-                Err(why) => {
-                    let (why, rest) = (why.replace('|', "/"), " |".repeat(5));
-                    let _ = writeln!(self.body, "| {label} | {why} |{rest}");
-                    continue;
-                }
-            };
-            let one = of(one, row.peer);
-            let two_rate = (m.rate_of)(x);
-            let gain = rate(one).filter(|v| *v > 0.0);
-            let gain = or_na(gain, |v| format!("{:.2}×", two_rate / v));
-            let one_rate = or_na(rate(one), |v| format!("{v:.1}"));
-            let cpu = cpu_share((m.cpu_of)(x));
-            let cost = [one.and_then(m.per_request_of), (m.per_request_of)(x)].map(us);
-            let [one_cost, two_cost] = cost;
-            let _ = writeln!(
-                self.body,
-                "| {label} | {one_rate} | {two_rate:.1} | {gain} | {cpu} | {one_cost} | {two_cost} |"
-            );
-        }
+        let heads: Vec<&str> = heads.split('|').collect();
+        self.cells(Some("peer"), &heads, &rows.collect::<Vec<_>>());
         let waymark = |rows| rate(of(rows, PeerKind::Waymark));
         let gain = div(waymark(&two), waymark(one));
-        match gain {
-            Some(gain) if shared => {
-                let measured = format!(
-                    "{gain:.2}×, not judged: the generator ran on one of the two CPUs (the \
-                     machine has {cpus}), see \"{id} on two CPUs\""
-                );
-                self.target(what, Some(measured), None)
-            }
-            gain => {
-                let measured = gain.map(|g| format!("{g:.2}×"));
-                self.target(what, measured, gain.map(|g| g >= 1.7))
-            }
-        }
+        let measured = gain.map(|g| format!("{g:.2}×{unjudged}"));
+        self.target(what, measured, gain.filter(|_| !shared).map(|g| g >= 1.7));
     }
 
     /// A chart of `panels` side by side, drawn from `rows` into `bench-<id>.png` beside the report.
