@@ -174,24 +174,11 @@ fn scan_int(header: &[u8], key: &[u8], last: bool) -> Option<i32> {
         header.windows(key.len()).position(|w| w == key)?
     };
     let rest = &header[at + key.len()..];
-    let end = rest
+    let len = rest
         .iter()
-        .position(|b| !(b.is_ascii_digit() || *b == b'-'));
-    let digits = &rest[..end.unwrap_or(rest.len())];
-    std::str::from_utf8(digits).ok()?.parse().ok()
-}
-
-/// Serves `listener` forever with `answers`.
-pub async fn serve(listener: TcpListener, answers: Arc<Answers>) -> anyhow::Result<()> {
-    loop {
-        let (stream, _) = listener.accept().await.context("accept failed")?;
-        let answers = answers.clone();
-        tokio::spawn(async move {
-            if let Err(error) = connection(stream, &answers).await {
-                tracing::debug!(%error, "ceiling connection ended");
-            }
-        });
-    }
+        .take_while(|b| b.is_ascii_digit() || **b == b'-')
+        .count();
+    std::str::from_utf8(&rest[..len]).ok()?.parse().ok()
 }
 
 async fn connection(mut stream: TcpStream, answers: &Answers) -> anyhow::Result<()> {
@@ -223,16 +210,23 @@ async fn connection(mut stream: TcpStream, answers: &Answers) -> anyhow::Result<
     }
 }
 
-/// `rmq-bench ceiling-server`: binds `listen`, prints the ready line, serves.
+/// `rmq-bench ceiling-server`: binds `listen`, prints the ready line, serves forever.
 pub async fn run(listen: SocketAddr, layout: Layout) -> anyhow::Result<()> {
     let listener = TcpListener::bind(listen).await;
     let listener = listener.with_context(|| format!("cannot listen on {listen}"))?;
     let answers = Arc::new(Answers::new(&layout));
-    let mut out = std::io::stdout().lock();
+    let mut out = std::io::stdout();
     writeln!(out, "ceiling server ready on {}", listener.local_addr()?)?;
     out.flush()?;
-    drop(out);
-    serve(listener, answers).await
+    loop {
+        let (stream, _) = listener.accept().await.context("accept failed")?;
+        let answers = answers.clone();
+        tokio::spawn(async move {
+            if let Err(error) = connection(stream, &answers).await {
+                tracing::debug!(%error, "ceiling connection ended");
+            }
+        });
+    }
 }
 
 #[cfg(test)]

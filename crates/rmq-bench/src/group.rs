@@ -1,13 +1,13 @@
 //! Controller groups under test: three nodes, each its own process, ready when every node
 //! answers and one serves as leader.
 
-use std::fmt::Display;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use rmq_testkit::peer_list;
 use rmq_transport::RpcClient;
 use rmq_wire::{RemotingCommand, RequestCode, ResponseCode};
 use tokio::time::Instant;
@@ -26,17 +26,6 @@ fn java_controller_flags(heap: &str) -> Vec<String> {
     flags.extend(opens.map(|package| format!("--add-opens=java.base/{package}=ALL-UNNAMED")));
     flags.insert(4, "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED".into());
     flags
-}
-
-/// `n0-127.0.0.1:P0;n1-127.0.0.1:P1;…`, the peer list of nodes on `ports`.
-fn peer_list<P: Display>(ports: &[P]) -> String {
-    let node = |(i, port)| format!("n{i}-127.0.0.1:{port}");
-    ports
-        .iter()
-        .enumerate()
-        .map(node)
-        .collect::<Vec<_>>()
-        .join(";")
 }
 
 /// The settings of node `self_id` whose files live in `dir`.
@@ -91,12 +80,8 @@ pub fn command_line(setup: &PeerSetup, kind: PeerKind, nodes: usize) -> anyhow::
     let dir = Path::new("<dir>");
     let ports: Vec<String> = (0..nodes).map(|i| format!("<port{i}>")).collect();
     let inner = node_command(setup, kind, &peer_list(&ports), "n0", dir)?;
-    Ok(peer::show_pinned(
-        setup,
-        inner,
-        dir,
-        "<interop/java rmq5 classpath>",
-    ))
+    let classpath = "<interop/java rmq5 classpath>";
+    Ok(peer::show_pinned(setup, inner, dir, classpath))
 }
 
 /// One node of a running group: its peer id (`n0`…), where it serves.
@@ -212,19 +197,11 @@ pub async fn start(
             group.nodes.push(GroupNode { id, addr, process });
         }
         if let Err(error) = group.wait_ready(spawned, limit).await {
-            let lost = group
-                .nodes
-                .iter_mut()
-                .position(|n| n.process.lost_its_port());
-            return Err(match lost.map(|at| &group.nodes[at]) {
-                Some(node) => Start::PortTaken(node.addr.port(), node.process.log_tail()),
-                None => Start::Failed(error),
-            });
+            let nodes = group.nodes.iter_mut().map(|n| (n.addr, &mut n.process));
+            return Err(Start::after(error, nodes));
         }
-        Ok(ControllerGroup {
-            ready_after: spawned.elapsed(),
-            ..group
-        })
+        group.ready_after = spawned.elapsed();
+        Ok(group)
     })
     .await
 }

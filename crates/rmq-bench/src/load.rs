@@ -5,7 +5,7 @@ use crate::pin::CpuSnapshot;
 use crate::sample::ServerCpu;
 use crate::stats;
 use anyhow::Context;
-use futures::stream::{FuturesUnordered, StreamExt};
+use futures::stream::{self, FuturesUnordered, StreamExt, TryStreamExt};
 use hdrhistogram::Histogram;
 use rmq_transport::{ClientConfig, ClientError, RpcClient};
 use rmq_wire::{RemotingCommand, ResponseCode};
@@ -44,12 +44,9 @@ pub async fn connect_with(
     count: usize,
     config: &ClientConfig,
 ) -> anyhow::Result<Vec<RpcClient>> {
-    let mut clients = Vec::with_capacity(count);
-    for _ in 0..count {
-        let client = RpcClient::connect(addr, config.clone()).await;
-        clients.push(client.with_context(|| format!("cannot connect to {addr}"))?);
-    }
-    Ok(clients)
+    let clients = stream::iter(0..count).then(|_| RpcClient::connect(addr, config.clone()));
+    let clients = clients.try_collect::<Vec<_>>().await;
+    clients.with_context(|| format!("cannot connect to {addr}"))
 }
 
 /// The progress line's counters: successes, failures, and a second stream's successes
@@ -204,17 +201,18 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn empty() -> Outcome {
+        let (latency, schedule_lag) = (stats::histogram(), stats::histogram());
         Outcome {
             ok: 0,
             errors: 0,
             first_error: None,
-            latency: stats::histogram(),
+            latency,
             response_bytes: 0,
             answered_in_window: 0,
             offered: 0,
             elapsed: Duration::ZERO,
             max_schedule_lag: Duration::ZERO,
-            schedule_lag: stats::histogram(),
+            schedule_lag,
             server_cpu: None,
         }
     }
@@ -234,50 +232,53 @@ impl Outcome {
 
     /// Successful requests counted per second of the window.
     pub fn rate(&self) -> f64 {
-        per_second(self.ok, self.elapsed)
+        per(self.ok, self.elapsed.as_secs_f64())
     }
 
     /// Successful answers that arrived inside the window, per second of it.
     pub fn achieved_rate(&self) -> f64 {
-        per_second(self.answered_in_window, self.elapsed)
+        per(self.answered_in_window, self.elapsed.as_secs_f64())
     }
 
     pub fn mean_response_bytes(&self) -> f64 {
-        match self.ok {
-            0 => 0.0,
-            ok => self.response_bytes as f64 / ok as f64,
-        }
+        per(self.response_bytes, self.ok as f64)
     }
 
-    /// Counts one answer (or failure); `false` if the connection closed and the worker should stop.
-    fn account(&mut self, result: Result<RemotingCommand, ClientError>, nanos: u128) -> bool {
-        match &result {
-            Ok(response) if response.response_code() == ResponseCode::Success => {
-                self.ok += 1;
-                self.response_bytes += response.body.as_ref().map_or(0, |b| b.len() as u64);
-                stats::record(&mut self.latency, nanos);
-                return true;
+    /// Counts one answer (or failure).
+    fn account(&mut self, result: Result<RemotingCommand, ClientError>, nanos: u128) {
+        let response = match result {
+            Ok(r) if r.response_code() == ResponseCode::Success => r,
+            failed => {
+                self.errors += 1;
+                self.first_error.get_or_insert_with(|| match failed {
+                    Ok(r) => format!(
+                        "response code {} ({})",
+                        r.code,
+                        r.remark.unwrap_or_default()
+                    ),
+                    Err(error) => error.to_string(),
+                });
+                return;
             }
-            _ => self.errors += 1,
-        }
-        let closed = matches!(result, Err(ClientError::Closed { .. }));
-        self.first_error.get_or_insert_with(|| match result {
-            Ok(r) => format!(
-                "response code {} ({})",
-                r.code,
-                r.remark.unwrap_or_default()
-            ),
-            Err(error) => error.to_string(),
-        });
-        !closed
+        };
+        self.ok += 1;
+        self.response_bytes += response.body.as_ref().map_or(0, |b| b.len() as u64);
+        stats::record(&mut self.latency, nanos);
     }
 }
 
-fn per_second(count: u64, elapsed: Duration) -> f64 {
-    match elapsed.as_secs_f64() {
-        secs if secs > 0.0 => count as f64 / secs,
-        _ => 0.0,
+/// `count / of`, 0 when `of` is not positive.
+fn per(count: u64, of: f64) -> f64 {
+    if of > 0.0 {
+        count as f64 / of
+    } else {
+        0.0
     }
+}
+
+/// Whether a request was answered with SUCCESS.
+fn succeeded(result: &Result<RemotingCommand, ClientError>) -> bool {
+    matches!(result, Ok(r) if r.response_code() == ResponseCode::Success)
 }
 
 /// Reads the CPU of `pid` at the start and at the end of `span`.
@@ -290,13 +291,30 @@ fn cpu_over(span: Range<Instant>, pid: u32) -> JoinHandle<Option<ServerCpu>> {
     })
 }
 
-/// The workers' outcomes merged, `elapsed` and `answered_in_window` still to be set.
-async fn merged(mut tasks: JoinSet<Outcome>) -> Outcome {
+/// The workers' outcomes merged over `elapsed` (of at most the window's duration), with the
+/// server's CPU read by `cpu` if the window was measured to its end.
+async fn merged(
+    mut tasks: JoinSet<Outcome>,
+    window: Window,
+    elapsed: impl FnOnce() -> Duration,
+    cpu: Option<JoinHandle<Option<ServerCpu>>>,
+) -> Outcome {
     let mut total = Outcome::empty();
     while let Some(done) = tasks.join_next().await {
         if let Ok(outcome) = done {
             total.merge(outcome);
         }
+    }
+    total.elapsed = elapsed().min(window.duration);
+    if let Some(cpu) = cpu {
+        // All workers gone before the window ended: the reading would wait for its end and
+        // cover time nobody measured.
+        total.server_cpu = if total.elapsed >= window.duration {
+            cpu.await.ok().flatten()
+        } else {
+            cpu.abort();
+            None
+        };
     }
     total
 }
@@ -317,7 +335,7 @@ pub async fn closed_loop(
     for Worker { client, mut make } in workers {
         let (progress, span) = (progress.clone(), span.clone());
         tasks.spawn(async move {
-            let (mut outcome, mut scratch) = (Outcome::empty(), Outcome::empty());
+            let mut outcome = Outcome::empty();
             loop {
                 let sent = Instant::now();
                 if sent >= span.end {
@@ -328,37 +346,26 @@ pub async fn closed_loop(
                     break; // the window ended first: not counted
                 };
                 let answered = Instant::now();
-                let target = match span.contains(&answered) {
-                    true => &mut outcome,
-                    false => &mut scratch,
+                let counter = match succeeded(&result) {
+                    true if side => &progress.side,
+                    true => &progress.ok,
+                    false => &progress.errors,
                 };
-                let (ok_before, errors_before) = (target.ok, target.errors);
-                let go_on = target.account(result, answered.duration_since(sent).as_nanos());
-                let counter = if side { &progress.side } else { &progress.ok };
-                counter.fetch_add(target.ok - ok_before, Ordering::Relaxed);
-                let errors = target.errors - errors_before;
-                progress.errors.fetch_add(errors, Ordering::Relaxed);
-                if !go_on {
+                counter.fetch_add(1, Ordering::Relaxed);
+                let closed = matches!(result, Err(ClientError::Closed { .. }));
+                if span.contains(&answered) {
+                    outcome.account(result, answered.duration_since(sent).as_nanos());
+                }
+                if closed {
                     break;
                 }
             }
             outcome
         });
     }
-    let mut total = merged(tasks).await;
+    let elapsed = || Instant::now().saturating_duration_since(span.start);
+    let mut total = merged(tasks, window, elapsed, cpu).await;
     total.answered_in_window = total.ok;
-    let elapsed = Instant::now().saturating_duration_since(span.start);
-    total.elapsed = elapsed.min(window.duration);
-    if let Some(cpu) = cpu {
-        // All workers gone before the window ended: the reading would wait for its end and
-        // cover time nobody measured.
-        total.server_cpu = if total.elapsed >= window.duration {
-            cpu.await.ok().flatten()
-        } else {
-            cpu.abort();
-            None
-        };
-    }
     total
 }
 
@@ -410,12 +417,10 @@ pub async fn fixed_rate(
                     biased;
                     Some(done) = in_flight.next(), if !in_flight.is_empty() => {
                         let (due, sent, at, result): Answered = done;
-                        let ok = matches!(&result, Ok(r) if r.response_code() == ResponseCode::Success);
+                        let ok = succeeded(&result);
                         let counter = if ok { &progress.ok } else { &progress.errors };
                         counter.fetch_add(1, Ordering::Relaxed);
-                        if ok && span.contains(&at) {
-                            outcome.answered_in_window += 1;
-                        }
+                        outcome.answered_in_window += u64::from(ok && span.contains(&at));
                         if span.contains(&due) {
                             let lag = sent.saturating_duration_since(due);
                             outcome.max_schedule_lag = outcome.max_schedule_lag.max(lag);
@@ -442,12 +447,7 @@ pub async fn fixed_rate(
             outcome
         });
     }
-    let mut total = merged(tasks).await;
-    total.elapsed = window.duration;
-    if let Some(cpu) = cpu {
-        total.server_cpu = cpu.await.ok().flatten();
-    }
-    total
+    merged(tasks, window, || window.duration, cpu).await
 }
 
 #[cfg(test)]
@@ -462,12 +462,10 @@ mod tests {
     impl Service for Slow {
         fn call(&self, _: &ConnectionInfo, request: RemotingCommand) -> Reply {
             let delay = self.0;
+            let response = RemotingCommand::response_to(&request, ResponseCode::Success);
             Reply::later(async move {
                 tokio::time::sleep(delay).await;
-                Some(RemotingCommand::response_to(
-                    &request,
-                    ResponseCode::Success,
-                ))
+                Some(response)
             })
         }
     }
@@ -475,10 +473,10 @@ mod tests {
     async fn slow_server(delay: Duration) -> SocketAddr {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let config = ServerConfig::default();
+        let (service, config) = (Slow(delay), ServerConfig::default());
         tokio::spawn(rmq_transport::run(
             listener,
-            Slow(delay),
+            service,
             config,
             std::future::pending(),
         ));
@@ -508,10 +506,8 @@ mod tests {
         let addr = slow_server(Duration::from_millis(1_000)).await;
         let client = connect(addr, 1).await.unwrap().remove(0);
         let window = Window::secs(0.0, 1.5, Duration::from_secs(5));
-        let worker = Worker {
-            client,
-            make: Box::new(route_query),
-        };
+        let make: Maker = Box::new(route_query);
+        let worker = Worker { client, make };
         let progress = Progress::new("test", window.duration);
         let started = std::time::Instant::now();
         let pid = Some(std::process::id());
@@ -521,10 +517,7 @@ mod tests {
         assert_eq!(counts, (1, 1, 0), "{outcome:?}");
         assert_eq!(outcome.elapsed, window.duration);
         assert!((outcome.rate() - 1.0 / 1.5).abs() < 1e-9);
-        assert!(
-            took < Duration::from_millis(1_900),
-            "waited after the window: {took:?}"
-        );
+        assert!(took < Duration::from_millis(1_900), "waited: {took:?}");
         // This process's CPU over the window was read (too few ticks for a figure per request).
         let cpu = outcome.server_cpu.expect("CPU read at both ends");
         assert!((cpu.window_s - 1.5).abs() < 0.2, "{cpu:?}");

@@ -222,24 +222,16 @@ pub async fn start(
         let command = command_for(setup, kind, port, &dir, ceiling_layout, options)?;
         let spawned = Instant::now();
         let process = Process::spawn(setup, command, dir, false)?;
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let ready_after = Duration::ZERO;
+        let (addr, ready_after) = (SocketAddr::from(([127, 0, 0, 1], port)), Duration::ZERO);
         let mut peer = RunningPeer {
             kind,
             addr,
             ready_after,
             process,
         };
-        match wait_ready(&mut peer, spawned, poll, limit).await {
-            Ok(ready_after) => Ok(RunningPeer {
-                ready_after,
-                ..peer
-            }),
-            Err(_) if peer.process.lost_its_port() => {
-                Err(Start::PortTaken(port, peer.process.log_tail()))
-            }
-            Err(error) => Err(Start::Failed(error)),
-        }
+        let ready = wait_ready(&mut peer, spawned, poll, limit).await;
+        peer.ready_after = ready.map_err(|e| Start::after(e, [(addr, &mut peer.process)]))?;
+        Ok(peer)
     })
     .await
 }
@@ -357,11 +349,10 @@ impl Process {
     /// The last lines of its log, for error messages.
     pub fn log_tail(&self) -> String {
         let text = self.log();
-        let mut tail: Vec<&str> = text.lines().rev().take(8).collect();
-        tail.reverse();
-        match tail.is_empty() {
-            true => "(empty)".to_owned(),
-            false => tail.join(" | "),
+        let lines: Vec<&str> = text.lines().collect();
+        match lines.len() {
+            0 => "(empty)".to_owned(),
+            n => lines[n.saturating_sub(8)..].join(" | "),
         }
     }
 
@@ -398,11 +389,28 @@ pub fn dir_for(kind: PeerKind) -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Why one start did not give a running server: one of its processes lost its port (which one,
-/// and its log), or anything else.
+/// Why one start did not give a running server: one of its processes lost its port (what holds
+/// that port, and the process's log), or anything else.
 pub enum Start {
-    PortTaken(u16, String),
+    PortTaken(String),
     Failed(anyhow::Error),
+}
+
+impl Start {
+    /// What ended a start that failed with `error`: the first of `processes` (by the address
+    /// each was to listen on) that lost its port, else `error`.
+    pub fn after<'a>(
+        error: anyhow::Error,
+        processes: impl IntoIterator<Item = (SocketAddr, &'a mut Process)>,
+    ) -> Start {
+        for (addr, process) in processes {
+            if process.lost_its_port() {
+                let (holder, log) = (ports::holder(addr.port()), process.log_tail());
+                return Start::PortTaken(format!("{holder} ({log})"));
+            }
+        }
+        Start::Failed(error)
+    }
 }
 
 impl<E: Into<anyhow::Error>> From<E> for Start {
@@ -435,10 +443,7 @@ pub async fn on_fresh_ports<T>(
         }
         match start(&chosen).await {
             Ok(started) => return Ok(started),
-            Err(Start::PortTaken(port, log)) => tried.push(format!(
-                "attempt {attempt}: {} ({log})",
-                ports::holder(port)
-            )),
+            Err(Start::PortTaken(why)) => tried.push(format!("attempt {attempt}: {why}")),
             Err(Start::Failed(error)) => return Err(error),
         }
     }

@@ -16,9 +16,14 @@ pub const TICKS_PER_SECOND: f64 = 100.0;
 /// One field of `/proc/<pid>/status` (`None`: this process's).
 pub fn proc_status_field(pid: Option<u32>, field: &str) -> Option<String> {
     let text = std::fs::read_to_string(proc_file(pid, "status")).ok()?;
+    value_of(&text, field).map(str::to_owned)
+}
+
+/// The value of the first `key: value` line of a `/proc` file (blanks may precede the colon).
+fn value_of<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     let mut lines = text.lines();
-    let value = lines.find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))?;
-    Some(value.trim().to_owned())
+    let value = lines.find_map(|l| l.strip_prefix(key)?.trim_start().strip_prefix(':'));
+    value.map(str::trim)
 }
 
 /// `/proc/<pid>/<name>` (`None`: this process's).
@@ -114,20 +119,16 @@ pub struct Machine {
 impl Machine {
     pub fn probe() -> Machine {
         let cpuinfo = read("/proc/cpuinfo");
-        let model = cpuinfo
-            .lines()
-            .find_map(|l| l.strip_prefix("model name")?.split_once(':'));
-        let meminfo = read("/proc/meminfo");
-        let kib = meminfo
-            .lines()
-            .find_map(|l| kib(l.strip_prefix("MemTotal:")?));
+        let memory = value_of(&read("/proc/meminfo"), "MemTotal").and_then(kib);
         Machine {
-            cpu_model: model.map_or("unknown", |(_, v)| v.trim()).to_owned(),
+            cpu_model: value_of(&cpuinfo, "model name")
+                .unwrap_or("unknown")
+                .to_owned(),
             cpus: cpuinfo
                 .lines()
                 .filter(|l| l.starts_with("processor"))
                 .count(),
-            memory_mib: kib.map_or(0, |kib| kib / 1024),
+            memory_mib: memory.map_or(0, |kib| kib / 1024),
             kernel: read("/proc/sys/kernel/osrelease"),
             load_at_start: load_average(),
             load_at_end: String::new(),
@@ -135,12 +136,11 @@ impl Machine {
     }
 }
 
+/// The 1, 5 and 15 minute load averages.
 pub fn load_average() -> String {
     let load = read("/proc/loadavg");
-    load.split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
+    let averages: Vec<&str> = load.split_whitespace().take(3).collect();
+    averages.join(" ")
 }
 
 fn read(path: &str) -> String {

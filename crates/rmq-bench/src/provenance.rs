@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::peer::PeerKind;
-use crate::results::Results;
+use crate::results::{Results, Run};
 use crate::scenario::DISTURBED_PERCENT;
 
 /// The work tree a run measured: commit, `git describe --always --dirty`, and its changes
@@ -69,22 +69,19 @@ pub struct Disturbance {
 
 /// Every run of `results` that other processes disturbed.
 pub fn disturbances(results: &Results) -> Vec<Disturbance> {
-    let mut found = Vec::new();
-    for (id, scenario) in &results.scenarios {
-        for run in &scenario.runs {
-            let worst = run.result.as_ref().and_then(most_others);
-            if let Some(others_cpu_percent) = worst.filter(|p| *p > DISTURBED_PERCENT) {
-                let what = format!("{id} {}", run.part).trim_end().to_owned();
-                let peer = run.peer;
-                found.push(Disturbance {
-                    what,
-                    peer,
-                    others_cpu_percent,
-                });
-            }
-        }
-    }
-    found
+    let runs = results.scenarios.iter();
+    let runs = runs.flat_map(|(id, scenario)| scenario.runs.iter().map(move |run| (id, run)));
+    let disturbed = |(id, run): (&String, &Run)| {
+        let worst = run.result.as_ref().and_then(most_others);
+        let others_cpu_percent = worst.filter(|p| *p > DISTURBED_PERCENT)?;
+        let (what, peer) = (format!("{id} {}", run.part).trim_end().to_owned(), run.peer);
+        Some(Disturbance {
+            what,
+            peer,
+            others_cpu_percent,
+        })
+    };
+    runs.filter_map(disturbed).collect()
 }
 
 /// The largest `others_cpu_percent` anywhere in `value`.

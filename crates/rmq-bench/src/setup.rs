@@ -30,11 +30,7 @@ pub fn peers(global: &Global, scenarios: &[&dyn Entry]) -> anyhow::Result<PeerSe
         let path = given.clone().unwrap_or(default);
         path.canonicalize().unwrap_or(path)
     };
-    let beside = |name: &str| {
-        bench_bin
-            .parent()
-            .map_or_else(|| name.into(), |d| d.join(name))
-    };
+    let beside = |name: &str| bench_bin.with_file_name(name);
     let waymark_bin = path(&global.waymark_bin, beside("rmq-namesrv"));
     let waymark_controller_bin = path(&global.waymark_controller_bin, beside("rmq-controller"));
     let rust_port = workspace_root().join(".bench/rust-port/bin/rocketmq-namesrv-rust");
@@ -116,33 +112,36 @@ pub fn results(
             });
         }
     }
-    let client_cpus_requested = (!global.no_pin).then(|| global.client_cpus.clone());
-    let client_cpus_allowed = pin::proc_status_field(None, "Cpus_allowed_list");
-    let server_cpus = setup.server_cpus.clone();
+    let pinning = Pinning {
+        client_cpus_requested: (!global.no_pin).then(|| global.client_cpus.clone()),
+        client_cpus_allowed: pin::proc_status_field(None, "Cpus_allowed_list"),
+        server_cpus: setup.server_cpus.clone(),
+    };
     Ok(Results {
         command,
         started_at: utc_now(),
         quick: global.quick,
         machine: Machine::probe(),
         git: GitState::probe(&workspace_root()),
-        pinning: Pinning {
-            client_cpus_requested,
-            client_cpus_allowed,
-            server_cpus,
-        },
+        pinning,
         peers,
         ..Results::default()
     })
 }
 
-/// Runs `mvn -B -q -ntp <flags> -f <pom> <goals>`; whether it succeeded (`for_peer`: the Java
-/// peer it is needed for).
-fn maven(flags: &[&str], pom: &Path, goals: &[&str], for_peer: &str) -> anyhow::Result<bool> {
+/// Runs `mvn -B -q -ntp <flags> -f <pom> <goals>`, failing unless it succeeds (`for_peer`: the
+/// Java peer it is needed for).
+fn maven(flags: &[&str], pom: &Path, goals: &[&str], for_peer: &str) -> anyhow::Result<()> {
     let mut command = Command::new("mvn");
     command.args(["-B", "-q", "-ntp"]).args(flags);
     command.arg("-f").arg(pom).args(goals);
     let why = format!("cannot run mvn (Maven 3.6+ is needed for the Java {for_peer})");
-    Ok(command.status().context(why)?.success())
+    if !command.status().context(why)?.success() {
+        let goals = goals.iter().filter(|g| !g.starts_with("-D"));
+        let goals = goals.copied().collect::<Vec<_>>().join(" ");
+        bail!("mvn {goals} failed for {}", pom.display());
+    }
+    Ok(())
 }
 
 /// Asks Maven for the Java NameServer's runtime classpath.
@@ -151,17 +150,8 @@ fn java_namesrv(pom: &Path, heap: &str) -> anyhow::Result<JavaSetup> {
     let out = std::env::temp_dir().join(out);
     eprintln!("resolving the Java NameServer classpath (mvn dependency:build-classpath) ...");
     let output = format!("-Dmdep.outputFile={}", out.display());
-    if !maven(
-        &[],
-        pom,
-        &["dependency:build-classpath", &output],
-        "NameServer",
-    )? {
-        bail!(
-            "mvn dependency:build-classpath failed for {}",
-            pom.display()
-        );
-    }
+    let goals = ["dependency:build-classpath", &output];
+    maven(&[], pom, &goals, "NameServer")?;
     let classpath = std::fs::read_to_string(&out)?;
     let _ = std::fs::remove_file(&out);
     let what = format!("the classpath from {}", pom.display());
@@ -174,9 +164,7 @@ fn java_controller(pom: &Path, heap: &str) -> anyhow::Result<JavaSetup> {
     let shown = dir.display();
     eprintln!("building the Java controller launcher (mvn -P rmq5 test-compile in {shown}) ...");
     let goals = ["-P", "rmq5", "test-compile"];
-    if !maven(&["-Dstyle.color=never"], pom, &goals, "controller")? {
-        bail!("mvn -P rmq5 test-compile failed for {}", pom.display());
-    }
+    maven(&["-Dstyle.color=never"], pom, &goals, "controller")?;
     let file = dir.join("target/rmq5/classpath.txt");
     let classpath = std::fs::read_to_string(&file);
     let classpath = classpath.with_context(|| format!("cannot read {}", file.display()))?;
@@ -184,16 +172,11 @@ fn java_controller(pom: &Path, heap: &str) -> anyhow::Result<JavaSetup> {
     java_setup(classpath, "rocketmq-controller", &what, heap)
 }
 
-/// `java` on `classpath` (`what`), which must hold a jar of `artifact`.
-fn java_setup(
-    classpath: String,
-    artifact: &str,
-    what: &str,
-    heap: &str,
-) -> anyhow::Result<JavaSetup> {
+/// `java` on `classpath` (`what`), which must hold a jar of `jar`.
+fn java_setup(classpath: String, jar: &str, what: &str, heap: &str) -> anyhow::Result<JavaSetup> {
     let classpath = classpath.trim().to_owned();
-    if !classpath.contains(artifact) {
-        bail!("{what} has no {artifact} jar");
+    if !classpath.contains(jar) {
+        bail!("{what} has no {jar} jar");
     }
     let (java, heap) = ("java".into(), heap.to_owned());
     Ok(JavaSetup {
@@ -203,30 +186,22 @@ fn java_setup(
     })
 }
 
-/// The version of `artifact` on `classpath` (`…/artifact-5.5.1.jar` → `5.5.1`).
-fn jar_version(classpath: &str, artifact: &str) -> Option<String> {
+/// The version of `artifact` on `java`'s classpath (`…/artifact-5.5.1.jar` → `5.5.1`), else `?`.
+fn jar_version(java: &Option<JavaSetup>, artifact: &str) -> String {
     let prefix = format!("{artifact}-");
-    classpath.split(':').find_map(|p| {
-        let name = Path::new(p).file_name()?.to_str()?;
-        let version = name.strip_prefix(&prefix)?.strip_suffix(".jar");
-        version.map(str::to_owned)
-    })
+    let jars = java.iter().flat_map(|j| j.classpath.split(':'));
+    let version = jars
+        .filter_map(|p| Path::new(p).file_name()?.to_str())
+        .find_map(|name| Some(name.strip_prefix(&prefix)?.strip_suffix(".jar")?.to_owned()));
+    version.unwrap_or_else(|| "?".into())
 }
 
 /// What a peer's NameServer (or, with `controller`, its controller) is, with versions.
 pub fn version(setup: &PeerSetup, kind: PeerKind, controller: bool) -> String {
     let java = || {
-        let jvm = first_line(Command::new("java").arg("-version")).unwrap_or_default();
-        jvm.split(" OpenJDK Runtime")
-            .next()
-            .unwrap_or(&jvm)
-            .to_owned()
-    };
-    let release = |java: &Option<JavaSetup>, artifact| {
-        let version = java
-            .as_ref()
-            .and_then(|j| jar_version(&j.classpath, artifact));
-        version.unwrap_or_else(|| "?".into())
+        let mut jvm = first_line(Command::new("java").arg("-version")).unwrap_or_default();
+        jvm.truncate(jvm.find(" OpenJDK Runtime").unwrap_or(jvm.len()));
+        jvm
     };
     let waymark = |bin: &Path, name: &str| {
         let mut git = Command::new("git");
@@ -240,21 +215,19 @@ pub fn version(setup: &PeerSetup, kind: PeerKind, controller: bool) -> String {
         (PeerKind::Waymark, true) => waymark(&setup.waymark_controller_bin, "rmq-controller"),
         (PeerKind::Java, false) => format!(
             "Apache RocketMQ NameServer {} (Maven Central), {}",
-            release(&setup.java, "rocketmq-namesrv"),
+            jar_version(&setup.java, "rocketmq-namesrv"),
             java()
         ),
         (PeerKind::Java, true) => format!(
             "Apache RocketMQ controller {} (Maven Central; DLedger controller, interop/java's \
              ControllerLauncher), {}",
-            release(&setup.java_controller, "rocketmq-controller"),
+            jar_version(&setup.java_controller, "rocketmq-controller"),
             java()
         ),
         (PeerKind::RustPort, false) => {
-            let version = first_line(Command::new(&setup.rust_port_bin).arg("--version"));
-            format!(
-                "crates.io rocketmq-namesrv ({})",
-                version.unwrap_or_default()
-            )
+            let mut port = Command::new(&setup.rust_port_bin);
+            let version = first_line(port.arg("--version")).unwrap_or_default();
+            format!("crates.io rocketmq-namesrv ({version})")
         }
         (PeerKind::Ceiling, false) => "rmq-bench ceiling-server (precomputed answers; each \
                                        registration decoded as Waymark decodes it and dropped)"
@@ -266,16 +239,10 @@ pub fn version(setup: &PeerSetup, kind: PeerKind, controller: bool) -> String {
 /// What `command` prints (stdout, else stderr), its lines joined.
 fn first_line(command: &mut Command) -> Option<String> {
     let out = command.output().ok()?;
-    let text = if out.stdout.is_empty() {
-        out.stderr
-    } else {
-        out.stdout
+    let text = match out.stdout.is_empty() {
+        true => String::from_utf8_lossy(&out.stderr),
+        false => String::from_utf8_lossy(&out.stdout),
     };
-    let text = String::from_utf8_lossy(&text).into_owned();
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    Some(lines.join(" "))
+    let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    Some(lines.collect::<Vec<_>>().join(" "))
 }

@@ -54,12 +54,9 @@ impl Latency {
 pub fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
     let mut sorted: Vec<f64> = values.into_iter().collect();
     sorted.sort_by(f64::total_cmp);
-    let mid = sorted.len() / 2;
-    match sorted.len() {
-        0 => None,
-        n if n % 2 == 0 => Some((sorted[mid - 1] + sorted[mid]) / 2.0),
-        _ => Some(sorted[mid]),
-    }
+    // The middle value twice for an odd count, the two middle ones for an even count.
+    let n = sorted.len();
+    Some((sorted.get(n.saturating_sub(1) / 2)? + sorted[n / 2]) / 2.0)
 }
 
 /// The nearest-rank `q`-th percentile of `values` (`None` when empty).

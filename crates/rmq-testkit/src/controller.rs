@@ -18,6 +18,13 @@ use crate::ports;
 
 const BOOT_LINE: &str = "The Controller Server boot success";
 
+/// `n0-127.0.0.1:P0;n1-127.0.0.1:P1;…`: the `controllerDLegerPeers` of nodes on `ports`.
+pub fn peer_list<P: std::fmt::Display>(ports: &[P]) -> String {
+    let node = |(i, port)| format!("n{i}-127.0.0.1:{port}");
+    let nodes: Vec<String> = ports.iter().enumerate().map(node).collect();
+    nodes.join(";")
+}
+
 /// One running (or stopped) controller node.
 #[derive(Debug)]
 pub struct Controller {
@@ -53,12 +60,7 @@ impl Controller {
             let ports: Vec<u16> = (0..N)
                 .map(|_| ports::choose().expect("a free port below the ephemeral range"))
                 .collect();
-            let peers = ports
-                .iter()
-                .enumerate()
-                .map(|(i, port)| format!("n{i}-127.0.0.1:{port}"))
-                .collect::<Vec<_>>()
-                .join(";");
+            let peers = peer_list(&ports);
             let mut nodes: Vec<Controller> = (0..N)
                 .map(|i| Controller::unstarted(i, ports[i], &peers, options))
                 .collect();

@@ -26,7 +26,7 @@ mod process;
 pub mod seeds;
 pub mod skip;
 
-pub use controller::Controller;
+pub use controller::{peer_list, Controller};
 pub use process::{Kind, Namesrv, JAVA_CLASSPATH_ENV, KEEP_DIR_ENV};
 
 use std::time::Duration;
