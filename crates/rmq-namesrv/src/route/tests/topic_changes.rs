@@ -41,8 +41,8 @@ fn an_unchanged_re_registration_differs_in_no_topic_and_writes_none() {
         .live_broker(&crate::route::BrokerKey::new("c", "a:1"))
         .unwrap();
     assert_eq!(live.data_version.counter, 2);
-    // No route changed, so cached route bodies stay valid and the route
-    // snapshot is not encoded again for it.
+    // No route changed: the route snapshot is not encoded again for it,
+    // nor route push woken.
     assert_eq!(routes.changes(), changes_before);
 }
 
