@@ -201,18 +201,17 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn empty() -> Outcome {
-        let (latency, schedule_lag) = (stats::histogram(), stats::histogram());
         Outcome {
             ok: 0,
             errors: 0,
             first_error: None,
-            latency,
+            latency: stats::histogram(),
             response_bytes: 0,
             answered_in_window: 0,
             offered: 0,
             elapsed: Duration::ZERO,
             max_schedule_lag: Duration::ZERO,
-            schedule_lag,
+            schedule_lag: stats::histogram(),
             server_cpu: None,
         }
     }
@@ -473,11 +472,10 @@ mod tests {
     async fn slow_server(delay: Duration) -> SocketAddr {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let (service, config) = (Slow(delay), ServerConfig::default());
         tokio::spawn(rmq_transport::run(
             listener,
-            service,
-            config,
+            Slow(delay),
+            ServerConfig::default(),
             std::future::pending(),
         ));
         addr

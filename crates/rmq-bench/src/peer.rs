@@ -222,11 +222,11 @@ pub async fn start(
         let command = command_for(setup, kind, port, &dir, ceiling_layout, options)?;
         let spawned = Instant::now();
         let process = Process::spawn(setup, command, dir, false)?;
-        let (addr, ready_after) = (SocketAddr::from(([127, 0, 0, 1], port)), Duration::ZERO);
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let mut peer = RunningPeer {
             kind,
             addr,
-            ready_after,
+            ready_after: Duration::ZERO,
             process,
         };
         let ready = wait_ready(&mut peer, spawned, poll, limit).await;

@@ -239,9 +239,10 @@ pub fn version(setup: &PeerSetup, kind: PeerKind, controller: bool) -> String {
 /// What `command` prints (stdout, else stderr), its lines joined.
 fn first_line(command: &mut Command) -> Option<String> {
     let out = command.output().ok()?;
-    let text = match out.stdout.is_empty() {
-        true => String::from_utf8_lossy(&out.stderr),
-        false => String::from_utf8_lossy(&out.stdout),
+    let text = if out.stdout.is_empty() {
+        String::from_utf8_lossy(&out.stderr)
+    } else {
+        String::from_utf8_lossy(&out.stdout)
     };
     let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     Some(lines.collect::<Vec<_>>().join(" "))

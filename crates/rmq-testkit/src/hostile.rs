@@ -106,9 +106,10 @@ impl Fate {
         .filter(|&(_, count, _)| count > 0)
         .map(|(what, count, first)| format!("{what} {count}/{}{first}", self.attempts))
         .collect();
-        match parts.is_empty() {
-            true => "n/a".into(),
-            false => parts.join(", "),
+        if parts.is_empty() {
+            "n/a".into()
+        } else {
+            parts.join(", ")
         }
     }
 }

@@ -61,12 +61,12 @@ impl ClusterCore {
             self.next_sweep = now + interval;
             let every: BTreeSet<&BrokerRef> =
                 self.holders.keys().chain(self.relayed.keys()).collect();
+            let pending: Vec<BrokerRef> = every.into_iter().rev().cloned().collect();
             self.sweep = Sweep {
-                pending: every.into_iter().rev().cloned().collect(),
+                len: pending.len(),
+                pending,
                 began: now,
-                len: 0,
             };
-            self.sweep.len = self.sweep.pending.len();
             ended |= self.sweep.take_due(now, interval, brokers);
         }
         ended

@@ -21,7 +21,7 @@ mod view;
 pub use liveness::{Expired, UnregisterOutcome, Unregistration};
 pub use register::{
     BrokerRegistration, MinIdNotification, RegisterError, RegisterOutcome, RegistrationSource,
-    RouteInputs, TopicChanges, TopicWork,
+    TopicChanges, TopicWork,
 };
 pub use shared::{RouteVariant, SharedRoutes};
 pub use snapshot::{SnapshotError, RESTORED_CONN, SNAPSHOT_VERSION};

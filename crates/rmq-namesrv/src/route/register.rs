@@ -239,7 +239,7 @@ fn with_repeats(topics: &[TopicConfig], positions: &[usize]) -> Vec<usize> {
 /// of the write lock: equal means the registration changed nothing anyone
 /// reads from the table but its liveness and DataVersion.
 #[derive(Debug, PartialEq)]
-pub struct RouteInputs {
+pub(super) struct RouteInputs {
     group: Option<BrokerGroup>,
     in_cluster: bool,
     filter_servers: Option<Vec<String>>,
@@ -254,7 +254,7 @@ impl RouteTable {
     /// `broker_name`, may change. Static-topic mappings are not among them:
     /// a registration that carries some counts as a change without them
     /// being compared (rare, and they are large).
-    pub fn route_inputs(&self, key: &BrokerKey, broker_name: &str) -> RouteInputs {
+    pub(super) fn route_inputs(&self, key: &BrokerKey, broker_name: &str) -> RouteInputs {
         RouteInputs {
             group: self.groups.get(broker_name).cloned(),
             in_cluster: self

@@ -420,8 +420,8 @@ impl SharedRoutes {
 /// applies each one), and counting those had the route snapshot encoded
 /// again about once a second. Cached route bodies are dropped all the same:
 /// kept across them, the cache grew to every topic asked for, and five
-/// cluster nodes on one CPU answered routes with a p99 of 26–51 ms instead
-/// of 7–8 ms (`rmq-bench cluster-convergence`). The later holds of a sliced
+/// cluster nodes on one CPU answered routes with a p99 of 26–51 ms, against
+/// 7–8 ms before (`rmq-bench compare --scenarios cluster-convergence`). The later holds of a sliced
 /// registration write topics, and count when taken.
 struct RegistrationHold<'a> {
     routes: &'a SharedRoutes,
