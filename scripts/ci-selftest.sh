@@ -12,7 +12,8 @@
 # 3. Checks scripts/lib/stages.sh's concurrent stages (concurrent_start,
 #    concurrent_wait): a command that fails beside one that passes fails the
 #    wait and is named, each one's output is printed, and the stage table
-#    counts the group once in its total.
+#    counts the group once in its total; concurrent_kill leaves nothing a
+#    command started running.
 #
 #   scripts/ci-selftest.sh
 set -euo pipefail
@@ -128,3 +129,32 @@ concurrent_check() {
   fi
 }
 concurrent_check
+
+# concurrent_kill: a command whose child starts a grandchild; none of the three survives.
+kill_check() {
+  local marker left
+  marker="waymark-selftest-kill-$$"
+  (
+    # shellcheck source=lib/stages.sh
+    . scripts/lib/stages.sh
+    concurrent_start "sleeper" bash -c "bash -c 'exec -a $marker sleep 300' & wait"
+    deadline=$((SECONDS + 10))
+    until pgrep -f "$marker" >/dev/null; do
+      ((SECONDS < deadline)) || { echo "ci-selftest: the grandchild never started" >&2; exit 1; }
+      sleep 0.1
+    done
+    concurrent_kill
+  ) >/dev/null || return
+  # The kill is sent before concurrent_kill returns; the process may take a moment to go.
+  local deadline=$((SECONDS + 10))
+  while left=$(pgrep -f "$marker"); do
+    if ((SECONDS >= deadline)); then
+      echo "ci-selftest: concurrent_kill left ${left//$'\n'/ } running" >&2
+      pkill -f "$marker" || true
+      return 1
+    fi
+    sleep 0.1
+  done
+  echo "concurrent_kill: the command, its child and its grandchild stopped"
+}
+kill_check

@@ -7,6 +7,9 @@
 #   free_disk_mib [DIR]     free space under DIR (default .) in MiB, or "?"
 #   stage_log_own           when WAYMARK_STAGE_LOG is unset, points it at a new
 #                           file and succeeds: the caller then prints the table
+#   concurrent_kill         stops every command started since the last wait, with
+#                           everything it started (a run that fails before the
+#                           wait must not leave compilers behind)
 #   print_stage_table       the recorded stages and their total, in run order
 #   concurrent_start NAME COMMAND...
 #                           starts COMMAND in the background, its output (stdout
@@ -117,6 +120,25 @@ concurrent_wait() {
   CONCURRENT_PIDS=()
   CONCURRENT_NAMES=()
   ((${#CONCURRENT_FAILED[@]} == 0))
+}
+
+# The commands run in subshells that are not process-group leaders, so their
+# descendants are found through their parents, deepest first.
+concurrent_kill() {
+  local pid
+  for pid in "${CONCURRENT_PIDS[@]}"; do
+    kill_tree "$pid"
+  done
+  CONCURRENT_PIDS=()
+  CONCURRENT_NAMES=()
+}
+
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1" || true); do
+    kill_tree "$child"
+  done
+  kill -TERM "$1" 2>/dev/null || true
 }
 
 print_stage_table() {
