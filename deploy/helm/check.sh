@@ -46,7 +46,7 @@ else
     started=$SECONDS
     mkdir -p "$cache"
     # go install writes the binary last, so an interrupted build leaves none.
-    GOBIN=$cache GOFLAGS=-p=1 nice -n 10 go install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+    GOBIN=$cache GOFLAGS=${GOFLAGS:--p=1} nice -n 10 go install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
     echo "built in $((SECONDS - started))s"
   fi
 fi
