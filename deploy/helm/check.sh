@@ -14,8 +14,8 @@
 #
 #   deploy/helm/check.sh
 #
-# Needs: helm (on PATH, else helm v4.3.2 is built once with `go install` into
-# ${XDG_CACHE_HOME:-$HOME/.cache}/waymark-tools, a few minutes), python3 with
+# Needs: helm (on PATH, else built once from its Go module by
+# deploy/helm/install-helm.sh, a few minutes), python3 with
 # PyYAML (python3-yaml; installed with apt-get when missing and run as root),
 # and the binaries: WAYMARK_BIN_DIR (rmq-namesrv, rmq-controller, rmq-admin),
 # or, unset, a release build with cargo. Every missing piece is an error.
@@ -23,7 +23,6 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CHART=$ROOT/deploy/helm/waymark
-HELM_VERSION=v4.3.2
 NAMESPACE=waymark-check
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/waymark-helm.XXXXXX")
@@ -35,28 +34,14 @@ fail() {
 }
 
 echo "== helm"
-if command -v helm >/dev/null; then
-  helm=$(command -v helm)
-else
-  cache=${XDG_CACHE_HOME:-$HOME/.cache}/waymark-tools/helm-$HELM_VERSION
-  helm=$cache/helm
-  if [[ ! -x "$helm" ]]; then
-    command -v go >/dev/null || fail "helm is not on PATH and go is not installed to build it"
-    echo "building helm $HELM_VERSION into $cache (once; a few minutes)"
-    started=$SECONDS
-    mkdir -p "$cache"
-    # go install writes the binary last, so an interrupted build leaves none.
-    GOBIN=$cache GOFLAGS=${GOFLAGS:--p=1} nice -n 10 go install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
-    echo "built in $((SECONDS - started))s"
-  fi
-fi
+helm=$("$ROOT/deploy/helm/install-helm.sh")
 "$helm" version
 
 echo "== python3 with PyYAML"
 if ! python3 -c 'import yaml' 2>/dev/null; then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
     apt-get update -q
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-yaml
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q python3-yaml
   fi
   python3 -c 'import yaml' || fail "python3 with PyYAML is needed (Debian: apt-get install python3-yaml)"
 fi
