@@ -31,7 +31,8 @@ would start it, after these substitutions (printed for every pod):
 
 Then, polling to a deadline: each liveness and readiness probe's httpGet path
 answers 200-399 on the mapped port; the NameServers form one cluster (GET
-/api/v1/cluster on each: ready, every other pod a live member); the
+/api/v1/cluster on each: ready, every other pod a live member; the address
+server, /rocketmq/nsaddr, lists every pod); the
 controllers form one group with one leader (GET /api/v1/controller on each:
 one group, one leader that every node names, exactly one node that is it);
 and no start-up warning other than the authentication notice appears.
@@ -376,6 +377,10 @@ def expand(value, env):
     return re.sub(r"\$\$\([A-Za-z_][A-Za-z0-9_]*\)|\$\(([A-Za-z_][A-Za-z0-9_]*)\)", one, value)
 
 
+# The chart leaves addressServerSubgroup at its default.
+ADDRESS_SUBGROUP = "nsaddr"
+
+
 def http_get(port, path):
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as answer:
@@ -427,8 +432,15 @@ def cluster_formed(launch):
         missing = names - live - {me}
         if not view["node"].get("ready") or missing or me not in names:
             pending.append(f"{pod.name} ({me}): ready={view['node'].get('ready')}, not live yet: {sorted(missing)}")
-        else:
-            views.append(f"{pod.name} ({me}): ready, live members {sorted(live)}")
+            continue
+        # The address server lists the members that are live and ready: once
+        # all are, every pod's list is every pod, as brokers and clients
+        # reading -Drocketmq.namesrv.domain=<client Service>:<http port> see it.
+        status, listed = http_get(pod.local("http"), f"/rocketmq/{ADDRESS_SUBGROUP}")
+        if status != 200 or set(listed.split(";")) != names:
+            pending.append(f"{pod.name} /rocketmq/{ADDRESS_SUBGROUP}: {status} {listed!r}")
+            continue
+        views.append(f"{pod.name} ({me}): ready, live members {sorted(live)}, address server lists all {len(names)}")
     return pending, views
 
 
