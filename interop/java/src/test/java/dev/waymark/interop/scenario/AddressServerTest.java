@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
+import dev.waymark.interop.harness.AddressLists;
 import dev.waymark.interop.harness.BrokerSpec;
 import dev.waymark.interop.harness.EmbeddedBroker;
 import dev.waymark.interop.harness.LoopbackClients;
@@ -35,7 +36,6 @@ import dev.waymark.interop.harness.WaymarkNameServer;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.common.MixAll;
 import org.apache.rocketmq.common.TopicConfig;
-import org.apache.rocketmq.common.namesrv.DefaultTopAddressing;
 import org.apache.rocketmq.remoting.RPCHook;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
@@ -188,7 +188,7 @@ class AddressServerTest extends ScenarioBase {
 
     /** The list as a Java client fetches it from the address server, split as Java splits it. */
     private static Set<String> fetched() {
-        String list = new DefaultTopAddressing(MixAll.getWSAddr()).fetchNSAddr(false, 3000);
+        String list = AddressLists.fetch(MixAll.getWSAddr());
         return list == null ? Set.of() : new TreeSet<>(Arrays.asList(list.split(";")));
     }
 
@@ -197,7 +197,7 @@ class AddressServerTest extends ScenarioBase {
     }
 
     private static Set<String> brokerList(EmbeddedBroker broker) {
-        List<String> list = broker.controller().getBrokerOuterAPI().getNameServerAddressList();
+        List<String> list = AddressLists.broker(broker.controller());
         return list == null ? Set.of() : new TreeSet<>(list);
     }
 
