@@ -15,18 +15,9 @@ use crate::http_port::get;
 /// detector to judge a stopped node dead, on a loaded machine.
 const CONVERGE: Duration = Duration::from_secs(30);
 
-/// A cluster node with `sets`; the first of a cluster has no seeds.
+/// A node of this file's cluster with `sets`; the first has no seeds.
 fn node(dir: &TempDir, seeds: Option<&str>, sets: &[(&str, &str)]) -> Server {
-    let mut all = vec![
-        ("clusterGossipAddr", "127.0.0.1:0"),
-        ("clusterId", "address-server"),
-        ("clusterGossipIntervalMillis", "100"),
-    ];
-    if let Some(seeds) = seeds {
-        all.push(("clusterSeeds", seeds));
-    }
-    all.extend_from_slice(sets);
-    Server::start(dir, &all)
+    cluster_node(dir, "address-server", seeds, sets)
 }
 
 /// The gossip address a node prints at start-up.

@@ -36,18 +36,9 @@ async fn status(server: &Server) -> ClusterStatusBody {
         .unwrap_or_else(|e| panic!("{e}: {}", body_text(&response)))
 }
 
-/// A cluster node with `sets`; the first of a cluster has no seeds.
+/// A node of this file's cluster with `sets`; the first has no seeds.
 fn node(dir: &TempDir, seeds: Option<&str>, sets: &[(&str, &str)]) -> Server {
-    let mut all = vec![
-        ("clusterGossipAddr", "127.0.0.1:0"),
-        ("clusterId", "visibility"),
-        ("clusterGossipIntervalMillis", "100"),
-    ];
-    if let Some(seeds) = seeds {
-        all.push(("clusterSeeds", seeds));
-    }
-    all.extend_from_slice(sets);
-    Server::start(dir, &all)
+    cluster_node(dir, "visibility", seeds, sets)
 }
 
 async fn gossip_addr(server: &Server) -> String {
