@@ -216,6 +216,9 @@ mod tests {
         );
         assert!(LimitKeys::check("maxTopicsPerRegistration", "0").is_err());
         assert!(LimitKeys::check("maxTopicsPerRegistration", "many").is_err());
+        assert!(LimitKeys::check("kvJournalCompactionPercent", "0").is_err());
+        assert!(LimitKeys::check("kvJournalCompactionMinBytes", "-1").is_err());
+        assert_eq!(LimitKeys::check("kvJournalCompactionMinBytes", "1"), Ok(()));
         assert_eq!(LimitKeys::check("listenPort", "0"), Ok(()));
     }
 
