@@ -19,6 +19,7 @@
 //! general one gives the same registration (or the same refusal).
 
 use std::collections::{BTreeMap, HashSet};
+use std::ops::Range;
 
 use foldhash::fast::RandomState;
 
@@ -43,6 +44,50 @@ pub fn decode(
         return None;
     }
     Some(decoded)
+}
+
+/// The start of a body of the common shape, through its DataVersion
+/// ([`head`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// `filterServerList`.
+    pub filter_server_list: Vec<String>,
+    /// `topicConfigSerializeWrapper.dataVersion`.
+    pub data_version: DataVersion,
+    /// Where the DataVersion's object lies in the body.
+    pub data_version_at: Range<usize>,
+}
+
+/// Reads the start of a body as Java brokers write it (fastjson orders
+/// members by name): `{"filterServerList":[…],"topicConfigSerializeWrapper":
+/// {"dataVersion":{…}`, exactly as [`decode`] reads it, and nothing past the
+/// DataVersion. `None` for any other start, or more than `limit` filter
+/// servers.
+///
+/// Lets a NameServer recognise a broker re-sending its last body with a new
+/// DataVersion without decoding it: [`decode`] is a reader that goes left to
+/// right, so two bodies that both start as this reads them, and are equal
+/// but for the bytes of the DataVersion's object, are read alike but for
+/// that object, which is read as here. Where [`decode`] answered for one of
+/// them, it answers the same for the other, with this DataVersion.
+pub fn head(bytes: &[u8], limit: usize) -> Option<Head> {
+    let mut reader = Reader { bytes, at: 0 };
+    reader.expect(b'{')?;
+    reader.member_name(b"filterServerList")?;
+    let mut refusal = None;
+    let filter_server_list = reader.filter_servers(limit, &mut refusal)?;
+    reader.expect(b',')?;
+    reader.member_name(b"topicConfigSerializeWrapper")?;
+    reader.expect(b'{')?;
+    reader.member_name(b"dataVersion")?;
+    reader.skip_space();
+    let start = reader.at;
+    let data_version = reader.data_version()?;
+    Some(Head {
+        filter_server_list,
+        data_version,
+        data_version_at: start..reader.at,
+    })
 }
 
 /// The index of the first `"`, `\\` or control character of `bytes`.
@@ -137,6 +182,12 @@ impl<'a> Reader<'a> {
         }
         self.at += len + 1;
         Some(&rest[..len])
+    }
+
+    /// A member's name, which must be `name`, and its colon.
+    fn member_name(&mut self, name: &[u8]) -> Common<()> {
+        (self.raw_string()? == name).then_some(())?;
+        self.expect(b':')
     }
 
     /// A string without escapes or control characters, as valid UTF-8.
