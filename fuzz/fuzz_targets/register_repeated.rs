@@ -139,7 +139,7 @@ fn register(
         let (routes, kv, config, notifier) =
             (&server.routes, &server.kv, &server.config, &server.notifier);
         if in_full {
-            broker::register_in_full(routes, kv, config, notifier, None, &read, None, now)
+            broker::register_in_full(routes, kv, config, notifier, None, &read, now)
         } else {
             broker::register(routes, kv, config, notifier, None, &read, now)
         }

@@ -39,8 +39,7 @@ pub fn register(
     now: Millis,
 ) -> HandlerResult {
     let (rules, return_order_conf) = registration_rules(config);
-    let repeated = request.repeated_body();
-    if let Some(body) = &repeated {
+    if let Some(body) = request.repeated_body() {
         let registration = request.repeated(body);
         let applied = routes.register_repeated(
             &registration,
@@ -68,20 +67,17 @@ pub fn register(
             ));
         }
     }
-    let body = repeated.map(|body| body.fingerprint);
-    register_in_full(routes, kv, config, notifier, cluster, request, body, now)
+    register_in_full(routes, kv, config, notifier, cluster, request, now)
 }
 
 /// REGISTER_BROKER with the body decoded and applied whole
-/// ([`apply_registration`]). `body` is the body's fingerprint
-/// ([`RepeatedBody`](crate::request::RepeatedBody)), noted with the
-/// registration when the body was of the shape that can be recognised
-/// again.
+/// ([`apply_registration`]). The body's fingerprint
+/// ([`RegisterRequest::repeated_body`]) is noted with the registration when
+/// the body was of the shape that can be recognised again.
 ///
 /// # Errors
 /// A body that does not decode or is refused ([`RegisterRequest::decode`]),
 /// or a registration the table refuses.
-#[allow(clippy::too_many_arguments)]
 pub fn register_in_full(
     routes: &SharedRoutes,
     kv: &SharedKv,
@@ -89,7 +85,6 @@ pub fn register_in_full(
     notifier: &Notifier,
     cluster: Option<&NamesrvCluster>,
     request: &RegisterRequest<'_>,
-    body: Option<u128>,
     now: Millis,
 ) -> HandlerResult {
     let (registration, shaped) = request.decode()?;
@@ -97,7 +92,10 @@ pub fn register_in_full(
     // What the cluster publishes of the broker, taken before the table
     // takes the registration.
     let registered = cluster.map(|_| Registered::of(&registration));
-    let body = body.filter(|_| shaped);
+    let body = request
+        .repeated_body()
+        .filter(|_| shaped)
+        .map(|body| body.fingerprint);
     let outcome = apply_registration_from_body(routes, notifier, registration, body, now, rules)?;
     Ok(answer(
         kv,

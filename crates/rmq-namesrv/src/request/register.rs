@@ -2,6 +2,7 @@
 //! within `maxTopicsPerRegistration`, and the topics' sanity checks, into
 //! the [`BrokerRegistration`] the route table applies.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use rmq_protocol::headers::RegisterBrokerRequestHeader;
@@ -25,6 +26,8 @@ pub struct RegisterRequest<'a> {
     request: &'a RemotingCommand,
     conn: &'a ConnectionInfo,
     limit: usize,
+    /// [`Self::repeated_body`], hashed once for both paths.
+    repeated: OnceCell<Option<RepeatedBody>>,
 }
 
 impl<'a> RegisterRequest<'a> {
@@ -52,6 +55,7 @@ impl<'a> RegisterRequest<'a> {
             request,
             conn,
             limit: limits.max_topics_per_registration,
+            repeated: OnceCell::new(),
         })
     }
 
@@ -62,14 +66,18 @@ impl<'a> RegisterRequest<'a> {
 
     /// The body's fingerprint but for its DataVersion, when it has the
     /// shape a registration can be recognised by ([`RepeatedBody::of`]).
-    pub fn repeated_body(&self) -> Option<RepeatedBody> {
-        RepeatedBody::of(
-            self.request.body.as_deref()?,
-            self.header.compressed,
-            self.request.version,
-            &self.header.broker_name,
-            self.limit,
-        )
+    pub fn repeated_body(&self) -> Option<&RepeatedBody> {
+        self.repeated
+            .get_or_init(|| {
+                RepeatedBody::of(
+                    self.request.body.as_deref()?,
+                    self.header.compressed,
+                    self.request.version,
+                    &self.header.broker_name,
+                    self.limit,
+                )
+            })
+            .as_ref()
     }
 
     /// The registration of a body that repeats the broker's last one but

@@ -184,7 +184,7 @@ fn register_request(
 }
 
 /// REGISTER_BROKER at `now` on `conn`, with the shortcut, or `in_full`
-/// always decoding the body and never noting it (the oracle).
+/// always decoding the body (the oracle).
 fn register(
     f: &Fixture,
     conn: &ConnectionInfo,
@@ -203,7 +203,6 @@ fn register(
                 &s.notifier,
                 cluster,
                 &read,
-                None,
                 now,
             )
         } else {
