@@ -24,7 +24,7 @@ use rmq_protocol::version::route_dialect;
 use rmq_protocol::{properties, DataVersion, Dialect, JavaJson, QueueData, TopicRouteData};
 use rmq_wire::{FromExtFields, HeaderError, RemotingCommand, ResponseCode};
 
-pub use register::{registration, RegisterRequest};
+pub use register::RegisterRequest;
 pub use repeat::RepeatedBody;
 
 use crate::config::NamesrvConfig;

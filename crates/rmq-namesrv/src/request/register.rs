@@ -174,17 +174,3 @@ impl<'a> RegisterRequest<'a> {
         }
     }
 }
-
-/// The registration `request` carries, from the broker on `conn`
-/// ([`RegisterRequest::read`] and [`RegisterRequest::decode`]).
-///
-/// # Errors
-/// As those two.
-pub fn registration(
-    request: &RemotingCommand,
-    conn: &ConnectionInfo,
-    limits: &Limits,
-) -> Result<BrokerRegistration, Error> {
-    let (registration, _) = RegisterRequest::read(request, conn, limits)?.decode()?;
-    Ok(registration)
-}
