@@ -62,7 +62,7 @@ apt_install() {
         apt-get update -qq || return 1
         apt_updated=true
     fi
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
 # --- tools -------------------------------------------------------------------

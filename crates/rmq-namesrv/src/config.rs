@@ -80,9 +80,12 @@ rmq_protocol::java_options! {
 
 rmq_protocol::java_options! {
     /// Waymark's HTTP port (docs/metrics.md): `/metrics`, `/health`,
-    /// `/ready`, `/api/v1` and the dashboard. Read at start-up only.
+    /// `/ready`, `/api/v1`, the dashboard and the address server
+    /// (`crate::address_server`). Read at start-up only.
     pub struct OpsKeys {
         http_listen_addr: String = "httpListenAddr", |_, _| OpsKeys::DEFAULT_HTTP_LISTEN_ADDR.to_owned();
+        address_server_subgroup: String = "addressServerSubgroup", |_, _| crate::address_server::DEFAULT_SUBGROUP.to_owned();
+        address_server_list: String = "addressServerList", |_, _| String::new();
     }
 }
 
@@ -101,12 +104,15 @@ impl OpsKeys {
     }
 
     /// Why `key` may not be `value` at start-up: `httpListenAddr` is empty
-    /// (no HTTP port) or `ip:port`. `Ok` for other keys.
+    /// (no HTTP port) or `ip:port`; the address server's subgroup is one
+    /// URL path segment, its list `host:port;...` or blank. `Ok` for other
+    /// keys.
     pub fn check(key: &str, value: &str) -> Result<(), String> {
-        if key == rmq_ops::http::LISTEN_KEY {
-            rmq_ops::http::check_listen_addr(value)
-        } else {
-            Ok(())
+        match key {
+            rmq_ops::http::LISTEN_KEY => rmq_ops::http::check_listen_addr(value),
+            "addressServerSubgroup" => crate::address_server::check_subgroup(key, value),
+            "addressServerList" => crate::address_server::check_list(key, value),
+            _ => Ok(()),
         }
     }
 

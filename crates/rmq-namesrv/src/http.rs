@@ -1,6 +1,7 @@
 //! The NameServer's JSON API under `/api/v1` (docs/metrics.md has the
 //! endpoints), merged with `rmq-ops`' health, readiness, metrics and
-//! dashboard routes into the router of the HTTP port.
+//! dashboard routes and the address server's route
+//! ([`crate::address_server`]) into the router of the HTTP port.
 //!
 //! Every handler copies what it needs out of the tables under their read
 //! lock and builds the JSON after releasing it, as the request handlers do;
@@ -20,6 +21,7 @@ use rmq_protocol::{Dialect, JavaJson};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::address_server::AddressServer;
 use crate::kv::ORDER_TOPIC_CONFIG;
 use crate::route::MASTER_ID;
 use crate::state::Namesrv;
@@ -41,13 +43,16 @@ struct Api {
 pub type ControllerView = Arc<dyn Fn() -> Result<Value, String> + Send + Sync>;
 
 /// The HTTP port's router: `rmq-ops`' routes (health, `/ready` after
-/// `readiness` is set, `/metrics` from `registry`, the dashboard) and the
-/// NameServer's API over `state`.
+/// `readiness` is set, `/metrics` from `registry`, the dashboard), the
+/// NameServer's API over `state` and `address_server`'s route. None asks
+/// for credentials: what they show is public to anyone who reaches the
+/// port, and Java's address server clients send none.
 pub fn router(
     state: Arc<Namesrv>,
     registry: Arc<Registry>,
     readiness: Readiness,
     controller: Option<ControllerView>,
+    address_server: AddressServer,
 ) -> Router {
     let api = Router::new()
         .route("/api/v1/overview", get(overview))
@@ -60,7 +65,9 @@ pub fn router(
         .route("/api/v1/controller", get(controller_view))
         .route("/api/v1/cluster", get(cluster_view))
         .with_state(Api { state, controller });
-    rmq_ops::http::router(registry, readiness).merge(api)
+    rmq_ops::http::router(registry, readiness)
+        .merge(api)
+        .merge(address_server.router())
 }
 
 async fn overview(State(api): State<Api>) -> Json<Value> {

@@ -12,6 +12,7 @@
 //! `server::run` ties them to a listener; the binary
 //! (`src/bin/rmq-namesrv.rs`) only parses flags and calls `run`.
 
+pub mod address_server;
 pub mod answer;
 pub mod clock;
 pub mod cluster;

@@ -65,14 +65,58 @@ impl ClusterCore {
             .map(|(id, _, digest)| (id, digest))
     }
 
+    /// Whether a down member this node never saw up still awaits the word
+    /// of some up member on when it was last up, while a later word could
+    /// keep one of its brokers that the words taken so far let go. The
+    /// latest word is the one that counts, and a member that lost it late
+    /// (it kept hearing from it while another was cut off from it) may
+    /// still see it up and may still route its brokers: a node that took
+    /// only the earlier words would start without them. Every member up
+    /// now, but the member's own node, is waited for; one that never knew
+    /// the member never gives its word, and the bootstrap timeout ends
+    /// that wait.
+    pub(super) fn awaits_later_word(&self, id: &MemberId, now: Millis) -> bool {
+        let Some(member) = self.members.get(id) else {
+            return false;
+        };
+        if member.liveness.is_up() || member.last_up.is_some() {
+            return false;
+        }
+        let key = format!("{}#{}", id.node, id.generation);
+        let silent = self.members.iter().any(|(other_id, other)| {
+            other_id.node != id.node
+                && other.liveness.is_up()
+                && other
+                    .lost
+                    .as_ref()
+                    .is_none_or(|(lost, _)| !lost.0.contains_key(&key))
+        });
+        silent
+            && member.brokers.keys().any(|broker| {
+                !self.vouched_by(id, broker, now) && self.vouched_given(id, broker, Some(now), now)
+            })
+    }
+
     /// Whether member `id` vouches for `broker` at `now`: not superseded
     /// by a later incarnation, alive by what it last said, and, while it
     /// is down, not for a registration this node has already outlived.
     fn vouched_by(&self, id: &MemberId, broker: &BrokerRef, now: Millis) -> bool {
+        self.vouched_given(id, broker, self.last_up_of(id), now)
+    }
+
+    /// [`vouched_by`](Self::vouched_by), with `id` taken to have been last
+    /// up at `last_up`.
+    fn vouched_given(
+        &self,
+        id: &MemberId,
+        broker: &BrokerRef,
+        last_up: Option<Millis>,
+        now: Millis,
+    ) -> bool {
         let Some(member) = self.members.get(id) else {
             return false;
         };
-        if self.superseded(id, broker) || !member.vouches(broker, self.last_up_of(id), now) {
+        if self.superseded(id, broker) || !member.vouches(broker, last_up, now) {
             return false;
         }
         if member.liveness.is_up() {

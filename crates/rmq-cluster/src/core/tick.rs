@@ -122,14 +122,18 @@ impl ClusterCore {
             // up and holding brokers, so it is waited for. So is this
             // node's own earlier incarnation until the others report when
             // they lost it: the brokers it held alone may still be routed
-            // through them.
+            // through them. And a down member is judged on the latest word
+            // only: while a member up has not said when it lost it, and
+            // that word could keep a broker the earlier words let go, it is
+            // waited for.
             let unjudged = self.members.iter().any(|(id, member)| {
                 !member.liveness.is_up()
-                    && self.last_up_of(id).is_none()
-                    && member
-                        .brokers
-                        .values()
-                        .any(|held| matches!(held.published.entry, Entry::Present(_)))
+                    && ((self.last_up_of(id).is_none()
+                        && member
+                            .brokers
+                            .values()
+                            .any(|held| matches!(held.published.entry, Entry::Present(_))))
+                        || self.awaits_later_word(id, now))
             });
             let someone_serves = up.iter().any(|member| member.ready);
             let forming = self

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use rmq_controller::{ControllerConfig, ControllerNode};
+use rmq_namesrv::address_server::AddressServer;
 use rmq_namesrv::cluster::{ClusterKeys, ClusterParts, NamesrvCluster};
 use rmq_namesrv::config::{startup_refusals, OpsKeys, SnapshotKeys};
 use rmq_namesrv::limits::LimitKeys;
@@ -292,11 +293,21 @@ fn main() -> anyhow::Result<()> {
                         Arc::new(move || Ok(rmq_controller::http::view(&node)));
                     view
                 });
+                let address_server = AddressServer::new(
+                    &ops_keys.address_server_subgroup,
+                    &ops_keys.address_server_list,
+                    state.cluster.clone(),
+                    local,
+                );
+                if let Some(warning) = address_server.warning(&ops_keys.address_server_list) {
+                    tracing::warn!("{warning}");
+                }
                 let router = rmq_namesrv::http::router(
                     state.clone(),
                     Arc::new(registry),
                     readiness.clone(),
                     controller_view,
+                    address_server,
                 );
                 Some((listener, router))
             }

@@ -115,10 +115,12 @@ fn seeds() {
 /// time: 2109, 2648, 4014 and 689 (a restarted node's past life), 5763
 /// and 9407 (a later estimate of when a down holder was last up) brought
 /// a stopped broker back; 11131 judged a node wrong for starting without
-/// a broker its last holder had removed.
+/// a broker its last holder had removed; 11264 (a restarted node judged
+/// its past life on an early word) let a node report ready without a
+/// broker a peer routed.
 #[test]
 fn seeds_that_once_failed() {
-    let seeds = [689, 2109, 2648, 4014, 5763, 9407, 11131];
+    let seeds = [689, 2109, 2648, 4014, 5763, 9407, 11131, 11264];
     let results = seeds::run_all(&seeds, seeds::cores(), |seed| run_seed(seed, |_| {}));
     let (_, failures) = seeds::passed_and_failed(results);
     assert!(failures.is_empty(), "failing seeds: {failures:?}");

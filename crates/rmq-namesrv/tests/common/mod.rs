@@ -225,6 +225,26 @@ impl Drop for Server {
 }
 
 /// A request with ext fields.
+/// A node of NameServer cluster `cluster_id` (gossip on an ephemeral port,
+/// 100 ms rounds) with `sets`; the first of a cluster has no `seeds`.
+pub fn cluster_node(
+    dir: &TempDir,
+    cluster_id: &str,
+    seeds: Option<&str>,
+    sets: &[(&str, &str)],
+) -> Server {
+    let mut all = vec![
+        ("clusterGossipAddr", "127.0.0.1:0"),
+        ("clusterId", cluster_id),
+        ("clusterGossipIntervalMillis", "100"),
+    ];
+    if let Some(seeds) = seeds {
+        all.push(("clusterSeeds", seeds));
+    }
+    all.extend_from_slice(sets);
+    Server::start(dir, &all)
+}
+
 pub fn request(code: RequestCode, ext: &[(&str, &str)]) -> RemotingCommand {
     ext.iter()
         .fold(RemotingCommand::request(code, 1), |r, (k, v)| {

@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod address_server;
 mod authentication;
 mod bad_input;
 mod broker_requests;

@@ -21,6 +21,8 @@ const TIMEOUT: u64 = 120_000;
 struct Net {
     model: GossipModel,
     cores: BTreeMap<String, ClusterCore>,
+    /// The incarnation each name runs now.
+    generations: BTreeMap<String, u64>,
     now: Millis,
 }
 
@@ -54,6 +56,7 @@ impl Net {
         let mut net = Net {
             model: GossipModel::new(DEAD_AFTER),
             cores: BTreeMap::new(),
+            generations: BTreeMap::new(),
             now: 1_000,
         };
         for name in names {
@@ -73,14 +76,32 @@ impl Net {
     }
 
     fn start(&mut self, name: &str, has_seeds: bool) {
+        self.start_incarnation(name, 1, has_seeds);
+    }
+
+    /// `name` crashed and starts again as incarnation `generation`, with
+    /// seeds and an empty table.
+    fn restart(&mut self, name: &str, generation: u64) {
+        self.model.leave(&self.member(name));
+        self.start_incarnation(name, generation, true);
+    }
+
+    fn start_incarnation(&mut self, name: &str, generation: u64, has_seeds: bool) {
         let config = CoreConfig {
             has_seeds,
             ..CoreConfig::default()
         };
-        let core = ClusterCore::new(id(name), &format!("{name}:9876"), config, self.now);
-        self.model.join(&id(name), self.now);
+        let member = MemberId::new(name, generation);
+        let core = ClusterCore::new(member.clone(), &format!("{name}:9876"), config, self.now);
+        self.model.join(&member, self.now);
         self.cores.insert(name.to_owned(), core);
+        self.generations.insert(name.to_owned(), generation);
         self.flush(name);
+    }
+
+    /// The member `name` runs as now.
+    fn member(&self, name: &str) -> MemberId {
+        MemberId::new(name, self.generations.get(name).copied().unwrap_or(1))
     }
 
     /// A registration of the broker at `addr` with `name` directly, now.
@@ -96,7 +117,7 @@ impl Net {
     /// Hands a core's publications to the model.
     fn flush(&mut self, name: &str) {
         let publications = self.core(name).take_publications();
-        self.model.publish(&id(name), &publications);
+        self.model.publish(&self.member(name), &publications);
     }
 
     /// Every core's publications out, a heartbeat each, every pair of
@@ -104,11 +125,12 @@ impl Net {
     fn gossip(&mut self, up: &[&str]) {
         for name in up {
             self.flush(name);
-            self.model.beat(&id(name), self.now);
+            self.model.beat(&self.member(name), self.now);
         }
         for a in up {
             for b in up {
-                self.model.exchange(&id(a), &id(b), self.now);
+                self.model
+                    .exchange(&self.member(a), &self.member(b), self.now);
             }
         }
     }
@@ -116,7 +138,7 @@ impl Net {
     /// One core reads its changes and ticks: the effects it returns.
     fn feed(&mut self, name: &str) -> Vec<Effect> {
         let now = self.now;
-        let updates = self.model.changes(&id(name), now);
+        let updates = self.model.changes(&self.member(name), now);
         let core = self.cores.get_mut(name).expect("a started core");
         let mut effects = Vec::new();
         for update in updates {

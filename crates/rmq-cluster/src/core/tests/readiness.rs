@@ -90,3 +90,132 @@ fn nodes_starting_together_serve_once_the_cluster_has_been_forming_for_a_while()
     );
     assert!(ready_at < start + CoreConfig::default().bootstrap_timeout_ms);
 }
+
+/// Two groups that do not hear each other: `ms` pass, each group gossips
+/// within itself, and every core feeds.
+fn step_apart(net: &mut Net, groups: &[&[&str]], ms: u64) -> BTreeMap<String, Vec<Effect>> {
+    net.now += ms;
+    for group in groups {
+        net.gossip(group);
+    }
+    groups
+        .iter()
+        .flat_map(|group| group.iter())
+        .map(|name| (name.to_string(), net.feed(name)))
+        .collect()
+}
+
+/// Answers `name`'s pulls of `b` as the members asked would: with `d`
+/// from one that holds it (directly or relayed), not held otherwise.
+fn answer_pulls(net: &mut Net, name: &str, effects: &[Effect], b: &BrokerRef, d: &BrokerDigest) {
+    for request in pulls(effects) {
+        let holds = net.cores[&request.from.node].is_direct(b)
+            || net.cores[&request.from.node].relayed_from(b).is_some();
+        let answer = if holds {
+            Ok(d.clone())
+        } else {
+            Err(PullFailure::NotHeld)
+        };
+        let now = net.now;
+        net.core(name).pull_done(request.id, answer, now);
+    }
+}
+
+#[test]
+fn a_restarted_node_waits_for_the_latest_word_on_its_past_life_before_serving() {
+    // a holds a broker alone; p1 and p2 relay it.
+    let mut net = Net::joined(&["a", "p1", "p2"]);
+    let b = broker("10.0.0.1:10911");
+    let d = BrokerDigest {
+        timeout_ms: 10_000,
+        ..digest("broker-a", 1)
+    };
+    net.register("a", "10.0.0.1:10911", d.clone());
+    for _ in 0..10 {
+        let effects = net.step(&["a", "p1", "p2"], 100);
+        for name in ["p1", "p2"] {
+            answer_pulls(&mut net, name, &effects[name], &b, &d);
+        }
+    }
+    assert_eq!(net.cores["p1"].relayed_from(&b), Some(&id("a")));
+    assert_eq!(net.cores["p2"].relayed_from(&b), Some(&id("a")));
+
+    // p1 is cut off from the others, long enough to lose a and to let the
+    // broker go; the broker keeps registering with a, which p2 hears.
+    let mut p1_dropped = false;
+    for _ in 0..(DEAD_AFTER + d.timeout_ms + 1_000) / 100 {
+        let now = net.now;
+        net.core("a").direct_seen(&b, now);
+        let effects = step_apart(&mut net, &[&["a", "p2"], &["p1"]], 100);
+        p1_dropped |= removed(&effects["p1"])
+            .iter()
+            .any(|(gone, why)| *gone == b && *why == RelayedGone::Silent);
+    }
+    assert!(p1_dropped, "p1 lost a and let the broker go");
+    assert!(net.cores["p2"].relayed_from(&b).is_some());
+
+    // a crashes and starts again on an empty disk. Its first exchanges
+    // are with p2, which holds its past life's last heartbeat (so that
+    // life is never seen live again) but has not found it dead yet; then
+    // the link from p1 comes back, and p1's word on when it lost that life
+    // comes first.
+    net.model.leave(&id("a"));
+    step_apart(&mut net, &[&["p2"], &["p1"]], 100);
+    net.restart("a", 2);
+    let started = net.now;
+    // Whether a reported ready with these effects; it must hold the broker
+    // then.
+    let check = |net: &mut Net, effects: &BTreeMap<String, Vec<Effect>>| {
+        answer_pulls(net, "a", &effects["a"], &b, &d);
+        let synced = ready(&effects["a"])?;
+        assert!(synced, "a holds its peers' routes: synced");
+        assert!(
+            net.cores["p2"].relayed_from(&b).is_some(),
+            "p2 still routes the broker"
+        );
+        assert_eq!(
+            net.cores["a"].relayed_from(&b),
+            Some(&MemberId::new("a", 1)),
+            "a reported ready at +{} ms without the broker p2 still routes",
+            net.now - started
+        );
+        Some(net.now)
+    };
+    let effects = round(&mut net, &["a", "p1", "p2"], &[("a", "p2")], 100);
+    let mut ready_at = check(&mut net, &effects);
+    let effects = round(
+        &mut net,
+        &["a", "p1", "p2"],
+        &[("a", "p2"), ("a", "p1")],
+        100,
+    );
+    ready_at = ready_at.or(check(&mut net, &effects));
+    while ready_at.is_none() && net.now < started + CoreConfig::default().bootstrap_timeout_ms {
+        let effects = net.step(&["a", "p1", "p2"], 100);
+        ready_at = check(&mut net, &effects);
+    }
+    assert!(ready_at.is_some(), "a serves before its bootstrap timeout");
+}
+
+/// One round: `ms` pass, every one of `up` beats, only `pairs` exchange,
+/// and every one of `up` feeds.
+fn round(
+    net: &mut Net,
+    up: &[&str],
+    pairs: &[(&str, &str)],
+    ms: u64,
+) -> BTreeMap<String, Vec<Effect>> {
+    net.now += ms;
+    for name in up {
+        net.flush(name);
+        let member = net.member(name);
+        net.model.beat(&member, net.now);
+    }
+    for (a, b) in pairs {
+        let (a, b) = (net.member(a), net.member(b));
+        net.model.exchange(&a, &b, net.now);
+    }
+    up.iter()
+        .map(|name| (name.to_string(), net.feed(name)))
+        .collect()
+}
