@@ -10,6 +10,7 @@
 //! [`optional_header`] (Java acts on nothing when a field is missing).
 
 mod register;
+mod repeat;
 pub mod validate;
 
 use std::collections::BTreeMap;
@@ -23,7 +24,8 @@ use rmq_protocol::version::route_dialect;
 use rmq_protocol::{properties, DataVersion, Dialect, JavaJson, QueueData, TopicRouteData};
 use rmq_wire::{FromExtFields, HeaderError, RemotingCommand, ResponseCode};
 
-pub use register::registration;
+pub use register::RegisterRequest;
+pub use repeat::RepeatedBody;
 
 use crate::config::NamesrvConfig;
 use crate::error::Error;
