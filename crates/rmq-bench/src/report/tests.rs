@@ -240,7 +240,7 @@ fn a_section_goes_after_the_one_before_it_and_is_replaced_in_place() {
 }
 
 #[test]
-fn hostile_security_and_route_change_sections_render_their_rows() {
+fn hostile_section_renders_a_table_per_attack() {
     let run = |attack: &str, alive: bool| {
         json!({
         "attack": attack, "error": null, "rss_before_kib": 8192, "rss_peak_kib": 12288, "rss_after_kib": 9216,
