@@ -16,7 +16,7 @@
 # Functions check each step (`step || return`): callers run them through
 # `timed`, where bash ignores `set -e`.
 
-FUZZ_TARGETS=(frame_decode register_body_decode body_decode java_json_parse config_update)
+FUZZ_TARGETS=(frame_decode register_body_decode body_decode java_json_parse config_update register_repeated)
 # The newest release, checked to build the targets with rustc 1.95.
 FUZZ_CARGO_FUZZ_VERSION=0.13.2
 # Above the REGISTER_BROKER decoder's 64 MiB inflate bound plus slack, so a

@@ -155,7 +155,7 @@ impl AllowArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
-    /// JSON written by `compare` (or by any earlier version of it).
+    /// JSON written by `compare`.
     #[arg(long, default_value = ".bench/bench-results.json")]
     pub input: PathBuf,
     /// The report to write.

@@ -111,7 +111,6 @@ impl Progress {
     }
 }
 
-/// The running progress line.
 #[derive(Debug)]
 pub struct ProgressPrinter {
     handle: JoinHandle<()>,
@@ -141,7 +140,6 @@ pub async fn shown<T>(
     result
 }
 
-/// Makes a worker's next request.
 pub type Maker = Box<dyn FnMut() -> RemotingCommand + Send>;
 
 /// One closed-loop worker: a connection (shared with others for pipelining), its requests.
@@ -243,7 +241,6 @@ impl Outcome {
         per(self.response_bytes, self.ok as f64)
     }
 
-    /// Counts one answer (or failure).
     fn account(&mut self, result: Result<RemotingCommand, ClientError>, nanos: u128) {
         let response = match result {
             Ok(r) if r.response_code() == ResponseCode::Success => r,
@@ -275,7 +272,6 @@ fn per(count: u64, of: f64) -> f64 {
     }
 }
 
-/// Whether a request was answered with SUCCESS.
 fn succeeded(result: &Result<RemotingCommand, ClientError>) -> bool {
     matches!(result, Ok(r) if r.response_code() == ResponseCode::Success)
 }

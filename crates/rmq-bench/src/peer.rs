@@ -341,7 +341,6 @@ impl Process {
         self.child.try_wait().ok().flatten().map(|s| s.to_string())
     }
 
-    /// Its directory (logs, data).
     pub fn dir(&self) -> &Path {
         &self.dir
     }

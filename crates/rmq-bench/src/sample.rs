@@ -122,23 +122,4 @@ mod tests {
             None
         );
     }
-
-    #[test]
-    fn a_sample_flattens_into_its_outcome() {
-        #[derive(Serialize, Deserialize)]
-        struct Outcome {
-            qps: f64,
-            #[serde(flatten)]
-            server: ServerSample,
-        }
-        // The shape results had when each outcome held these fields itself.
-        let old = r#"{"qps":1.0,"rss_kib":8,"server_cpus":"1","others_cpu_percent":2.0}"#;
-        let back: Outcome = serde_json::from_str(old).unwrap();
-        assert_eq!(
-            (back.server.rss_kib, back.server.others_cpu_percent),
-            (Some(8), Some(2.0))
-        );
-        assert!(back.server.server_cpu.is_none());
-        assert_eq!(serde_json::to_value(&back).unwrap()["server_cpus"], "1");
-    }
 }

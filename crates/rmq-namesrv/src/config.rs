@@ -2,16 +2,18 @@
 //! and `NettyServerConfig` key, the `-c` properties file,
 //! UPDATE_NAMESRV_CONFIG and the GET_NAMESRV_CONFIG text.
 //!
-//! Values follow Java's setter conversion (`rmq_protocol::options`), except
-//! at start-up: a value of the `-c` file or the command line that Java would
-//! silently drop stops the start instead ([`NamesrvConfig::check_startup`]).
+//! Values follow Java's setter conversion (`rmq_protocol::options`) once
+//! they have passed [`check_value`]: a value Java would silently drop or
+//! store though its own start-up would refuse it stops the start when it
+//! comes from the `-c` file or the command line, and is refused by
+//! UPDATE_NAMESRV_CONFIG, which then changes nothing.
 //! What Waymark does with each key is in `effects`.
 
 mod effects;
 mod shared;
 
 pub use effects::{effect_of, Effect, IgnoredSetting, KeyEffect, KEY_EFFECTS};
-pub use shared::{ConfigWriteError, SharedConfig};
+pub use shared::{ConfigWriteError, SharedConfig, UpdateRefusal};
 
 /// Keys UPDATE_NAMESRV_CONFIG may never touch, whatever `configBlackList` says
 /// (writing them once allowed arbitrary file writes, CVE-2023-37582).
@@ -234,6 +236,64 @@ impl NamesrvConfig {
             recv_buffer: positive(self.server_socket_rcv_buf_size),
         }
     }
+}
+
+/// Whether the NameServer takes `key=value`, and why not (naming the key and
+/// the rule): the one check of every value, from the `-c` file and `--set`
+/// at start-up and from UPDATE_NAMESRV_CONFIG at run time, so that a value
+/// one refuses the other refuses too. Each key is checked by the options it
+/// belongs to: Waymark's limits, route snapshot, HTTP port, cluster and
+/// authentication keys by their own rules; the TLS keys not here but
+/// together, when the TLS settings are built; with the controller embedded
+/// (`embedded_controller`), its keys by the controller's option types; every
+/// other key as a NameServer key ([`NamesrvConfig::check_startup`]: Java's
+/// type, ranges and the minimums Java enforces by failing to start).
+pub fn check_value(key: &str, value: &str, embedded_controller: bool) -> Result<(), String> {
+    use crate::cluster::ClusterKeys;
+    use crate::limits::LimitKeys;
+    use crate::security::AuthKeys;
+    use rmq_transport::ServerLimits;
+
+    if ServerLimits::KEYS.contains(&key) {
+        ServerLimits::check(key, value)
+    } else if LimitKeys::KEYS.contains(&key) {
+        LimitKeys::check(key, value)
+    } else if SnapshotKeys::KEYS.contains(&key) {
+        SnapshotKeys::check(key, value)
+    } else if OpsKeys::KEYS.contains(&key) {
+        OpsKeys::check(key, value)
+    } else if ClusterKeys::KEYS.contains(&key) {
+        ClusterKeys::check(key, value)
+    } else if AuthKeys::KEYS.contains(&key) {
+        AuthKeys::check(key, value)
+    } else if crate::security::is_security_key(key) {
+        // TLS keys: checked together when the TLS settings are built.
+        Ok(())
+    } else if embedded_controller
+        && !NamesrvConfig::KEYS.contains(&key)
+        && rmq_controller::ControllerConfig::KEYS.contains(&key)
+    {
+        rmq_controller::ControllerConfig::check_update(key, value)
+    } else {
+        NamesrvConfig::check_startup(key, value)
+    }
+}
+
+/// Whether `key` is one of Waymark's own keys (limits, keepalive, route
+/// snapshot, HTTP port, cluster, authentication and TLS), which the server
+/// reads once at start-up: their values are copied into the listener, the
+/// connections and the request state when those are built, so an
+/// UPDATE_NAMESRV_CONFIG could only store a value that takes effect at some
+/// later restart, if that restart accepts it. Such an update is refused,
+/// saying so; Java's keys keep Java's behaviour (stored, and read where
+/// Java reads them).
+pub fn is_start_up_only(key: &str) -> bool {
+    rmq_transport::ServerLimits::KEYS.contains(&key)
+        || crate::limits::LimitKeys::KEYS.contains(&key)
+        || SnapshotKeys::KEYS.contains(&key)
+        || OpsKeys::KEYS.contains(&key)
+        || crate::cluster::ClusterKeys::KEYS.contains(&key)
+        || crate::security::is_security_key(key)
 }
 
 /// Every entry of `properties` (read from `origin`: the `-c` file, or

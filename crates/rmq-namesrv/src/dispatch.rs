@@ -54,7 +54,7 @@ pub fn dispatch(
             config,
             &state.notifier,
             state.cluster.as_deref(),
-            request::registration(request, conn, limits)?,
+            &request::RegisterRequest::read(request, conn, limits)?,
             clock.now(),
         ),
         C::UnregisterBroker => {

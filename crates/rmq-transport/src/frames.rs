@@ -1,8 +1,9 @@
 //! Reading request frames off one server connection within the server's
 //! limits: a frame larger than [`FREE_FRAME_BYTES`] is received only with
 //! budget from the server-wide [`FrameBudget`], must arrive whole within the
-//! frame timeout, and a header larger than the limit ends the connection
-//! before it is decoded.
+//! frame timeout, and a header larger than the limit is never decoded: the
+//! frame is dropped and handed back as [`Incoming::HeaderTooLarge`], to be
+//! answered, when its opaque can be read; otherwise it ends the connection.
 //!
 //! A hand-written loop rather than tokio-util's `FramedRead`: the budget has
 //! to be awaited between reading a frame's length and reserving memory for
@@ -12,8 +13,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 use rmq_wire::frame::{self, FrameStatus};
+use rmq_wire::header::HeaderPeek;
 use rmq_wire::{FrameError, RemotingCommand};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::OwnedSemaphorePermit;
@@ -61,7 +63,8 @@ pub(crate) struct FrameLimits {
 pub(crate) enum ReadError {
     /// The bytes are not a frame.
     Frame(FrameError),
-    /// A header over the limit.
+    /// A header over the limit, in a frame whose opaque could not be read
+    /// (so there is nothing to answer under).
     HeaderTooLarge { header: usize, limit: usize },
     /// A large frame did not arrive whole (budget wait included) in time.
     FrameTimeout { frame: usize, timeout: Duration },
@@ -75,7 +78,7 @@ impl fmt::Display for ReadError {
             ReadError::Frame(error) => write!(f, "{error}"),
             ReadError::HeaderTooLarge { header, limit } => write!(
                 f,
-                "header of {header} bytes exceeds the limit of {limit} bytes (maxHeaderBytes)"
+                "header of {header} bytes exceeds the limit of {limit} bytes (maxHeaderBytes), and the frame has no opaque to answer under"
             ),
             ReadError::FrameTimeout { frame, timeout } => write!(
                 f,
@@ -92,6 +95,27 @@ impl fmt::Display for ReadError {
 pub(crate) struct Received {
     pub(crate) command: RemotingCommand,
     pub(crate) budget: Option<OwnedSemaphorePermit>,
+}
+
+/// What the reader took off the connection.
+pub(crate) enum Incoming {
+    /// A decoded frame, to dispatch.
+    Command(Received),
+    /// A whole frame, within the frame limit, whose header is over
+    /// `maxHeaderBytes`: dropped undecoded (its memory and budget are
+    /// already given back), with what an answer to it needs.
+    HeaderTooLarge(OversizedHeader),
+}
+
+/// A frame dropped for its header's size.
+#[derive(Debug)]
+pub(crate) struct OversizedHeader {
+    /// The header's length, in bytes.
+    pub(crate) header: usize,
+    /// `maxHeaderBytes`.
+    pub(crate) limit: usize,
+    /// Its code, opaque, flag and longest field, read without decoding it.
+    pub(crate) peek: HeaderPeek,
 }
 
 /// The reading half of a server connection: a TCP stream's read half, or a
@@ -118,7 +142,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// The next frame; `None` when the peer closed the connection between
     /// frames. Cancel-safe: what was read and the budget held stay with the
     /// reader.
-    pub(crate) async fn next(&mut self) -> Result<Option<Received>, ReadError> {
+    pub(crate) async fn next(&mut self) -> Result<Option<Incoming>, ReadError> {
         loop {
             match frame::check_within(&self.buf, self.limits.max_length_field)
                 .map_err(ReadError::Frame)?
@@ -173,24 +197,42 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         Ok(())
     }
 
-    fn split(&mut self, len: usize) -> Result<Received, ReadError> {
+    fn split(&mut self, len: usize) -> Result<Incoming, ReadError> {
         // The header length is checked before the header is decoded, so an
         // oversized one costs no parsing.
         let header = header_len(&self.buf);
         if header > self.limits.max_header_bytes {
-            return Err(ReadError::HeaderTooLarge {
+            let limit = self.limits.max_header_bytes;
+            // The frame is whole and within the frame limit, so dropping it
+            // keeps the connection in step with its peer, which can then be
+            // told why under the request's opaque. Without an opaque (a
+            // malformed frame) there is no answer to give: the connection
+            // is closed, as for any frame that cannot be read.
+            let peek =
+                frame::peek(&self.buf[..len]).ok_or(ReadError::HeaderTooLarge { header, limit })?;
+            self.buf.advance(len);
+            drop(self.release());
+            return Ok(Incoming::HeaderTooLarge(OversizedHeader {
                 header,
-                limit: self.limits.max_header_bytes,
-            });
+                limit,
+                peek,
+            }));
         }
         let whole = self.buf.split_to(len).freeze();
+        let budget = self.release();
+        let command = frame::decode(whole).map_err(ReadError::Frame)?;
+        Ok(Incoming::Command(Received { command, budget }))
+    }
+
+    /// The budget of the large frame just taken off the buffer, and the
+    /// buffer back to its starting size if that frame made it grow.
+    fn release(&mut self) -> Option<OwnedSemaphorePermit> {
         let budget = self.large.take().map(|(permit, _)| permit);
         if budget.is_some() && self.buf.capacity() > SHRINK_ABOVE {
             let rest = std::mem::replace(&mut self.buf, BytesMut::with_capacity(READ_BUFFER_START));
             self.buf.extend_from_slice(&rest);
         }
-        let command = frame::decode(whole).map_err(ReadError::Frame)?;
-        Ok(Received { command, budget })
+        budget
     }
 }
 
@@ -263,7 +305,10 @@ mod tests {
         };
         let mut reader = FrameReader::new(Arrivals { arrivals, reads: 0 }, limits);
         for opaque in 0..12 {
-            let received = reader.next().await.expect("a frame").expect("not closed");
+            let incoming = reader.next().await.expect("a frame").expect("not closed");
+            let Incoming::Command(received) = incoming else {
+                panic!("a request frame");
+            };
             assert_eq!(received.command.opaque, opaque);
         }
         assert!(reader.next().await.expect("closed cleanly").is_none());

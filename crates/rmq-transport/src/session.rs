@@ -16,7 +16,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::FutureExt;
-use rmq_wire::{FrameError, RemotingCommand, ResponseCode, FLAG_RESPONSE};
+use rmq_wire::{FrameError, RemotingCommand, ResponseCode, FLAG_ONEWAY, FLAG_RESPONSE};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
@@ -27,7 +27,7 @@ use crate::budget::{FrameBudget, ResponseQueue};
 use crate::connection::{
     write_loop, ConnId, ConnectionHandle, ConnectionInfo, DisconnectReason, Outbound,
 };
-use crate::frames::{FrameLimits, FrameReader, ReadError, Received};
+use crate::frames::{FrameLimits, FrameReader, Incoming, OversizedHeader, ReadError, Received};
 use crate::proxy_protocol::{self, accept, accept::Outcome};
 use crate::server::{Reply, ServerConfig, Service};
 use crate::stats::{Refusal, ServerStats};
@@ -389,9 +389,13 @@ impl<S: Service> Reader<S> {
                 () = self.queue.drained(), if full => {}
                 frame = frames.next(), if permit.is_some() && !full => match frame {
                     Ok(None) => return DisconnectReason::Closed,
-                    Ok(Some(received)) => {
+                    Ok(Some(Incoming::Command(received))) => {
                         activity.touch();
                         permit = self.dispatch(received, permit.take());
+                    }
+                    Ok(Some(Incoming::HeaderTooLarge(oversized))) => {
+                        activity.touch();
+                        permit = self.refuse_header(&oversized, permit.take());
                     }
                     Err(ReadError::Io(error)) => return DisconnectReason::Error(error.to_string()),
                     Err(error) if self.untrusted_proxy_header(&error) => {
@@ -466,6 +470,47 @@ impl<S: Service> Reader<S> {
                 None
             }
         }
+    }
+
+    /// Answers a request whose header was over `maxHeaderBytes` (dropped
+    /// undecoded) with INVALID_PARAMETER naming the limit and the longest
+    /// field, under its opaque, and keeps the connection: the frame was
+    /// whole and within the frame limit, so the next one is read as usual.
+    /// A one-way request gets no answer and a stray response is dropped, as
+    /// any other.
+    fn refuse_header(
+        &self,
+        oversized: &OversizedHeader,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Option<OwnedSemaphorePermit> {
+        let OversizedHeader {
+            header,
+            limit,
+            peek,
+        } = oversized;
+        self.stats.refused(Refusal::HeaderTooLarge);
+        let field = peek
+            .longest_field
+            .as_ref()
+            .map_or_else(String::new, |(key, len)| {
+                format!("; its longest field is {key:?}, {len} bytes")
+            });
+        tracing::warn!(conn = %self.info.id, peer = %self.info.peer, code = peek.code, opaque = peek.opaque,
+            bytes = header, limit, "header over the limit (maxHeaderBytes){field}, request refused undecoded");
+        if peek.flag & FLAG_RESPONSE != 0 {
+            return permit;
+        }
+        let refusal = RemotingCommand::request(ResponseCode::InvalidParameter, peek.opaque).with_remark(
+            format!("request header is {header} bytes long, over the limit of {limit} bytes (maxHeaderBytes){field}"),
+        );
+        let oneway = peek.flag & FLAG_ONEWAY != 0;
+        respond(
+            &self.info.handle,
+            Some(refusal),
+            peek.opaque,
+            oneway,
+            permit,
+        )
     }
 
     /// Whether a frame error is a PROXY protocol header that was not looked

@@ -15,8 +15,9 @@ pub enum Refusal {
     ConnectionLimit,
     /// A new connection over `maxConnectionsPerIp`: closed at once.
     ConnectionLimitPerIp,
-    /// A frame that cannot be a request (bad length word, header over
-    /// `maxHeaderBytes`, frame over the frame limit): the connection closed.
+    /// A frame that cannot be a request (bad length word, frame over the
+    /// frame limit, a header over `maxHeaderBytes` with no opaque to answer
+    /// under): the connection closed.
     MalformedFrame,
     /// A large frame that did not arrive whole in `frameReadTimeoutSeconds`:
     /// the connection closed.
@@ -24,6 +25,9 @@ pub enum Refusal {
     /// A request with a header field over `maxHeaderFieldBytes`: answered
     /// INVALID_PARAMETER.
     HeaderFieldTooLong,
+    /// A request with a header over `maxHeaderBytes`, in a frame within the
+    /// frame limit: dropped undecoded and answered INVALID_PARAMETER.
+    HeaderTooLarge,
     /// A connection whose unread responses reached its budget: not read
     /// until its peer reads (counted once per stall).
     ResponsesOverBudget,
@@ -31,12 +35,13 @@ pub enum Refusal {
 
 impl Refusal {
     /// Every kind, in the order of [`StatsSnapshot::refusals`].
-    pub const ALL: [Refusal; 6] = [
+    pub const ALL: [Refusal; 7] = [
         Refusal::ConnectionLimit,
         Refusal::ConnectionLimitPerIp,
         Refusal::MalformedFrame,
         Refusal::FrameTimeout,
         Refusal::HeaderFieldTooLong,
+        Refusal::HeaderTooLarge,
         Refusal::ResponsesOverBudget,
     ];
 
@@ -48,6 +53,7 @@ impl Refusal {
             Refusal::MalformedFrame => "malformed_frame",
             Refusal::FrameTimeout => "frame_timeout",
             Refusal::HeaderFieldTooLong => "header_field_too_long",
+            Refusal::HeaderTooLarge => "header_too_large",
             Refusal::ResponsesOverBudget => "responses_over_budget",
         }
     }

@@ -117,8 +117,12 @@ async fn a_large_frame_that_does_not_arrive_in_time_closes_its_connection() {
     assert!(read_frame(&mut prompt, WAIT).await.is_some());
 }
 
+/// A header over the limit in a frame within the frame limit is answered
+/// under its opaque, naming the limit and its longest field, in either
+/// serialization, and the connection serves the next request; one whose
+/// opaque cannot be read (a malformed header) still closes the connection.
 #[tokio::test]
-async fn an_oversized_header_closes_its_connection_before_decoding() {
+async fn an_oversized_header_is_answered_undecoded_and_the_connection_lives() {
     let (service, _events) = TestService::new();
     let config = ServerConfig {
         max_header_bytes: 1024,
@@ -126,13 +130,45 @@ async fn an_oversized_header_closes_its_connection_before_decoding() {
     };
     let server = TestServer::start(service.clone(), config).await;
     let mut raw = TcpStream::connect(server.addr).await.unwrap();
-    write_frame(
-        &mut raw,
-        &request(ECHO, 1).with_ext("pad", "p".repeat(2000)),
-    )
-    .await;
-    assert!(closed_within(&mut raw, WAIT).await);
-    assert_eq!(service.calls(), 0);
+    for (serialize_type, opaque) in [
+        (rmq_wire::SerializeType::Json, 11),
+        (rmq_wire::SerializeType::RocketMq, 12),
+    ] {
+        let mut large = request(ECHO, 1)
+            .with_ext("pad", "p".repeat(2000))
+            .with_serialize_type(serialize_type);
+        large.opaque = opaque;
+        write_frame(&mut raw, &large).await;
+        let (_, answer) = read_frame(&mut raw, WAIT).await.expect("answered");
+        assert_eq!(answer.opaque, opaque);
+        assert_eq!(answer.response_code(), ResponseCode::InvalidParameter);
+        let remark = answer.remark.unwrap_or_default();
+        assert!(
+            remark.contains("maxHeaderBytes")
+                && remark.contains("1024")
+                && remark.contains("\"pad\""),
+            "{remark}"
+        );
+    }
+    assert_eq!(service.calls(), 0, "the service never saw them");
+    let mut fine = request(ECHO, 2);
+    fine.opaque = 13;
+    write_frame(&mut raw, &fine).await;
+    let (_, answer) = read_frame(&mut raw, WAIT).await.expect("answered");
+    assert_eq!(
+        (answer.opaque, answer.response_code()),
+        (13, ResponseCode::Success)
+    );
+
+    // A JSON header that is not one: no opaque to answer under.
+    let mut malformed = TcpStream::connect(server.addr).await.unwrap();
+    let header = format!("{{\"code\":{}", "9".repeat(2000));
+    let mut bytes = ((4 + header.len()) as u32).to_be_bytes().to_vec();
+    bytes.extend_from_slice(&(header.len() as u32).to_be_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    malformed.write_all(&bytes).await.unwrap();
+    assert!(closed_within(&mut malformed, WAIT).await);
+    assert_eq!(service.calls(), 1);
 }
 
 #[tokio::test]

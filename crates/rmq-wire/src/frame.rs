@@ -157,6 +157,24 @@ pub fn decode(frame: Bytes) -> Result<RemotingCommand, FrameError> {
     Ok(command)
 }
 
+/// The code, opaque, flag and longest ext field of the whole frame at the
+/// start of `frame` (as [`check`] measured it), read without decoding its
+/// header ([`header::peek`]): what an answer refusing the frame needs.
+/// `None` when the frame is malformed (a header longer than the frame, an
+/// unknown serialize type, a header not shaped as one).
+pub fn peek(frame: &[u8]) -> Option<header::HeaderPeek> {
+    let len = match check_within(frame, u32::MAX as usize).ok()? {
+        FrameStatus::Complete { len } => len,
+        FrameStatus::Incomplete { .. } => return None,
+    };
+    let &[type_byte, a, b, c] = frame.get(4..8)? else {
+        return None;
+    };
+    let header_len = u32::from_be_bytes([0, a, b, c]) as usize;
+    let end = 8usize.checked_add(header_len).filter(|end| *end <= len)?;
+    header::peek(type_byte, frame.get(8..end)?)
+}
+
 /// Appends the frame of `command`, in its `serialize_type`, to `dst`.
 /// Gives the same bytes every time for the same command.
 pub fn encode(command: &RemotingCommand, dst: &mut BytesMut) {
@@ -186,6 +204,19 @@ pub fn encode_to_bytes(command: &RemotingCommand) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peek_reads_a_whole_frame_and_refuses_a_header_longer_than_it() {
+        let mut command = RemotingCommand::request(112, 9).with_ext("namespace", "ns");
+        command.flag = 2;
+        let frame = encode_to_bytes(&command.with_body(&b"body"[..]));
+        let peeked = peek(&frame).expect("peeked");
+        assert_eq!((peeked.code, peeked.opaque, peeked.flag), (112, 9, 2));
+        assert_eq!(peek(&frame[..frame.len() - 1]), None, "not whole");
+        let mut longer = frame.to_vec();
+        longer[7] = longer[7].wrapping_add(10);
+        assert_eq!(peek(&longer), None, "header past the frame's end");
+    }
 
     #[test]
     fn check_needs_the_length_word_then_the_whole_frame() {

@@ -1,5 +1,4 @@
-//! Sections rendered from results in the shape older runs wrote (a typed field per scenario,
-//! converted on reading), and placed in the page by their markers.
+//! Sections rendered from results, and placed in the page by their markers.
 
 use serde_json::{json, Value};
 
@@ -12,16 +11,8 @@ fn latency(p99_us: f64) -> Value {
            "p999_us": p99_us * 2.0, "max_us": p99_us * 3.0, "curve": []})
 }
 
-/// Older params: the layout nested, as they were written.
-fn old_params<S: Scenario>() -> Value {
-    let mut p = serde_json::to_value(params::<S>(None, false).unwrap()).unwrap();
-    let map = p.as_object_mut().unwrap();
-    let layout: serde_json::Map<String, Value> = ["brokers", "topics_per_broker", "spread"]
-        .into_iter()
-        .filter_map(|k| Some((k.to_owned(), map.remove(k)?)))
-        .collect();
-    map.insert("layout".into(), Value::Object(layout));
-    p
+fn defaults<S: Scenario>() -> Value {
+    serde_json::to_value(params::<S>(None, false).unwrap()).unwrap()
 }
 
 fn ok(peer: &str, result: Value) -> Value {
@@ -30,7 +21,7 @@ fn ok(peer: &str, result: Value) -> Value {
 
 fn qps(cpu_ticks: u64, answered: u64) -> Value {
     let server_cpu = ServerCpu::of_ticks(cpu_ticks, 20.0, 2.0);
-    json!({"params": old_params::<route_qps::RouteQps>(), "qps": answered as f64 / 20.0,
+    json!({"params": defaults::<route_qps::RouteQps>(), "qps": answered as f64 / 20.0,
            "latency": latency(1_000.0), "errors": 0, "first_error": null, "mean_response_bytes": 2216.0,
            "rss_kib": 8192, "server_cpus": "1", "others_cpu_percent": 2.0,
            "cpu_us_per_query": server_cpu.us_per(answered), "server_cpu": server_cpu, "answered": answered})
@@ -39,7 +30,7 @@ fn qps(cpu_ticks: u64, answered: u64) -> Value {
 fn storm(cpu_ticks: u64, registrations: u64, query_us: Option<f64>) -> Value {
     let server_cpu = ServerCpu::of_ticks(cpu_ticks, 20.0, 40.0);
     let per = sample::attribute(&server_cpu, 20_000, query_us, registrations);
-    json!({"params": old_params::<storm::RouteUnderStorm>(), "queries": latency(2_000.0), "query_errors": 0,
+    json!({"params": defaults::<storm::RouteUnderStorm>(), "queries": latency(2_000.0), "query_errors": 0,
            "query_first_error": null, "query_schedule_lag_max_ms": 1.0, "query_thread": "SCHED_FIFO 1 (chrt)",
            "registrations_per_s": registrations as f64 / 20.0, "entries_per_s": 0.0,
            "registration_latency": latency(200_000.0), "registration_errors": 0,
@@ -52,7 +43,7 @@ fn register(steady_ticks: u64, steady: u64, rss_kib: u64) -> Value {
     let steady_cpu = ServerCpu::of_ticks(steady_ticks, 20.0, 1.0);
     // A first round of 0.1 s: 8 ticks, no figure per registration.
     let first_cpu = ServerCpu::of_ticks(8, 0.1, 1.0);
-    json!({"params": old_params::<register::Register>(), "body_bytes": 1_800_000, "first_round_s": 0.1,
+    json!({"params": defaults::<register::Register>(), "body_bytes": 1_800_000, "first_round_s": 0.1,
            "first_per_s": 1000.0, "first_latency": latency(50_000.0), "steady_per_s": steady as f64 / 10.0,
            "steady_entries_per_s": 0.0, "steady_latency": latency(900_000.0), "steady_errors": 0,
            "steady_first_error": null, "rss_idle_kib": 4096, "rss_first_kib": rss_kib, "rss_kib": rss_kib,
@@ -61,10 +52,13 @@ fn register(steady_ticks: u64, steady: u64, rss_kib: u64) -> Value {
            "steady_answered": steady})
 }
 
-/// Results as an older run wrote them.
-fn older() -> Value {
+fn runs(runs: Vec<Value>) -> Value {
+    json!({ "runs": runs })
+}
+
+fn results(scenarios: Value) -> Results {
     let peer = |p: &str| json!({"peer": p, "version": "v", "command": "c"});
-    json!({
+    serde_json::from_value(json!({
         "command": "scripts/bench.sh", "started_at": "2026-12-05 20:56:08 UTC", "duration_s": 1218.0,
         "quick": false,
         "machine": {"cpu_model": "AMD EPYC", "cpus": 2, "memory_mib": 24064, "kernel": "6.18",
@@ -73,25 +67,33 @@ fn older() -> Value {
                 "changes": [" M crates/rmq-namesrv/src/lib.rs"]},
         "pinning": {"client_cpus_requested": "0", "client_cpus_allowed": "0", "server_cpus": "1"},
         "peers": [peer("waymark"), peer("java"), peer("ceiling")],
+        "scenarios": scenarios,
+    }))
+    .unwrap()
+}
+
+fn three() -> Results {
+    let mut two_cpus = ok("waymark", register(3_000, 34_000, 100 * 1024));
+    two_cpus["part"] = "two-cpus".into();
+    results(json!({
         // Waymark 2,000 ticks (20 s) for 5,000,000 queries: 4 µs each; Java
         // 40 µs each; the ceiling's window too short for a figure.
-        "route_qps": [ok("waymark", qps(2_000, 5_000_000)), ok("java", qps(2_000, 500_000)),
-                      ok("ceiling", qps(40, 5_000_000))],
+        "route-qps": {"runs": [ok("waymark", qps(2_000, 5_000_000)), ok("java", qps(2_000, 500_000)),
+                               ok("ceiling", qps(40, 5_000_000))],
+                      "info": {"two-cpus": {"server_cpus": "", "shares_generator_cpus": false,
+                                            "skipped": "the machine has 1 CPU"}}},
         // 20 s of CPU, 20,000 queries at 4 µs (0.08 s), 10,000
         // registrations: 1,992 µs each. Java's without route-qps: *.
-        "route_under_storm": [ok("waymark", storm(2_000, 10_000, Some(4.0))),
-                              ok("java", storm(2_000, 2_000, None)),
-                              {"peer": "ceiling", "result": null, "error": "boom | bang"}],
+        "route-under-storm": runs(vec![ok("waymark", storm(2_000, 10_000, Some(4.0))),
+                                       ok("java", storm(2_000, 2_000, None)),
+                                       json!({"peer": "ceiling", "result": null, "error": "boom | bang"})]),
         // Steady: Waymark 1,000 µs a registration, Java 4,000 µs.
-        "register": [ok("waymark", register(2_000, 20_000, 100 * 1024)),
-                     ok("java", register(2_000, 5_000, 800 * 1024)),
-                     ok("ceiling", register(2_000, 200_000, 50 * 1024))],
-        "register_two_cores": {"server_cpus": "1,2", "shares_generator_cpus": false, "skipped": null,
-                               "runs": [ok("waymark", register(3_000, 34_000, 100 * 1024))]},
-        "route_qps_two_cores": {"server_cpus": "", "shares_generator_cpus": false,
-                                "skipped": "the machine has 1 CPU", "runs": []},
-        "failover": [], "startup": [],
-    })
+        "register": {"runs": [ok("waymark", register(2_000, 20_000, 100 * 1024)),
+                              ok("java", register(2_000, 5_000, 800 * 1024)),
+                              ok("ceiling", register(2_000, 200_000, 50 * 1024)), two_cpus],
+                     "info": {"two-cpus": {"server_cpus": "1,2", "shares_generator_cpus": false,
+                                           "skipped": null}}},
+    }))
 }
 
 fn section(results: &Results, id: &str) -> String {
@@ -107,10 +109,8 @@ fn has(text: &str, parts: &[&str]) {
 }
 
 #[test]
-fn sections_of_older_results_carry_their_figures() {
-    let r = Results::from_json(older()).unwrap();
-    let ids: Vec<_> = r.scenarios.keys().collect();
-    assert_eq!(ids, ["register", "route-qps", "route-under-storm"]);
+fn sections_carry_their_figures() {
+    let r = three();
 
     let text = section(&r, "route-qps");
     // Provenance first, then the run.
@@ -179,7 +179,7 @@ fn sections_of_older_results_carry_their_figures() {
 
 #[test]
 fn two_cpus_are_judged_only_where_the_server_had_them_to_itself() {
-    let mut r = Results::from_json(older()).unwrap();
+    let mut r = three();
     // One CPU: 20,000 steady registrations over 2,000 ticks; two: 34,000.
     let text = section(&r, "register");
     has(
@@ -240,7 +240,7 @@ fn a_section_goes_after_the_one_before_it_and_is_replaced_in_place() {
 }
 
 #[test]
-fn hostile_security_and_route_change_sections_render_their_rows() {
+fn hostile_section_renders_a_table_per_attack() {
     let run = |attack: &str, alive: bool| {
         json!({
         "attack": attack, "error": null, "rss_before_kib": 8192, "rss_peak_kib": 12288, "rss_after_kib": 9216,
@@ -258,12 +258,13 @@ fn hostile_security_and_route_change_sections_render_their_rows() {
         "flood_body_bytes": null, "duration_s": 42.0,
         "attacks": [run("big-header", true), run("connection-flood", alive)]})
     };
-    let old = json!({"hostile": [ok("waymark", outcome(true)), ok("java", outcome(false)),
-                                 {"peer": "rust-port", "result": null, "error": "not installed"}]});
-    let mut value = older();
-    let top = value.as_object_mut().unwrap();
-    top.extend(old.as_object().unwrap().clone());
-    let text = render(&Hostile, &Results::from_json(value).unwrap(), None);
+    let failed = json!({"peer": "rust-port", "result": null, "error": "not installed"});
+    let hostile = runs(vec![
+        ok("waymark", outcome(true)),
+        ok("java", outcome(false)),
+        failed,
+    ]);
+    let text = render(&Hostile, &results(json!({ "hostile": hostile })), None);
     has(
         &text,
         &[

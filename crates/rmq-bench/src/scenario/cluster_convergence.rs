@@ -161,16 +161,6 @@ impl Scenario for ClusterConvergence {
         Ok(())
     }
     fn report(s: &mut Section<'_>) {
-        s.text(
-            "Java's NameServers and the Rust port's never exchange routes: a broker is routed \
-             only by the NameServers it registered with (the Java control of the cluster \
-             scenario in compatibility.md stays divergent), so only Waymark runs here. Every \
-             node is started as the table below shows with `clusterGossipAddr=127.0.0.1:0`, \
-             `clusterId=rmq-bench` and `httpListenAddr=127.0.0.1:0`, and every node but the \
-             first with the first's gossip address as `clusterSeeds`; the other cluster keys \
-             keep their defaults (gossip every second). All nodes share the server CPUs. The \
-             fleet's broker b registers with node b mod nodes only.",
-        );
         let sizes = s.params::<Params>().map_or_else(|| vec![3, 5], |p| p.nodes);
         let mut rows: Vec<Row<Outcome>> = Vec::new();
         for nodes in sizes {
@@ -209,18 +199,6 @@ impl Scenario for ClusterConvergence {
             );
         }
         s.table(&rows, COLUMNS);
-        s.text(
-            "Registered → all: from sending a broker's registration to one node until every \
-             node's route of its topic names it. Removed → none: from closing that broker's \
-             connection (its node removes it at once, as Java does) until no node's route names \
-             it. CPU per pull: the CPU of every node but the first over the pull rounds, in which \
-             only the first node's brokers re-register (a new DataVersion each), divided by the \
-             registrations those nodes pulled; it holds their gossip and the harness's status \
-             reads too. Idle gossip: bytes of UDP payload each node sent (and received) per \
-             second while no broker registered, the largest node shown. Route p99: each node \
-             queried at the rate given while every broker re-registers once per period, the \
-             worst node shown.",
-        );
     }
 }
 

@@ -67,7 +67,6 @@ pub struct Params {
     /// Wait after the group is ready before its idle time is measured (a
     /// JVM is still compiling its start-up).
     #[arg(long = "idle-settle", default_value_t = 10.0, value_parser = secs)]
-    #[serde(default)]
     pub idle_settle_s: f64,
     /// Idle time measured.
     #[arg(long = "idle", default_value_t = 5.0, value_parser = secs)]
@@ -124,7 +123,6 @@ pub struct Heartbeats {
     pub schedule_lag_max_ms: f64,
     pub server_cpu_s: f64,
     pub cpu_us_per_heartbeat: Option<f64>,
-    #[serde(default)]
     pub cpu_us_per_heartbeat_above_idle: Option<f64>,
     pub server_cpu_percent: f64,
     pub rss_kib: Vec<Option<u64>>,

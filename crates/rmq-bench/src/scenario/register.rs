@@ -36,7 +36,6 @@ pub struct Params {
     pub steady_s: f64,
     /// Unmeasured re-registrations before the steady window.
     #[arg(long = "steady-warmup", default_value_t = 2.0, value_parser = secs)]
-    #[serde(default)]
     pub steady_warmup_s: f64,
     /// Wait before reading RSS after the steady phase.
     #[arg(long = "settle", default_value_t = 2.0, value_parser = secs)]
@@ -64,15 +63,10 @@ pub struct Outcome {
     pub steady_first_error: Option<String>,
     pub rss_idle_kib: Option<u64>,
     pub rss_first_kib: Option<u64>,
-    #[serde(default)]
     pub first_server_cpu: Option<ServerCpu>,
-    #[serde(default)]
     pub first_cpu_us_per_registration: Option<f64>,
-    #[serde(default)]
     pub steady_server_cpu: Option<ServerCpu>,
-    #[serde(default)]
     pub steady_answered: u64,
-    #[serde(default)]
     pub steady_cpu_us_per_registration: Option<f64>,
     #[serde(flatten)]
     pub server: ServerSample,

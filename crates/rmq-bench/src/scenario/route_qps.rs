@@ -61,10 +61,8 @@ pub struct Outcome {
     /// Mean route body size, bytes (the same workload has the same size).
     pub mean_response_bytes: f64,
     /// Queries answered inside the window.
-    #[serde(default)]
     pub answered: u64,
     /// Server CPU per answered query, µs.
-    #[serde(default)]
     pub cpu_us_per_query: Option<f64>,
     #[serde(flatten)]
     pub server: ServerSample,

@@ -110,7 +110,6 @@ impl Outcome {
         let (rate, _) = self.highest_held()?;
         self.steps.iter().find(|s| s.rate == rate)
     }
-    /// The step after which the sweep stopped, if it did.
     fn stopped(&self) -> Option<&Step> {
         self.steps.last().filter(|s| s.stop.is_some())
     }

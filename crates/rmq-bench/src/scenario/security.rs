@@ -56,7 +56,6 @@ pub struct Params {
     /// Unmeasured load over plain and TLS connections together before the
     /// TLS part's first window (so that Java's JIT has compiled both paths).
     #[arg(long = "joint-warmup", default_value_t = 10.0, value_parser = secs)]
-    #[serde(default)]
     pub joint_warmup_s: f64,
     /// Each measured window.
     #[arg(long = "duration", default_value_t = 20.0, value_parser = secs)]
@@ -86,9 +85,7 @@ pub struct Signing {
     pub body_bytes: usize,
     pub unsigned: CpuWindow,
     pub signed: CpuWindow,
-    #[serde(default)]
     pub unchanged_unsigned: Option<CpuWindow>,
-    #[serde(default)]
     pub unchanged_signed: Option<CpuWindow>,
     pub unsigned_command: String,
     pub signed_command: String,

@@ -63,16 +63,12 @@ pub struct Outcome {
     pub registration_latency: Latency,
     pub registration_errors: u64,
     pub registration_first_error: Option<String>,
-    #[serde(default)]
     pub queries_answered: u64,
-    #[serde(default)]
     pub registrations_answered: u64,
     /// Server CPU per registration, µs ([`sample::attribute`]).
-    #[serde(default)]
     pub cpu_us_per_registration: Option<f64>,
     /// The CPU per query taken off for each answered query, µs (the same server's in
     /// route-qps); `None`: the queries' share is in.
-    #[serde(default)]
     pub cpu_us_per_query_subtracted: Option<f64>,
     #[serde(flatten)]
     pub server: ServerSample,

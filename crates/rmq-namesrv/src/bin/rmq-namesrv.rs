@@ -18,10 +18,10 @@ use clap::Parser;
 use rmq_controller::{ControllerConfig, ControllerNode};
 use rmq_namesrv::address_server::AddressServer;
 use rmq_namesrv::cluster::{ClusterKeys, ClusterParts, NamesrvCluster};
-use rmq_namesrv::config::{startup_refusals, OpsKeys, SnapshotKeys};
+use rmq_namesrv::config::{check_value, startup_refusals, OpsKeys, SnapshotKeys};
 use rmq_namesrv::limits::LimitKeys;
 use rmq_namesrv::route_snapshot::{self, SnapshotFile};
-use rmq_namesrv::security::{self, AuthKeys};
+use rmq_namesrv::security;
 use rmq_namesrv::{KvStore, Namesrv, NamesrvConfig};
 use rmq_ops::http::Readiness;
 use rmq_ops::logging::LogArgs;
@@ -534,38 +534,14 @@ fn load_config(args: &Args) -> anyhow::Result<Loaded> {
 
 /// Refuses to start (or print) with a value Java's setters would silently
 /// replace by the default: every bad entry is named at once, with where it
-/// came from, so one edit fixes them all. The runtime UPDATE_NAMESRV_CONFIG
-/// checks the same way, entry by entry. With the embedded controller, its
-/// keys are checked with its own option types.
+/// came from, so one edit fixes them all. The check is the one the runtime
+/// UPDATE_NAMESRV_CONFIG makes ([`check_value`]); with the embedded
+/// controller, its keys are checked with its own option types.
 fn refuse_invalid_values(
     sources: &[(String, BTreeMap<String, String>)],
     embedded_controller: bool,
 ) -> anyhow::Result<()> {
-    let check = |key: &str, value: &str| {
-        if ServerLimits::KEYS.contains(&key) {
-            ServerLimits::check(key, value)
-        } else if LimitKeys::KEYS.contains(&key) {
-            LimitKeys::check(key, value)
-        } else if SnapshotKeys::KEYS.contains(&key) {
-            SnapshotKeys::check(key, value)
-        } else if OpsKeys::KEYS.contains(&key) {
-            OpsKeys::check(key, value)
-        } else if ClusterKeys::KEYS.contains(&key) {
-            ClusterKeys::check(key, value)
-        } else if AuthKeys::KEYS.contains(&key) {
-            AuthKeys::check(key, value)
-        } else if security::is_security_key(key) {
-            // TLS keys: checked together when the TLS settings are built.
-            Ok(())
-        } else if embedded_controller
-            && !NamesrvConfig::KEYS.contains(&key)
-            && ControllerConfig::KEYS.contains(&key)
-        {
-            ControllerConfig::check_update(key, value)
-        } else {
-            NamesrvConfig::check_startup(key, value)
-        }
-    };
+    let check = |key: &str, value: &str| check_value(key, value, embedded_controller);
     let refusals: Vec<String> = sources
         .iter()
         .flat_map(|(origin, properties)| startup_refusals(origin, properties, check))

@@ -14,37 +14,119 @@ use crate::error::{Error, HandlerResult};
 use crate::housekeeping::{Notifier, Unregistrations};
 use crate::kv::{SharedKv, ORDER_TOPIC_CONFIG};
 use crate::metrics::RemovalReason;
-use crate::request::DataVersionQuery;
+use crate::request::{DataVersionQuery, RegisterRequest};
 use crate::route::{
-    BrokerKey, BrokerRegistration, Millis, RegisterOutcome, SharedRoutes, Unregistration,
+    BrokerKey, BrokerRegistration, Millis, RegisterError, RegisterOutcome, SharedRoutes,
+    Unregistration,
 };
 
-/// REGISTER_BROKER: the registration applied at `now` ([`apply_registration`]),
-/// answered with the master's addresses for a slave and, with
-/// `returnOrderTopicConfigToBroker`, the order-topic configuration.
+/// REGISTER_BROKER: the registration applied at `now`, answered with the
+/// master's addresses for a slave and, with `returnOrderTopicConfigToBroker`,
+/// the order-topic configuration.
+///
+/// A master re-sending the body of its last registration with only a new
+/// DataVersion, whose topics the table still holds as sent, is applied
+/// without its body being decoded ([`SharedRoutes::register_repeated`]),
+/// with the same outcome and answer; any other is decoded and applied in
+/// full ([`register_in_full`]).
 pub fn register(
     routes: &SharedRoutes,
     kv: &SharedKv,
     config: &SharedConfig,
     notifier: &Notifier,
     cluster: Option<&NamesrvCluster>,
-    registration: BrokerRegistration,
+    request: &RegisterRequest<'_>,
     now: Millis,
 ) -> HandlerResult {
-    let (rules, return_order_conf) = {
-        let config = config.read();
-        (
-            RegistrationRules {
-                notify_min_id: config.notify_min_broker_id_changed,
-                delete_missing_topics: config.delete_topic_with_broker_registration,
-            },
-            config.return_order_topic_config_to_broker,
-        )
-    };
+    let (rules, return_order_conf) = registration_rules(config);
+    if let Some(body) = request.repeated_body() {
+        let registration = request.repeated(body);
+        let applied = routes.register_repeated(
+            &registration,
+            body.fingerprint,
+            request.max_topics(),
+            now,
+            rules.notify_min_id,
+            rules.delete_missing_topics,
+        );
+        if let Some(applied) = applied {
+            let (outcome, topic_count) = applied.map_err(refused)?;
+            let registered = Registered {
+                topic_count,
+                ..Registered::of(&registration)
+            };
+            let broker = BrokerNamed::of(&registration);
+            let outcome = reported(notifier, &broker, topic_count, outcome);
+            return Ok(answer(
+                kv,
+                cluster,
+                Some(registered),
+                outcome,
+                now,
+                return_order_conf,
+            ));
+        }
+    }
+    register_in_full(routes, kv, config, notifier, cluster, request, now)
+}
+
+/// REGISTER_BROKER with the body decoded and applied whole
+/// ([`apply_registration`]). The body's fingerprint
+/// ([`RegisterRequest::repeated_body`]) is noted with the registration when
+/// the body was of the shape that can be recognised again.
+///
+/// # Errors
+/// A body that does not decode or is refused ([`RegisterRequest::decode`]),
+/// or a registration the table refuses.
+pub fn register_in_full(
+    routes: &SharedRoutes,
+    kv: &SharedKv,
+    config: &SharedConfig,
+    notifier: &Notifier,
+    cluster: Option<&NamesrvCluster>,
+    request: &RegisterRequest<'_>,
+    now: Millis,
+) -> HandlerResult {
+    let (registration, shaped) = request.decode()?;
+    let (rules, return_order_conf) = registration_rules(config);
     // What the cluster publishes of the broker, taken before the table
     // takes the registration.
     let registered = cluster.map(|_| Registered::of(&registration));
-    let outcome = apply_registration(routes, notifier, registration, now, rules)?;
+    let body = request
+        .repeated_body()
+        .filter(|_| shaped)
+        .map(|body| body.fingerprint);
+    let outcome = apply_registration_from_body(routes, notifier, registration, body, now, rules)?;
+    Ok(answer(
+        kv,
+        cluster,
+        registered,
+        outcome,
+        now,
+        return_order_conf,
+    ))
+}
+
+fn registration_rules(config: &SharedConfig) -> (RegistrationRules, bool) {
+    let config = config.read();
+    (
+        RegistrationRules {
+            notify_min_id: config.notify_min_broker_id_changed,
+            delete_missing_topics: config.delete_topic_with_broker_registration,
+        },
+        config.return_order_topic_config_to_broker,
+    )
+}
+
+/// The answer to an applied registration, once the cluster learnt of it.
+fn answer(
+    kv: &SharedKv,
+    cluster: Option<&NamesrvCluster>,
+    registered: Option<Registered>,
+    outcome: RegisterOutcome,
+    now: Millis,
+    return_order_conf: bool,
+) -> Answer {
     if let (Some(cluster), Some(registered)) = (cluster, registered) {
         if !outcome.ignored_stale_state_version {
             cluster.registered(&registered, now);
@@ -64,7 +146,7 @@ pub fn register(
             );
         }
     }
-    Ok(answer)
+    answer
 }
 
 /// The options that decide what a registration does to the table besides
@@ -95,22 +177,73 @@ pub fn apply_registration(
     now: Millis,
     rules: RegistrationRules,
 ) -> Result<RegisterOutcome, Error> {
-    let (cluster, addr, name, id) = (
-        registration.cluster.clone(),
-        registration.broker_addr.clone(),
-        registration.broker_name.clone(),
-        registration.broker_id,
-    );
+    apply_registration_from_body(routes, notifier, registration, None, now, rules)
+}
+
+/// [`apply_registration`] of a registration decoded from a body of
+/// fingerprint `body` ([`SharedRoutes::register_broker_from_body`]).
+fn apply_registration_from_body(
+    routes: &SharedRoutes,
+    notifier: &Notifier,
+    registration: BrokerRegistration,
+    body: Option<u128>,
+    now: Millis,
+    rules: RegistrationRules,
+) -> Result<RegisterOutcome, Error> {
     let topics = registration.topic_configs.len();
-    let mut outcome = routes
-        .register_broker(
+    let broker = BrokerNamed::of(&registration);
+    let outcome = routes
+        .register_broker_from_body(
             registration,
+            body,
             now,
             rules.notify_min_id,
             rules.delete_missing_topics,
         )
-        // Java answers this one from its response with a header class.
-        .map_err(|e| Error::system(e.to_string()).with_empty_header())?;
+        .map_err(refused)?;
+    Ok(reported(notifier, &broker, topics, outcome))
+}
+
+/// The error a registration the table refused is answered with.
+fn refused(error: RegisterError) -> Error {
+    // Java answers this one from its response with a header class.
+    Error::system(error.to_string()).with_empty_header()
+}
+
+/// The broker a registration names, for its log lines.
+struct BrokerNamed {
+    cluster: String,
+    addr: String,
+    name: String,
+    id: i64,
+}
+
+impl BrokerNamed {
+    fn of(registration: &BrokerRegistration) -> BrokerNamed {
+        BrokerNamed {
+            cluster: registration.cluster.clone(),
+            addr: registration.broker_addr.clone(),
+            name: registration.broker_name.clone(),
+            id: registration.broker_id,
+        }
+    }
+}
+
+/// Logs what an operator wants to know of an applied registration (a new
+/// broker, a restored one confirmed, a stale registration ignored) and
+/// hands its notifications to `notifier`; returns the rest of the outcome.
+fn reported(
+    notifier: &Notifier,
+    broker: &BrokerNamed,
+    topics: usize,
+    mut outcome: RegisterOutcome,
+) -> RegisterOutcome {
+    let BrokerNamed {
+        cluster,
+        addr,
+        name,
+        id,
+    } = broker;
     if outcome.new_broker {
         tracing::info!(%cluster, broker = %name, id, %addr, topics, "new broker registered");
     }
@@ -121,7 +254,7 @@ pub fn apply_registration(
         tracing::warn!(%cluster, broker = %name, id, %addr, "registration ignored: the current holder of this id has a higher stateVersion");
     }
     notifier.notify(std::mem::take(&mut outcome.notifications));
-    Ok(outcome)
+    outcome
 }
 
 /// UNREGISTER_BROKER: queued for the batch worker; answered before it runs.

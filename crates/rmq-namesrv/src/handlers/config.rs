@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rmq_wire::ResponseCode;
 
 use crate::answer::Answer;
-use crate::config::SharedConfig;
+use crate::config::{SharedConfig, UpdateRefusal};
 use crate::error::{Error, HandlerResult};
 use crate::push::RoutePush;
 
@@ -31,15 +31,18 @@ pub fn get(config: &SharedConfig) -> HandlerResult {
     Ok(Answer::success().with_body(text.into_bytes()))
 }
 
-/// UPDATE_NAMESRV_CONFIG: `updates` (each already checked; `None`: the
-/// request had no body) refused whole if one names a black-listed key, else
-/// applied and the whole configuration persisted, escaped, to
-/// `configStorePath` before the answer. Route subscribers are owed routes
-/// again: `supportActingMaster` and `orderMessageEnable` change them.
+/// UPDATE_NAMESRV_CONFIG: `updates` (`None`: the request had no body)
+/// refused whole if one names a black-listed key, has a value start-up
+/// would refuse, or is one of Waymark's start-up keys; else applied and the
+/// whole configuration persisted, escaped, to `configStorePath` before the
+/// answer. Route subscribers are owed routes again: `supportActingMaster`
+/// and `orderMessageEnable` change them.
 ///
 /// # Errors
-/// NO_PERMISSION for a black-listed key; SYSTEM_ERROR when the file could
-/// not be written (nothing changed then).
+/// NO_PERMISSION for a black-listed key (Java's remark); INVALID_PARAMETER
+/// naming the key and the rule for a bad value, or the key and the restart
+/// it needs; SYSTEM_ERROR when the file could not be written. Nothing
+/// changes then.
 pub fn update(
     config: &SharedConfig,
     push: &RoutePush,
@@ -48,16 +51,22 @@ pub fn update(
     let Some(updates) = updates else {
         return Ok(Answer::success());
     };
-    if let Some(key) = updates.keys().find(|key| config.is_black_listed(key)) {
-        tracing::warn!(%key, "refused to update a black-listed config key");
-        return Err(Error::new(
-            ResponseCode::NoPermission,
-            "Can not update config in black list.",
-        ));
-    }
-    config.update(&updates).map_err(|error| {
-        tracing::error!(path = %error.path, error = %error.source, "persisting the configuration failed");
-        Error::system(error.to_string())
+    config.update(&updates).map_err(|refusal| match refusal {
+        UpdateRefusal::BlackListed { key } => {
+            tracing::warn!(%key, "refused to update a black-listed config key");
+            Error::new(
+                ResponseCode::NoPermission,
+                "Can not update config in black list.",
+            )
+        }
+        UpdateRefusal::Invalid(_) | UpdateRefusal::NeedsRestart { .. } => {
+            tracing::warn!(why = %refusal, "refused a configuration update");
+            Error::new(ResponseCode::InvalidParameter, refusal.to_string())
+        }
+        UpdateRefusal::Write(error) => {
+            tracing::error!(path = %error.path, error = %error.source, "persisting the configuration failed");
+            Error::system(error.to_string())
+        }
     })?;
     tracing::info!(?updates, "configuration updated");
     push.recheck();

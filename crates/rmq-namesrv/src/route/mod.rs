@@ -26,8 +26,8 @@ pub use register::{
 pub use shared::{RouteVariant, SharedRoutes};
 pub use snapshot::{SnapshotError, RESTORED_CONN, SNAPSHOT_VERSION};
 pub use table::{
-    BrokerGroup, BrokerKey, BrokerName, HeldTopics, LiveBroker, RouteTable, TableSizes, TopicQueue,
-    TopicQueues, UnitSelect,
+    BrokerGroup, BrokerKey, BrokerName, HeldBody, HeldTopics, LiveBroker, RouteTable, TableSizes,
+    TopicQueue, TopicQueues, UnitSelect,
 };
 pub use view::ZoneFilter;
 

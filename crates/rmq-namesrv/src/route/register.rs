@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rmq_protocol::{DataVersion, TopicConfig, TopicQueueMappingInfo};
 
 use super::table::{
-    BrokerGroup, BrokerKey, BrokerName, HeldTopics, LiveBroker, RouteTable, TopicQueue,
+    BrokerGroup, BrokerKey, BrokerName, HeldBody, HeldTopics, LiveBroker, RouteTable, TopicQueue,
 };
 use super::{ConnId, Millis, DEFAULT_BROKER_TIMEOUT_MS, MASTER_ID};
 
@@ -288,19 +288,41 @@ impl RouteTable {
     /// written since ([`RouteTable::record_held_topics`]): then a
     /// registration with that list differs in no topic.
     pub fn holds_topics(&self, key: &BrokerKey, fingerprint: u64) -> bool {
-        let now = HeldTopics {
-            fingerprint,
-            edits: self.topics.edits(),
-        };
+        let edits = self.topics.edits();
         self.live
             .get(key)
-            .is_some_and(|live| live.held_topics == Some(now))
+            .and_then(|live| live.held_topics)
+            .is_some_and(|held| held.fingerprint == fingerprint && held.edits == edits)
+    }
+
+    /// What the topic map holds of the master at `key` of group
+    /// `broker_name`, when its last registration came in a body of
+    /// fingerprint `body` ([`HeldBody`]) whose topics the map holds as sent,
+    /// unwritten since: then a registration repeating that body but for its
+    /// DataVersion differs in no topic, and, the broker being its group's
+    /// master at that address already, writes no topic. Only for a broker
+    /// registered here directly.
+    pub fn held_body(&self, key: &BrokerKey, broker_name: &str, body: u128) -> Option<HeldTopics> {
+        let held = self
+            .live
+            .get(key)
+            .filter(|live| live.is_direct())?
+            .held_topics
+            .filter(|held| held.edits == self.topics.edits())
+            .filter(|held| held.body.is_some_and(|held| held.fingerprint == body))?;
+        let master = self.groups.get(broker_name)?.addrs.get(&MASTER_ID)?;
+        (*master == key.addr).then_some(held)
     }
 
     /// Notes that the topic map now holds every topic of `work`'s
-    /// registration, of list `fingerprint`, as sent; nothing if the
-    /// registration is no longer current.
-    pub fn record_held_topics(&mut self, work: &TopicWork, fingerprint: u64) {
+    /// registration, of list `fingerprint` and sent in `body`, as sent;
+    /// nothing if the registration is no longer current.
+    pub fn record_held_topics(
+        &mut self,
+        work: &TopicWork,
+        fingerprint: u64,
+        body: Option<HeldBody>,
+    ) {
         let edits = self.topics.edits();
         let generation = work.generation;
         if let Some(live) = self
@@ -308,7 +330,11 @@ impl RouteTable {
             .get_mut(&work.key)
             .filter(|live| live.generation == generation)
         {
-            live.held_topics = Some(HeldTopics { fingerprint, edits });
+            live.held_topics = Some(HeldTopics {
+                fingerprint,
+                edits,
+                body,
+            });
         }
     }
 

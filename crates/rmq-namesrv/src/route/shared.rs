@@ -26,7 +26,7 @@ use super::register::{
     BrokerRegistration, RegisterError, RegisterOutcome, RegistrationSource, RouteInputs,
     TopicChanges,
 };
-use super::{BrokerKey, Millis, RouteTable, MASTER_ID};
+use super::{BrokerKey, HeldBody, Millis, RouteTable, MASTER_ID};
 
 /// Topics a registration writes per hold of the write lock. Route queries
 /// wait for the lock on the runtime's workers; a 100,000-topic registration
@@ -176,7 +176,9 @@ impl SharedRoutes {
     /// comparison needed when the broker's last registration sent the same
     /// list (a [`fingerprint`](Self::fingerprint) of it), left the table
     /// holding it as sent, and nothing wrote the topic map since
-    /// ([`RouteTable::holds_topics`]). The entries
+    /// ([`RouteTable::holds_topics`]); nor, for a body that repeats the
+    /// broker's last one but for its DataVersion, the decoding
+    /// ([`register_repeated`](Self::register_repeated)). The entries
     /// that differ are written [`TOPICS_PER_LOCK`] at a time, the first
     /// slice with the broker's part, so that route queries are answered in
     /// between; a registration of at most that many topics is one hold of
@@ -206,13 +208,97 @@ impl SharedRoutes {
         notify_min_id: bool,
         delete_missing_topics: bool,
     ) -> Result<RegisterOutcome, RegisterError> {
+        self.register_broker_from_body(reg, None, now, notify_min_id, delete_missing_topics)
+    }
+
+    /// [`register_broker`](Self::register_broker) of a registration decoded
+    /// from a body of fingerprint `body` (`crate::request::RepeatedBody`):
+    /// should the table take its topic list as sent, it notes the body too,
+    /// for [`register_repeated`](Self::register_repeated) to recognise the
+    /// next registration repeating it.
+    ///
+    /// # Errors
+    /// As [`register_broker`](Self::register_broker).
+    pub fn register_broker_from_body(
+        &self,
+        reg: BrokerRegistration,
+        body: Option<u128>,
+        now: Millis,
+        notify_min_id: bool,
+        delete_missing_topics: bool,
+    ) -> Result<RegisterOutcome, RegisterError> {
         self.register(
             reg,
+            body,
             now,
             notify_min_id,
             delete_missing_topics,
             &RegistrationSource::Direct,
         )
+    }
+
+    /// REGISTER_BROKER of a master whose body repeats, but for its
+    /// DataVersion, the body of fingerprint `body` its last registration
+    /// sent, with `reg` carrying the request's header and the body's
+    /// DataVersion and filter servers but no topics. Applied as
+    /// [`register_broker`](Self::register_broker) would apply the decoded
+    /// body, with the same outcome, in one hold of the write lock: the
+    /// broker's part is written by the same code, and the topics need no
+    /// write, since the table holds them as that body sent them
+    /// ([`RouteTable::held_body`]) and the broker is its group's master at
+    /// that address, so no topic is written as new.
+    ///
+    /// `None`, having changed nothing, unless all of that holds, the body
+    /// lists at most `max_topics` topics (as decoding it would check), and
+    /// topics missing from it are not dropped
+    /// (`deleteTopicWithBrokerRegistration`, which needs the list): then
+    /// the body is to be decoded and registered in full. `Some` also gives
+    /// how many topics the body lists.
+    ///
+    /// # Errors
+    /// As [`register_broker`](Self::register_broker).
+    pub fn register_repeated(
+        &self,
+        reg: &BrokerRegistration,
+        body: u128,
+        max_topics: usize,
+        now: Millis,
+        notify_min_id: bool,
+        delete_missing_topics: bool,
+    ) -> Option<Result<(RegisterOutcome, usize), RegisterError>> {
+        if reg.broker_id != MASTER_ID
+            || delete_missing_topics
+            || !reg.mappings.is_empty()
+            || !reg.topic_configs.is_empty()
+        {
+            return None;
+        }
+        let key = BrokerKey::new(&reg.cluster, &reg.broker_addr);
+        let held = |table: &RouteTable| {
+            table
+                .held_body(&key, &reg.broker_name, body)
+                .filter(|held| held.body.is_some_and(|body| body.topics <= max_topics))
+        };
+        // Asked first under the read lock: a registration that does not
+        // repeat its last body leaves the write lock (and the cached
+        // routes it drops) to the full registration.
+        held(&self.read())?;
+        let table = self.table.write();
+        let held = held(&table)?;
+        let mut table = RegistrationHold::holding(self, table, reg);
+        let outcome = table.begin_registration_from(
+            reg,
+            now,
+            notify_min_id,
+            delete_missing_topics,
+            &RegistrationSource::Direct,
+        );
+        Some(outcome.map(|(outcome, work)| {
+            if let Some(work) = work {
+                table.record_held_topics(&work, held.fingerprint, held.body);
+            }
+            (outcome, held.body.map_or(0, |body| body.topics))
+        }))
     }
 
     /// A registration pulled from `from`, another NameServer of the cluster
@@ -230,12 +316,20 @@ impl SharedRoutes {
         from: Arc<str>,
         now: Millis,
     ) -> Result<RegisterOutcome, RegisterError> {
-        self.register(reg, now, false, true, &RegistrationSource::Relayed { from })
+        self.register(
+            reg,
+            None,
+            now,
+            false,
+            true,
+            &RegistrationSource::Relayed { from },
+        )
     }
 
     fn register(
         &self,
         mut reg: BrokerRegistration,
+        body: Option<u128>,
         now: Millis,
         notify_min_id: bool,
         delete_missing_topics: bool,
@@ -312,7 +406,11 @@ impl SharedRoutes {
             }
         }
         if let Some((fingerprint, _)) = compared.as_ref().filter(|_| as_sent) {
-            table.record_held_topics(&work, *fingerprint);
+            let body = body.map(|fingerprint| HeldBody {
+                fingerprint,
+                topics: topics.len(),
+            });
+            table.record_held_topics(&work, *fingerprint, body);
         }
 
         if none_to_drop {
@@ -433,7 +531,15 @@ struct RegistrationHold<'a> {
 
 impl<'a> RegistrationHold<'a> {
     fn first(routes: &'a SharedRoutes, reg: &BrokerRegistration) -> Self {
-        let table = routes.table.write();
+        RegistrationHold::holding(routes, routes.table.write(), reg)
+    }
+
+    /// The first hold, of the write lock `table` already taken.
+    fn holding(
+        routes: &'a SharedRoutes,
+        table: RwLockWriteGuard<'a, RouteTable>,
+        reg: &BrokerRegistration,
+    ) -> Self {
         routes.generation.fetch_add(1, Ordering::AcqRel);
         let key = BrokerKey::new(&reg.cluster, &reg.broker_addr);
         let before = if reg.mappings.is_empty() {

@@ -119,6 +119,21 @@ pub struct HeldTopics {
     pub fingerprint: u64,
     /// The topic map's write count when it held them.
     pub edits: u64,
+    /// The body the list came in, when a registration can be recognised
+    /// as repeating it without being decoded.
+    pub body: Option<HeldBody>,
+}
+
+/// A master's REGISTER_BROKER body, as far as a registration repeating it
+/// but for its DataVersion needs it
+/// ([`SharedRoutes::register_repeated`](super::SharedRoutes::register_repeated)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeldBody {
+    /// The fingerprint of the body but its DataVersion, with the broker
+    /// name and request version (`crate::request::RepeatedBody`).
+    pub fingerprint: u128,
+    /// How many topics it lists.
+    pub topics: usize,
 }
 
 impl LiveBroker {

@@ -472,6 +472,35 @@ async fn protected_reads_need_an_account_when_asked() {
 }
 
 #[tokio::test]
+async fn open_reads_are_served_whatever_credentials_they_carry() {
+    let dir = TempDir::new();
+    let server = start(&dir, &accounts_yml(""), &[]);
+    let conn = Conn::open(&server).await;
+    let cluster_info = || request(RequestCode::GetBrokerClusterInfo, &[]);
+    // Clients sign every request with the keys they hold for the brokers;
+    // an open read must not depend on this NameServer knowing them.
+    for answer in [
+        conn.call(signed(cluster_info(), "no-such-key", "any"))
+            .await,
+        conn.call(signed(cluster_info(), BROKER_KEY, "wrong-secret"))
+            .await,
+        conn.call(
+            cluster_info()
+                .with_ext("AccessKey", BROKER_KEY)
+                .with_ext("Signature", "garbage"),
+        )
+        .await,
+    ] {
+        assert_code(&answer, ResponseCode::Success);
+    }
+    // The same wrong signature on a restricted request is refused.
+    let refused = conn
+        .call(signed(put_kv("TopicA", "x"), BROKER_KEY, "wrong-secret"))
+        .await;
+    assert_code(&refused, ResponseCode::NoPermission);
+}
+
+#[tokio::test]
 async fn a_client_certificate_can_name_the_account() {
     let dir = TempDir::new();
     let pki = Pki::new("ns-mtls");

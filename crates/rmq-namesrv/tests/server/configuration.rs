@@ -1,11 +1,12 @@
 //! Honest configuration (docs/configuration.md): a value Java would silently
-//! replace by its default stops the start naming the key; keys Waymark
-//! ignores are named in one start-up warning when set, and marked by `-p`.
+//! replace by its default stops the start naming the key, and
+//! UPDATE_NAMESRV_CONFIG refuses it the same way; keys Waymark ignores are
+//! named in one start-up warning when set, and marked by `-p`.
 
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use rmq_wire::RequestCode as C;
+use rmq_wire::{RequestCode as C, ResponseCode as R};
 
 use crate::common::*;
 
@@ -160,4 +161,107 @@ fn print_marks_ignored_keys_and_still_reads_as_properties() {
         "on by default, beside the KV store's default"
     );
     assert_eq!(properties["routeSnapshotMaxBytes"], "268435456");
+}
+
+/// UPDATE_NAMESRV_CONFIG refuses what start-up refuses, naming the key and
+/// the rule, and one of Waymark's own keys naming the restart it needs;
+/// after a refusal neither GET_NAMESRV_CONFIG nor the saved file has moved,
+/// not even for the good entries of the same update.
+#[tokio::test]
+async fn runtime_updates_are_checked_as_start_up_and_refused_whole() {
+    let dir = TempDir::new();
+    let store = dir.path("namesrv.properties");
+    let server = Server::start(&dir, &[("maxKvValueBytes", "8")]);
+    let update = |text: &str| request(C::UpdateNamesrvConfig, &[]).with_body(text.to_owned());
+    let shown = || async { body_text(&server.call(request(C::GetNamesrvConfig, &[])).await) };
+    assert_code(
+        &server.call(update("orderMessageEnable=true")).await,
+        R::Success,
+    );
+    let (saved, before) = (read(&store), shown().await);
+    assert!(saved.contains("orderMessageEnable=true\n"), "{saved}");
+
+    for (text, key, rule) in [
+        (
+            "scanNotActiveBrokerInterval=-5",
+            "scanNotActiveBrokerInterval",
+            "must be at least 1",
+        ),
+        (
+            "scanNotActiveBrokerInterval=0",
+            "scanNotActiveBrokerInterval",
+            "must be at least 1",
+        ),
+        (
+            "defaultThreadPoolNums=-5",
+            "defaultThreadPoolNums",
+            "must be at least 1",
+        ),
+        (
+            "serverSocketBacklog=-5",
+            "serverSocketBacklog",
+            "must be at least 0",
+        ),
+        (
+            "unRegisterBrokerQueueCapacity=0",
+            "unRegisterBrokerQueueCapacity",
+            "must be at least 1",
+        ),
+        (
+            "enableTopicList=false\norderMessageEnable=false\nscanNotActiveBrokerInterval=-5",
+            "scanNotActiveBrokerInterval",
+            "must be at least 1",
+        ),
+        ("maxHeaderBytes=0", "maxHeaderBytes", "must be at least 1"),
+        ("tcpKeepaliveProbes=500", "tcpKeepaliveProbes", "127"),
+    ] {
+        let response = server.call(update(text)).await;
+        assert_code(&response, R::InvalidParameter);
+        let remark = response.remark.unwrap_or_default();
+        assert!(
+            remark.contains(key) && remark.contains(rule),
+            "{text}: {remark}"
+        );
+    }
+    for text in [
+        "maxKvValueBytes=65536",
+        "maxHeaderBytes=1048576",
+        "tcpKeepaliveIdleSeconds=0",
+        "maxRouteSubscribers=5",
+        "enableTopicList=false\nresponseBudgetBytes=1048576",
+    ] {
+        let response = server.call(update(text)).await;
+        assert_code(&response, R::InvalidParameter);
+        let remark = response.remark.unwrap_or_default();
+        let key = text.rsplit('\n').next().unwrap().split('=').next().unwrap();
+        assert!(
+            remark.contains(key) && remark.contains("restart"),
+            "{text}: {remark}"
+        );
+    }
+    assert_eq!(read(&store), saved, "the saved file is unchanged");
+    assert_eq!(
+        shown().await,
+        before,
+        "the running configuration is unchanged"
+    );
+    assert!(before.contains("\nmaxKvValueBytes=8\n"), "{before}");
+    // And so is behaviour: the KV value limit is still 8 bytes.
+    let put = |value: &str| {
+        request(
+            C::PutKvConfig,
+            &[("namespace", "ns"), ("key", "k"), ("value", value)],
+        )
+    };
+    assert_code(&server.call(put("12345678")).await, R::Success);
+    let response = server.call(put("123456789")).await;
+    assert_ne!(response.response_code(), R::Success, "{response:?}");
+    let response = server
+        .call(request(C::GetTopicsByCluster, &[("cluster", "c")]))
+        .await;
+    assert_ne!(
+        response.remark.as_deref(),
+        Some("disable"),
+        "enableTopicList unchanged"
+    );
 }

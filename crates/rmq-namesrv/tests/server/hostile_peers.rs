@@ -49,16 +49,22 @@ async fn a_megabyte_broker_name_is_refused_before_it_is_decoded() {
     let _broker = registered(&server, &["TopicA", "TopicA2"]).await;
     let baseline = server.rss_bytes();
 
-    // Over maxHeaderBytes (64 KiB): the connection is closed, the header
-    // never parsed.
+    // Over maxHeaderBytes (64 KiB): answered naming the limit and the
+    // field, the header never parsed.
     let huge = Register::new(&"b".repeat(1 << 20), "127.0.0.1:10912", 0, &["TopicB"]);
     let mut raw = Raw::connect(server.addr).await;
     raw.send_command(&huge.request()).await;
-    assert!(raw.closed_by_peer(TIMEOUT).await, "connection kept");
+    let answer = raw.read_command(TIMEOUT).await.expect("answered");
+    assert_code(&answer, R::InvalidParameter);
+    let remark = answer.remark.unwrap_or_default();
+    assert!(
+        remark.contains("maxHeaderBytes") && remark.contains("brokerName"),
+        "{remark}"
+    );
     let log = server_log(&dir);
     assert!(
-        log.contains("maxHeaderBytes") && log.contains("127.0.0.1:"),
-        "the close names the limit and the peer:\n{log}"
+        log.contains("header over the limit") && log.contains("127.0.0.1:"),
+        "the refusal names the limit and the peer:\n{log}"
     );
 
     // Under it but over maxHeaderFieldBytes (32 KiB): answered by name.

@@ -1,6 +1,7 @@
 //! KV store and configuration over TCP: answers, the kvConfig.json file in
-//! Java's format, reload after a restart, the UPDATE_NAMESRV_CONFIG black list
-//! and persistence, GET_NAMESRV_CONFIG.
+//! Java's format, reload after a restart, a value too large for the header
+//! limit, the UPDATE_NAMESRV_CONFIG black list and persistence,
+//! GET_NAMESRV_CONFIG.
 
 use rmq_wire::{RequestCode as C, ResponseCode as R};
 
@@ -172,6 +173,52 @@ async fn acknowledged_kv_writes_survive_sigkill_and_compactions() {
             .split('-')
             .nth(1)
             .is_some_and(|n| n.parse::<u32>().unwrap() % 2 == 1)));
+}
+
+/// A 10 MiB value puts PUT_KV_CONFIG's header over `maxHeaderBytes` (64
+/// KiB) while its frame is within the 16 MiB frame limit: the request is
+/// answered under its opaque, naming the limit and the field, nothing is
+/// stored, and the same connection serves the next request. A frame over
+/// the frame limit still closes the connection.
+#[tokio::test]
+async fn a_kv_value_over_the_header_limit_is_answered_and_the_connection_kept() {
+    let dir = TempDir::new();
+    let server = Server::start(&dir, &[]);
+    let mut raw = Raw::connect(server.addr).await;
+    let mut large = put("ns", "big", &"v".repeat(10 << 20));
+    large.opaque = 4242;
+    raw.send_command(&large).await;
+    let answer = raw
+        .read_command(TIMEOUT)
+        .await
+        .expect("answered, not closed");
+    assert_eq!(answer.opaque, 4242);
+    assert!(answer.is_response());
+    assert_code(&answer, R::InvalidParameter);
+    let remark = answer.remark.clone().unwrap_or_default();
+    assert!(
+        remark.contains("maxHeaderBytes")
+            && remark.contains("65536")
+            && remark.contains("\"value\""),
+        "{remark}"
+    );
+
+    let mut normal = put("ns", "small", "v");
+    normal.opaque = 4243;
+    raw.send_command(&normal).await;
+    let answer = raw
+        .read_command(TIMEOUT)
+        .await
+        .expect("the connection serves on");
+    assert_eq!(answer.opaque, 4243);
+    assert_code(&answer, R::Success);
+    assert_code(&server.call(get("ns", "big")).await, R::QueryNotFound);
+
+    raw.send(&16_777_213u32.to_be_bytes()).await;
+    assert!(
+        raw.closed_by_peer(TIMEOUT).await,
+        "over the frame limit: closed"
+    );
 }
 
 #[tokio::test]

@@ -190,6 +190,15 @@ async fn register_topic_in_namesrv() {
     assert_code(&response, R::SystemError);
     assert!(response.remark.unwrap().contains("readQueueNums 70000"));
     assert_code(&server.call(route_request("Huge")).await, R::TopicNotExist);
+
+    // Java answers SUCCESS here and does nothing (a deliberate difference,
+    // docs/compatibility.md): the caller learns its request was incomplete.
+    let response = server
+        .call(request(C::RegisterTopicInNamesrv, &[]).with_body(body("broker-a", 8)))
+        .await;
+    assert_code(&response, R::SystemError);
+    let remark = response.remark.unwrap();
+    assert!(remark.contains("topic"), "{remark}");
 }
 
 #[tokio::test]

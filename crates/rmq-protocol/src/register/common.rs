@@ -19,6 +19,7 @@
 //! general one gives the same registration (or the same refusal).
 
 use std::collections::{BTreeMap, HashSet};
+use std::ops::Range;
 
 use foldhash::fast::RandomState;
 
@@ -43,6 +44,50 @@ pub fn decode(
         return None;
     }
     Some(decoded)
+}
+
+/// The start of a body of the common shape, through its DataVersion
+/// ([`head`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// `filterServerList`.
+    pub filter_server_list: Vec<String>,
+    /// `topicConfigSerializeWrapper.dataVersion`.
+    pub data_version: DataVersion,
+    /// Where the DataVersion's object lies in the body.
+    pub data_version_at: Range<usize>,
+}
+
+/// Reads the start of a body as Java brokers write it (fastjson orders
+/// members by name): `{"filterServerList":[…],"topicConfigSerializeWrapper":
+/// {"dataVersion":{…}`, exactly as [`decode`] reads it, and nothing past the
+/// DataVersion. `None` for any other start, or more than `limit` filter
+/// servers.
+///
+/// Lets a NameServer recognise a broker re-sending its last body with a new
+/// DataVersion without decoding it: [`decode`] is a reader that goes left to
+/// right, so two bodies that both start as this reads them, and are equal
+/// but for the bytes of the DataVersion's object, are read alike but for
+/// that object, which is read as here. Where [`decode`] answered for one of
+/// them, it answers the same for the other, with this DataVersion.
+pub fn head(bytes: &[u8], limit: usize) -> Option<Head> {
+    let mut reader = Reader { bytes, at: 0 };
+    reader.expect(b'{')?;
+    reader.member_name(b"filterServerList")?;
+    let mut refusal = None;
+    let filter_server_list = reader.filter_servers(limit, &mut refusal)?;
+    reader.expect(b',')?;
+    reader.member_name(b"topicConfigSerializeWrapper")?;
+    reader.expect(b'{')?;
+    reader.member_name(b"dataVersion")?;
+    reader.skip_space();
+    let start = reader.at;
+    let data_version = reader.data_version()?;
+    Some(Head {
+        filter_server_list,
+        data_version,
+        data_version_at: start..reader.at,
+    })
 }
 
 /// The index of the first `"`, `\\` or control character of `bytes`.
@@ -137,6 +182,12 @@ impl<'a> Reader<'a> {
         }
         self.at += len + 1;
         Some(&rest[..len])
+    }
+
+    /// A member's name, which must be `name`, and its colon.
+    fn member_name(&mut self, name: &[u8]) -> Common<()> {
+        (self.raw_string()? == name).then_some(())?;
+        self.expect(b':')
     }
 
     /// A string without escapes or control characters, as valid UTF-8.
@@ -558,5 +609,74 @@ mod tests {
                 limit: 1
             }))
         ));
+    }
+
+    /// `body` with the DataVersion's object `head` found replaced by `object`.
+    fn with_data_version(body: &[u8], object: &str) -> Option<Vec<u8>> {
+        let at = head(body, 1_000)?.data_version_at;
+        Some([&body[..at.start], object.as_bytes(), &body[at.end..]].concat())
+    }
+
+    #[test]
+    fn head_reads_the_start_as_decode_does() {
+        let body = body_with_topic(TOPIC);
+        let read = head(body.as_bytes(), 1_000).expect("the common start");
+        assert_eq!(
+            &body[read.data_version_at.clone()],
+            r#"{"counter":3,"stateVersion":0,"timestamp":1700000000000}"#
+        );
+        assert_eq!(read.data_version, DataVersion::new(3, 0, 1_700_000_000_000));
+        assert_eq!(read.filter_server_list, Vec::<String>::new());
+        for other in [
+            body.replacen(r#"{"filterServerList":[],"#, "{", 1),
+            body.replace(r#""dataVersion""#, r#""mappingDataVersion""#),
+            body.replace(r#""counter":3"#, r#""counter":3.5"#),
+            body.replace(
+                r#""filterServerList":[]"#,
+                r#""filterServerList":["a","b"]"#,
+            ),
+        ] {
+            assert_eq!(head(other.as_bytes(), 1), None, "{other}");
+        }
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever replaces the DataVersion's object, a body that still
+        /// starts as `head` reads, and is the original before and after
+        /// what `head` took for the object, decodes as the original but for
+        /// the DataVersion `head` read.
+        #[test]
+        fn a_body_differing_in_its_data_version_decodes_alike(
+            object in prop_oneof![
+                "[{}\"a-z:,0-9 .-]{0,40}".prop_map(String::from),
+                (proptest::num::i64::ANY, proptest::num::i64::ANY, 0..3usize).prop_map(
+                    |(counter, timestamp, shape)| match shape {
+                        0 => format!(r#"{{"counter":{counter},"timestamp":{timestamp}}}"#),
+                        1 => format!(r#"{{ "timestamp" : {timestamp} , "counter":{counter} }}"#),
+                        _ => format!(r#"{{"counter":{counter},"counter":{timestamp}}}"#),
+                    }
+                ),
+            ],
+        ) {
+            let body = body_with_topic(TOPIC);
+            let original = common(&body).expect("the common shape");
+            let changed = with_data_version(body.as_bytes(), &object).unwrap();
+            let at = head(body.as_bytes(), 1_000).unwrap().data_version_at;
+            let read = head(&changed, 1_000).filter(|read| {
+                let now = &read.data_version_at;
+                changed[..now.start] == body.as_bytes()[..at.start]
+                    && changed[now.end..] == body.as_bytes()[at.end..]
+            });
+            if let Some(read) = read {
+                let decoded = decode(&changed, 1_000).map(|r| r.expect("within the bound"));
+                let expected = DecodedRegistration {
+                    data_version: read.data_version,
+                    ..original
+                };
+                prop_assert_eq!(decoded, Some(expected));
+            }
+        }
     }
 }

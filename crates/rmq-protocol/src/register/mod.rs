@@ -218,15 +218,32 @@ impl RegisterBrokerBody {
         version: i32,
         max_entries: usize,
     ) -> Result<DecodedRegistration, RegisterDecodeError> {
+        Self::decode_registration_shaped(body, compressed, version, max_entries)
+            .map(|(decoded, _)| decoded)
+    }
+
+    /// [`Self::decode_registration`], and whether the body was read by the
+    /// fast decoder ([`common::decode`]): then a body that starts as
+    /// [`common::head`] reads it, and repeats this one but for the
+    /// DataVersion's object, decodes to the same but for the DataVersion.
+    ///
+    /// # Errors
+    /// As [`Self::decode_request_limited`].
+    pub fn decode_registration_shaped(
+        body: Option<&[u8]>,
+        compressed: bool,
+        version: i32,
+        max_entries: usize,
+    ) -> Result<(DecodedRegistration, bool), RegisterDecodeError> {
         if let Some(bytes) = body {
             if !compressed && version >= V3_0_11 {
                 if let Some(decoded) = common::decode(bytes, max_entries) {
-                    return decoded;
+                    return decoded.map(|decoded| (decoded, true));
                 }
             }
         }
         Self::decode_request_limited(body, compressed, version, max_entries)
-            .map(DecodedRegistration::from)
+            .map(|body| (DecodedRegistration::from(body), false))
     }
 
     /// The JSON body as a broker of `flavor` writes it (default dialect).

@@ -19,7 +19,7 @@ use crate::command::RemotingCommand;
 use crate::ext_fields::ExtFields;
 
 /// Bytes before the remark: code, language, version, opaque, flag, remark length.
-const FIXED_LEN: usize = 17;
+pub(super) const FIXED_LEN: usize = 17;
 
 /// Decodes a binary header. The body is left `None`; the serialize type is ROCKETMQ.
 ///

@@ -10,6 +10,9 @@ use crate::command::RemotingCommand;
 pub mod binary;
 pub mod json;
 mod json_plain;
+pub mod peek;
+
+pub use peek::{peek, HeaderPeek};
 
 /// A header whose bytes cannot be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -8,6 +8,7 @@ mod java_client_readiness;
 mod java_differential;
 mod java_request_processor;
 mod register_broker_requests;
+mod register_repeated;
 mod route_requests;
 
 use std::net::SocketAddr;
