@@ -88,7 +88,7 @@ pub fn dispatch(
         C::RegisterTopicInNamesrv => topic::register(routes, TopicRegistration::decode(request)?),
         C::PutKvConfig => kv::put(kv, limits, push, request::kv_put(request)?),
         C::GetKvConfig => kv::get(kv, request.header()?),
-        C::DeleteKvConfig => kv::delete(kv, push, optional_header(request)?),
+        C::DeleteKvConfig => kv::delete(kv, limits, push, optional_header(request)?),
         C::GetKvlistByNamespace => kv::list(kv, limits, request.header()?),
         C::UpdateNamesrvConfig => config::update(config, push, request::config_update(request)?),
         C::GetNamesrvConfig => config::get(config),
@@ -147,13 +147,21 @@ pub struct NamesrvService {
     state: Arc<Namesrv>,
     /// Registrations (REGISTER_BROKER, REGISTER_TOPIC_IN_NAMESRV).
     registrations: Arc<HeavyPool>,
-    /// Writes that wait for an fsync (KV put and delete, config update).
-    disk_writes: Arc<HeavyPool>,
+    /// KV puts and deletes, which wait for the journal's fsync.
+    kv_writes: Arc<HeavyPool>,
+    /// Configuration updates, which rewrite and fsync the config store.
+    config_writes: Arc<HeavyPool>,
 }
 
-/// Slots of the disk-write pool: one per store (KV, configuration), whose
-/// writers are serialized by their own locks anyway.
-const DISK_WRITE_WORKERS: usize = 2;
+/// Slots of the KV-write pool. KV writers share the journal's fsyncs (group
+/// commit, `kv/shared.rs`): every writer waiting when an fsync starts is
+/// covered by the next one, so more slots make larger groups, not more disk
+/// work. A slot is a blocking thread parked while its fsync runs.
+const KV_WRITE_WORKERS: usize = 16;
+
+/// Slots of the config-write pool: its writers are serialized by the
+/// configuration's own lock anyway.
+const CONFIG_WRITE_WORKERS: usize = 1;
 
 impl NamesrvService {
     /// Serves `state`.
@@ -179,7 +187,8 @@ impl NamesrvService {
         NamesrvService {
             state,
             registrations: HeavyPool::new("registration", workers, capacity),
-            disk_writes: HeavyPool::new("disk write", DISK_WRITE_WORKERS, capacity),
+            kv_writes: HeavyPool::new("kv write", KV_WRITE_WORKERS, capacity),
+            config_writes: HeavyPool::new("config write", CONFIG_WRITE_WORKERS, capacity),
         }
     }
 
@@ -199,9 +208,8 @@ impl NamesrvService {
             | RequestCode::RegisterTopicInNamesrv
             | RequestCode::WaymarkSubscribeRoutes
             | RequestCode::WaymarkUnsubscribeRoutes => Some(&self.registrations),
-            RequestCode::PutKvConfig
-            | RequestCode::DeleteKvConfig
-            | RequestCode::UpdateNamesrvConfig => Some(&self.disk_writes),
+            RequestCode::PutKvConfig | RequestCode::DeleteKvConfig => Some(&self.kv_writes),
+            RequestCode::UpdateNamesrvConfig => Some(&self.config_writes),
             _ => None,
         }
     }

@@ -44,6 +44,17 @@ pub struct Limits {
     /// is answered with an error naming the namespace and its size instead.
     /// Only stores written before the KV quotas can reach it.
     pub max_kv_list_bytes: usize,
+    /// `kvJournalCompactionPercent` (default 100): the KV journal
+    /// (`<kvConfigPath>.journal`, every write since kvConfig.json was last
+    /// rewritten) is folded into kvConfig.json once it is larger than this
+    /// share of kvConfig.json's size, in percent. Bounds the journal's disk
+    /// use and the replay at start-up; being proportional, the rewrites it
+    /// causes add a bounded multiple of each write's own size.
+    pub kv_journal_compaction_percent: usize,
+    /// `kvJournalCompactionMinBytes` (default 4 MiB): the journal is never
+    /// compacted below this size, so that a small store is not rewritten
+    /// on nearly every write.
+    pub kv_journal_compaction_min_bytes: usize,
     /// `maxRouteSubscribers` (default 10 000): the most connections that may
     /// hold a route subscription (Waymark's route push) at once; one more
     /// is answered SYSTEM_BUSY and its client polls instead.
@@ -80,6 +91,10 @@ impl Limits {
     pub const DEFAULT_MAX_KV_KEYS_PER_NAMESPACE: usize = 10_000;
     /// Default of `maxKvListBytes`.
     pub const DEFAULT_MAX_KV_LIST_BYTES: usize = MAX_LENGTH_FIELD - FRAME_HEADER_ROOM;
+    /// Default of `kvJournalCompactionPercent`.
+    pub const DEFAULT_KV_JOURNAL_COMPACTION_PERCENT: usize = 100;
+    /// Default of `kvJournalCompactionMinBytes`.
+    pub const DEFAULT_KV_JOURNAL_COMPACTION_MIN_BYTES: usize = 4 << 20;
     /// Default of `maxRouteSubscribers`.
     pub const DEFAULT_MAX_ROUTE_SUBSCRIBERS: usize = 10_000;
     /// Default of `maxTopicsPerRouteSubscriber`.
@@ -101,6 +116,8 @@ rmq_protocol::java_options! {
         max_kv_value_bytes: i64 = "maxKvValueBytes", |_, _| Limits::DEFAULT_MAX_KV_VALUE_BYTES as i64;
         max_kv_keys_per_namespace: i64 = "maxKvKeysPerNamespace", |_, _| Limits::DEFAULT_MAX_KV_KEYS_PER_NAMESPACE as i64;
         max_kv_list_bytes: i64 = "maxKvListBytes", |_, _| Limits::DEFAULT_MAX_KV_LIST_BYTES as i64;
+        kv_journal_compaction_percent: i64 = "kvJournalCompactionPercent", |_, _| Limits::DEFAULT_KV_JOURNAL_COMPACTION_PERCENT as i64;
+        kv_journal_compaction_min_bytes: i64 = "kvJournalCompactionMinBytes", |_, _| Limits::DEFAULT_KV_JOURNAL_COMPACTION_MIN_BYTES as i64;
         max_route_subscribers: i64 = "maxRouteSubscribers", |_, _| Limits::DEFAULT_MAX_ROUTE_SUBSCRIBERS as i64;
         max_topics_per_route_subscriber: i64 = "maxTopicsPerRouteSubscriber", |_, _| Limits::DEFAULT_MAX_TOPICS_PER_ROUTE_SUBSCRIBER as i64;
         max_route_subscription_entries: i64 = "maxRouteSubscriptionEntries", |_, _| Limits::DEFAULT_MAX_ROUTE_SUBSCRIPTION_ENTRIES as i64;
@@ -142,6 +159,8 @@ impl LimitKeys {
             max_kv_value_bytes: size(self.max_kv_value_bytes),
             max_kv_keys_per_namespace: size(self.max_kv_keys_per_namespace),
             max_kv_list_bytes: size(self.max_kv_list_bytes),
+            kv_journal_compaction_percent: size(self.kv_journal_compaction_percent),
+            kv_journal_compaction_min_bytes: size(self.kv_journal_compaction_min_bytes),
             max_route_subscribers: size(self.max_route_subscribers),
             max_topics_per_route_subscriber: size(self.max_topics_per_route_subscriber),
             max_route_subscription_entries: size(self.max_route_subscription_entries),
@@ -165,6 +184,8 @@ impl Default for Limits {
             max_kv_value_bytes: Limits::DEFAULT_MAX_KV_VALUE_BYTES,
             max_kv_keys_per_namespace: Limits::DEFAULT_MAX_KV_KEYS_PER_NAMESPACE,
             max_kv_list_bytes: Limits::DEFAULT_MAX_KV_LIST_BYTES,
+            kv_journal_compaction_percent: Limits::DEFAULT_KV_JOURNAL_COMPACTION_PERCENT,
+            kv_journal_compaction_min_bytes: Limits::DEFAULT_KV_JOURNAL_COMPACTION_MIN_BYTES,
             max_route_subscribers: Limits::DEFAULT_MAX_ROUTE_SUBSCRIBERS,
             max_topics_per_route_subscriber: Limits::DEFAULT_MAX_TOPICS_PER_ROUTE_SUBSCRIBER,
             max_route_subscription_entries: Limits::DEFAULT_MAX_ROUTE_SUBSCRIPTION_ENTRIES,
@@ -195,6 +216,9 @@ mod tests {
         );
         assert!(LimitKeys::check("maxTopicsPerRegistration", "0").is_err());
         assert!(LimitKeys::check("maxTopicsPerRegistration", "many").is_err());
+        assert!(LimitKeys::check("kvJournalCompactionPercent", "0").is_err());
+        assert!(LimitKeys::check("kvJournalCompactionMinBytes", "-1").is_err());
+        assert_eq!(LimitKeys::check("kvJournalCompactionMinBytes", "1"), Ok(()));
         assert_eq!(LimitKeys::check("listenPort", "0"), Ok(()));
     }
 

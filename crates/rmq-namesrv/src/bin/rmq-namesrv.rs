@@ -394,6 +394,7 @@ fn main() -> anyhow::Result<()> {
                 }
             });
         }
+        let kv = state.kv.clone();
         let namesrv = rmq_namesrv::server::run(
             listener,
             state,
@@ -418,6 +419,12 @@ fn main() -> anyhow::Result<()> {
                 controller?;
             }
             None => namesrv.await?,
+        }
+        // kvConfig.json alone then holds every write, as a Java NameServer
+        // started on it next would expect; on failure the journal is kept
+        // and replayed at the next start.
+        if let Err(error) = kv.compact() {
+            tracing::error!(%error, "folding the KV journal into kvConfig.json at stop failed");
         }
         tracing::info!("name server stopped");
         Ok(())

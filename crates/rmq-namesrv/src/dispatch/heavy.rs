@@ -4,7 +4,7 @@
 //! Java's `ThreadPoolExecutor` rejects it (NettyRemotingAbstract's
 //! `RejectedExecutionException` branch).
 //!
-//! Two pools, so a registration storm never delays an fsync'd KV or config
+//! Separate pools, so a registration storm never delays an fsync'd KV or config
 //! write, nor the other way round: Java runs them all on one
 //! `defaultExecutor`, where a burst of one starves the other.
 

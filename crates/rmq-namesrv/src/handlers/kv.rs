@@ -25,7 +25,7 @@ fn persist_failed(error: &KvWriteError) -> Error {
     Error::system(error.to_string())
 }
 
-/// PUT_KV_CONFIG: acknowledged once the file is durably written. Route
+/// PUT_KV_CONFIG: acknowledged once the change is durably journaled. Route
 /// subscribers are owed routes again when the order-topic configuration
 /// changed.
 ///
@@ -93,13 +93,14 @@ pub fn get(kv: &SharedKv, header: GetKvConfigRequestHeader) -> HandlerResult {
 /// A failed write; nothing changed.
 pub fn delete(
     kv: &SharedKv,
+    limits: &Limits,
     push: &RoutePush,
     header: Option<DeleteKvConfigRequestHeader>,
 ) -> HandlerResult {
     let Some(header) = header else {
         return Ok(Answer::success());
     };
-    kv.delete(&header.namespace, &header.key)
+    kv.delete(&header.namespace, &header.key, limits)
         .map_err(|error| persist_failed(&error))?;
     tracing::info!(namespace = %header.namespace, key = %header.key, "kv config deleted");
     if header.namespace == ORDER_TOPIC_CONFIG {

@@ -32,27 +32,23 @@ async fn kv_requests_persist_in_java_format_and_survive_a_restart() {
         .await;
     assert_code(&response, R::Success);
     assert!(response.ext_fields.is_none() && response.remark.is_none());
-    assert_eq!(
-        read(&file),
-        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4;broker-b:4"}}}"#
-    );
-    server.call(put("ns", "k", "v")).await;
-    assert_eq!(
-        read(&file),
-        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4;broker-b:4"},"ns":{"k":"v"}}}"#
-    );
-    assert_eq!(
-        read(&dir.path("kvConfig.json.bak")),
-        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4;broker-b:4"}}}"#,
-        "the previous content is kept as .bak"
-    );
+    assert_code(&server.call(put("ns", "k", "v")).await, R::Success);
     let found = server.call(get("ns", "k")).await;
     assert_code(&found, R::Success);
     assert_eq!(
         found.ext_fields,
         Some([("value".to_string(), "v".to_string())].into())
     );
+    // Killed (SIGKILL): the acknowledged writes are in the journal alone.
+    server.stop();
+    assert!(!file.exists());
 
+    // The start folds the journal into kvConfig.json, in Java's format.
+    let server = Server::start(&dir, &[]);
+    assert_eq!(
+        read(&file),
+        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4;broker-b:4"},"ns":{"k":"v"}}}"#
+    );
     let deleted = server
         .call(request(
             C::DeleteKvConfig,
@@ -76,7 +72,21 @@ async fn kv_requests_persist_in_java_format_and_survive_a_restart() {
         missing.remark.as_deref(),
         Some("No config item, Namespace: none")
     );
-    server.stop();
+    // A graceful stop leaves kvConfig.json complete (as a Java NameServer
+    // started on it would read it), the previous content kept as .bak.
+    assert!(server
+        .terminate(std::time::Duration::from_secs(10))
+        .success());
+    assert_eq!(
+        read(&file),
+        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4;broker-b:4"},"ns":{}}}"#
+    );
+    assert_eq!(
+        read(&dir.path("kvConfig.json.bak")),
+        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4;broker-b:4"},"ns":{"k":"v"}}}"#,
+        "the previous content is kept as .bak"
+    );
+    assert_eq!(read(&dir.path("kvConfig.json.journal")), "");
 
     let server = Server::start(&dir, &[]);
     let reloaded = server.call(get("ORDER_TOPIC_CONFIG", "TopicOrder")).await;
@@ -89,6 +99,80 @@ async fn kv_requests_persist_in_java_format_and_survive_a_restart() {
         body_text(&response),
         r#"{"table":{"TopicOrder":"broker-a:4;broker-b:4"}}"#
     );
+}
+
+/// Writes acknowledged on several connections at once, across journal
+/// compactions (a small bound), then SIGKILL: every one of them, deletions
+/// included, is there after the restart.
+#[tokio::test]
+async fn acknowledged_kv_writes_survive_sigkill_and_compactions() {
+    let dir = TempDir::new();
+    let bound = [("kvJournalCompactionMinBytes", "4096")];
+    let server = Server::start(&dir, &bound);
+    let value = "v".repeat(500);
+    let mut writers = Vec::new();
+    for connection in 0..4 {
+        let client = server.client().await;
+        let value = value.clone();
+        writers.push(tokio::spawn(async move {
+            // All of a connection's requests in flight at once.
+            let send = |request: rmq_wire::RemotingCommand| {
+                let client = client.clone();
+                tokio::spawn(async move { client.invoke(request, TIMEOUT).await })
+            };
+            let puts: Vec<_> = (0..25)
+                .map(|n| send(put("ns", &format!("{connection}-{n}"), &value)))
+                .collect();
+            for answer in puts {
+                assert_code(&answer.await.unwrap().expect("answer"), R::Success);
+            }
+            // Every other key deleted again.
+            let deletes: Vec<_> = (0..25)
+                .step_by(2)
+                .map(|n| {
+                    let key = format!("{connection}-{n}");
+                    send(request(
+                        C::DeleteKvConfig,
+                        &[("namespace", "ns"), ("key", &key)],
+                    ))
+                })
+                .collect();
+            for answer in deletes {
+                assert_code(&answer.await.unwrap().expect("answer"), R::Success);
+            }
+        }));
+    }
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let compacted = read(&dir.path("kvConfig.json"));
+    assert!(
+        compacted.starts_with(r#"{"configTable":{"ns":{"#),
+        "{compacted}"
+    );
+    server.stop();
+
+    let server = Server::start(&dir, &bound);
+    for connection in 0..4 {
+        for n in 0..25 {
+            let found = server.call(get("ns", &format!("{connection}-{n}"))).await;
+            if n % 2 == 0 {
+                assert_code(&found, R::QueryNotFound);
+            } else {
+                assert_eq!(found.ext("value"), Some(value.as_str()), "{connection}-{n}");
+            }
+        }
+    }
+    // The file alone, as Java reads it, holds exactly the surviving keys.
+    let file: serde_json::Value = serde_json::from_str(&read(&dir.path("kvConfig.json"))).unwrap();
+    let keys = file["configTable"]["ns"].as_object().unwrap();
+    assert_eq!(keys.len(), 4 * 12);
+    assert!(keys
+        .keys()
+        .all(|key| key
+            .split('-')
+            .nth(1)
+            .is_some_and(|n| n.parse::<u32>().unwrap() % 2 == 1)));
 }
 
 /// A 10 MiB value puts PUT_KV_CONFIG's header over `maxHeaderBytes` (64
@@ -161,21 +245,27 @@ async fn a_malformed_kv_file_without_a_backup_stops_start_up() {
 }
 
 /// An emptied kvConfig.json (a full disk, a careless edit) is not taken for
-/// an empty store: the server restores the backup every write keeps.
+/// an empty store: the server restores the backup every rewrite keeps.
 #[tokio::test]
 async fn a_damaged_kv_file_is_restored_from_its_backup_at_start_up() {
     let dir = TempDir::new();
     let server = Server::start(&dir, &[]);
     assert_code(&server.call(put("ns", "kept", "1")).await, R::Success);
-    assert_code(&server.call(put("ns", "last", "2")).await, R::Success);
     server.stop();
+    // This start writes kvConfig.json with "kept"; the graceful stop
+    // rewrites it with "last" too, keeping the previous one as the backup.
+    let server = Server::start(&dir, &[]);
+    assert_code(&server.call(put("ns", "last", "2")).await, R::Success);
+    assert!(server
+        .terminate(std::time::Duration::from_secs(10))
+        .success());
     std::fs::write(dir.path("kvConfig.json"), "").unwrap();
 
     let server = Server::start(&dir, &[]);
     let kept = server.call(get("ns", "kept")).await;
     assert_code(&kept, R::Success);
     assert_eq!(kept.ext("value"), Some("1"));
-    // The backup predates the last write; that one is lost, and the log says so.
+    // The backup predates the last rewrite; that one is lost, and the log says so.
     assert_code(&server.call(get("ns", "last")).await, R::QueryNotFound);
     assert!(dir.path("kvConfig.json.corrupt").exists());
     let log = read(&dir.path("server.log"));
