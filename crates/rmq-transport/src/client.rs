@@ -88,7 +88,7 @@ struct Inner {
     peer: SocketAddr,
     local: SocketAddr,
     next_opaque: AtomicI32,
-    tx: mpsc::UnboundedSender<Outbound>,
+    tx: mpsc::UnboundedSender<Box<Outbound>>,
     shared: Arc<Shared>,
     inbound: Mutex<Option<mpsc::Receiver<RemotingCommand>>>,
     request_hook: Option<Arc<dyn RequestHook>>,
@@ -263,11 +263,11 @@ impl RpcClient {
         if self
             .inner
             .tx
-            .send(Outbound {
+            .send(Box::new(Outbound {
                 command: request,
                 permit: None,
                 charge: None,
-            })
+            }))
             .is_err()
         {
             return Err(self.closed());
@@ -313,11 +313,11 @@ impl RpcClient {
         }
         self.inner
             .tx
-            .send(Outbound {
+            .send(Box::new(Outbound {
                 command,
                 permit: None,
                 charge: None,
-            })
+            }))
             .map_err(|_| self.closed())
     }
 
@@ -364,7 +364,7 @@ impl RpcClient {
 
 /// What a connection's reader and writer tasks need.
 struct Tasks {
-    rx: mpsc::UnboundedReceiver<Outbound>,
+    rx: mpsc::UnboundedReceiver<Box<Outbound>>,
     shared: Arc<Shared>,
     inbound: Option<mpsc::Sender<RemotingCommand>>,
     peer: SocketAddr,

@@ -589,11 +589,11 @@ fn respond(
     command.serialize_type = handle.serialize_type;
     let charge = handle.queue.as_ref().map(|queue| queue.charge(&command));
     // A closed connection drops the response, as the peer can no longer read it.
-    let _ = handle.tx.send(Outbound {
+    let _ = handle.tx.send(Box::new(Outbound {
         command,
         permit,
         charge,
-    });
+    }));
     None
 }
 
