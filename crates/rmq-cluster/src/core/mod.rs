@@ -294,8 +294,8 @@ pub struct ClusterCore {
     direct: BTreeMap<BrokerRef, Direct>,
     relayed: BTreeMap<BrokerRef, Relayed>,
     /// Relayed copies let go because no member vouched for them any more:
-    /// a down member's word on the same registration no longer brings the
-    /// broker back (when a down member was last up is an estimate that
+    /// a down member's word on the same registration (or an older one, by
+    /// DataVersion) no longer brings the broker back (when a down member was last up is an estimate that
     /// later gossip can move later, and a stopped broker must not return
     /// with it). Only a member up now, or a newer registration, does.
     outlived: BTreeMap<BrokerRef, BrokerDigest>,

@@ -1,7 +1,7 @@
 //! What the core learns from gossip: members' published state and
 //! liveness, and members forgotten.
 
-use super::members::{Member, MemberUpdate};
+use super::members::{Liveness, Member, MemberUpdate};
 use super::published::{BrokerRef, Entry, Removal};
 use super::{ClusterCore, Effect, MemberId, Millis, RefusalKind};
 
@@ -15,16 +15,29 @@ impl ClusterCore {
             // nothing to learn from either.
             return Vec::new();
         }
+        // A node runs one incarnation at a time: once a later one is known,
+        // the earlier has ended, whatever the failure detector says of it.
+        // It counts any heartbeat newer than the one held as a sign of
+        // life, and an ended life's last heartbeat can arrive late (at a
+        // member cut off when it was sent, once the cut ends): taken for
+        // life, it would keep that life's brokers for a detection time
+        // more, and this member's word on when the life ended late by the
+        // whole cut.
+        let liveness = if self.later_incarnation_known(&update.id) {
+            Liveness::Dead
+        } else {
+            update.liveness
+        };
+        self.end_earlier_incarnations(&update.id);
         let member = self
             .members
             .entry(update.id.clone())
-            .or_insert_with(|| Member::new(update.gossip_addr.clone(), update.liveness, now));
-        let liveness_changed = member.liveness != update.liveness;
-        member.liveness = update.liveness;
+            .or_insert_with(|| Member::new(update.gossip_addr.clone(), liveness, now));
+        let liveness_changed = member.liveness != liveness;
+        member.liveness = liveness;
         member.gossip_addr.clone_from(&update.gossip_addr);
-        if member.liveness.is_up() {
-            member.last_up = Some(now);
-        }
+        // When it was last up is noted at the tick, after every update of
+        // the round: a later incarnation may come later in the same round.
         let applied = member.apply(&update, now);
         let received = self.received.entry(update.id.clone()).or_default();
         *received = (*received).max(member.max_seq());
@@ -83,6 +96,25 @@ impl ClusterCore {
             self.dirty.insert(broker);
         }
         effects
+    }
+
+    /// Whether a later incarnation of `id`'s node is known: this node
+    /// itself, or a member.
+    fn later_incarnation_known(&self, id: &MemberId) -> bool {
+        let later = |other: &MemberId| other.node == id.node && other.generation > id.generation;
+        later(&self.me) || self.members.keys().any(later)
+    }
+
+    /// Takes every earlier incarnation of `id`'s node for down: `id` has
+    /// started since they ended.
+    fn end_earlier_incarnations(&mut self, id: &MemberId) {
+        for (other, member) in &mut self.members {
+            if other.node == id.node && other.generation < id.generation && member.liveness.is_up()
+            {
+                member.liveness = Liveness::Dead;
+                self.dirty.extend(member.brokers.keys().cloned());
+            }
+        }
     }
 
     /// The gossip library forgot a member (dead for its grace period).

@@ -117,10 +117,16 @@ fn seeds() {
 /// a stopped broker back; 11131 judged a node wrong for starting without
 /// a broker its last holder had removed; 11264 (a restarted node judged
 /// its past life on an early word) let a node report ready without a
-/// broker a peer routed.
+/// broker a peer routed; 9599, 11424 and 15040 (a past life's last
+/// heartbeat received after a cut, taken for life) kept a stopped broker
+/// routed past its bound; 4963 (a down holder's word on the registration
+/// another holder's copy of which was let go) brought a stopped broker
+/// back.
 #[test]
 fn seeds_that_once_failed() {
-    let seeds = [689, 2109, 2648, 4014, 5763, 9407, 11131, 11264];
+    let seeds = [
+        689, 2109, 2648, 4014, 4963, 5763, 9407, 9599, 11131, 11264, 11424, 15040,
+    ];
     let results = seeds::run_all(&seeds, seeds::cores(), |seed| run_seed(seed, |_| {}));
     let (_, failures) = seeds::passed_and_failed(results);
     assert!(failures.is_empty(), "failing seeds: {failures:?}");

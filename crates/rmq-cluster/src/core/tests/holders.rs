@@ -320,3 +320,57 @@ fn a_node_started_after_the_only_holder_died_gets_a_relayed_copy_and_waits_for_i
         left_at - died_at
     );
 }
+
+#[test]
+fn a_copy_let_go_is_not_brought_back_by_a_down_holders_word_on_the_same_version() {
+    // a and b hold the same registration of a broker directly; each hashes
+    // its topics its own way.
+    let mut net = Net::joined(&["a", "b", "x"]);
+    let b_ref = broker("10.0.0.1:10911");
+    let at_a = digest("broker-a", 1);
+    let at_b = BrokerDigest {
+        topics: 9,
+        ..at_a.clone()
+    };
+    net.register("a", "10.0.0.1:10911", at_a.clone());
+    net.register("b", "10.0.0.1:10911", at_b.clone());
+    net.step(&["a", "b", "x"], 100);
+    // b crashes; x restarts on an empty disk before a finds b dead, so x
+    // never sees b up and nobody has said yet when it was last up.
+    net.model.leave(&id("b"));
+    net.step(&["a", "x"], 100);
+    net.restart("x", 2);
+    let mut pulled = false;
+    for _ in 0..5 {
+        let effects = net.step(&["a", "x"], 100);
+        for request in pulls(&effects["x"]) {
+            let now = net.now;
+            pulled |=
+                !applied(&net.core("x").pull_done(request.id, Ok(at_a.clone()), now)).is_empty();
+        }
+    }
+    assert!(pulled, "x holds a's copy");
+    // The broker's connection to a closes: x lets its copy go.
+    net.core("a")
+        .direct_removed(&b_ref, RemovalCause::Close, None);
+    let effects = net.step(&["a", "x"], 100);
+    assert_eq!(removed(&effects["x"]).len(), 1, "{effects:?}");
+    // a finds b dead and says when it lost it: b's word on the very
+    // registration x let go does not bring the broker back.
+    for _ in 0..(DEAD_AFTER / 100 + 20) {
+        let effects = net.step(&["a", "x"], 100);
+        for request in pulls(&effects["x"]) {
+            let now = net.now;
+            let done = net.core("x").pull_done(request.id, Ok(at_b.clone()), now);
+            assert!(
+                applied(&done).is_empty(),
+                "x took the broker back on b's word"
+            );
+        }
+    }
+    assert!(
+        net.cores["x"].last_up_of(&id("b")).is_some(),
+        "b's last life is known"
+    );
+    assert_eq!(net.cores["x"].relayed_from(&b_ref), None);
+}

@@ -3,6 +3,7 @@
 //! publish.
 
 mod holders;
+mod incarnations;
 mod peers_input;
 mod readiness;
 mod tombstones;
@@ -211,4 +212,34 @@ fn relay(net: &mut Net, a: &str, b: &str, addr: &str, d: &BrokerDigest) {
     let done = net.core(b).pull_done(requests[0].id, Ok(d.clone()), now);
     assert_eq!(applied(&done), vec![broker(addr)], "{done:?}");
     assert_eq!(net.core(b).relayed_from(&broker(addr)), Some(&id(a)));
+}
+
+/// Two groups that do not hear each other: `ms` pass, each group gossips
+/// within itself, and every core feeds.
+fn step_apart(net: &mut Net, groups: &[&[&str]], ms: u64) -> BTreeMap<String, Vec<Effect>> {
+    net.now += ms;
+    for group in groups {
+        net.gossip(group);
+    }
+    groups
+        .iter()
+        .flat_map(|group| group.iter())
+        .map(|name| (name.to_string(), net.feed(name)))
+        .collect()
+}
+
+/// Answers `name`'s pulls of `b` as the members asked would: with `d`
+/// from one that holds it (directly or relayed), not held otherwise.
+fn answer_pulls(net: &mut Net, name: &str, effects: &[Effect], b: &BrokerRef, d: &BrokerDigest) {
+    for request in pulls(effects) {
+        let holds = net.cores[&request.from.node].is_direct(b)
+            || net.cores[&request.from.node].relayed_from(b).is_some();
+        let answer = if holds {
+            Ok(d.clone())
+        } else {
+            Err(PullFailure::NotHeld)
+        };
+        let now = net.now;
+        net.core(name).pull_done(request.id, answer, now);
+    }
 }

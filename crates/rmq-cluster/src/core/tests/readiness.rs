@@ -91,36 +91,6 @@ fn nodes_starting_together_serve_once_the_cluster_has_been_forming_for_a_while()
     assert!(ready_at < start + CoreConfig::default().bootstrap_timeout_ms);
 }
 
-/// Two groups that do not hear each other: `ms` pass, each group gossips
-/// within itself, and every core feeds.
-fn step_apart(net: &mut Net, groups: &[&[&str]], ms: u64) -> BTreeMap<String, Vec<Effect>> {
-    net.now += ms;
-    for group in groups {
-        net.gossip(group);
-    }
-    groups
-        .iter()
-        .flat_map(|group| group.iter())
-        .map(|name| (name.to_string(), net.feed(name)))
-        .collect()
-}
-
-/// Answers `name`'s pulls of `b` as the members asked would: with `d`
-/// from one that holds it (directly or relayed), not held otherwise.
-fn answer_pulls(net: &mut Net, name: &str, effects: &[Effect], b: &BrokerRef, d: &BrokerDigest) {
-    for request in pulls(effects) {
-        let holds = net.cores[&request.from.node].is_direct(b)
-            || net.cores[&request.from.node].relayed_from(b).is_some();
-        let answer = if holds {
-            Ok(d.clone())
-        } else {
-            Err(PullFailure::NotHeld)
-        };
-        let now = net.now;
-        net.core(name).pull_done(request.id, answer, now);
-    }
-}
-
 #[test]
 fn a_restarted_node_waits_for_the_latest_word_on_its_past_life_before_serving() {
     // a holds a broker alone; p1 and p2 relay it.
