@@ -411,21 +411,7 @@ mod tests {
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 
-    const LIMITS: Limits = Limits {
-        max_topics_per_registration: Limits::DEFAULT_MAX_TOPICS_PER_REGISTRATION,
-        max_kv_value_bytes: Limits::DEFAULT_MAX_KV_VALUE_BYTES,
-        max_kv_keys_per_namespace: Limits::DEFAULT_MAX_KV_KEYS_PER_NAMESPACE,
-        max_kv_list_bytes: Limits::DEFAULT_MAX_KV_LIST_BYTES,
-        kv_journal_compaction_percent: Limits::DEFAULT_KV_JOURNAL_COMPACTION_PERCENT,
-        kv_journal_compaction_min_bytes: Limits::DEFAULT_KV_JOURNAL_COMPACTION_MIN_BYTES,
-        max_route_subscribers: Limits::DEFAULT_MAX_ROUTE_SUBSCRIBERS,
-        max_topics_per_route_subscriber: Limits::DEFAULT_MAX_TOPICS_PER_ROUTE_SUBSCRIBER,
-        max_route_subscription_entries: Limits::DEFAULT_MAX_ROUTE_SUBSCRIPTION_ENTRIES,
-        route_push_queue_bytes_per_subscriber:
-            Limits::DEFAULT_ROUTE_PUSH_QUEUE_BYTES_PER_SUBSCRIBER,
-        route_push_queue_bytes: Limits::DEFAULT_ROUTE_PUSH_QUEUE_BYTES,
-        route_push_stall_seconds: Limits::DEFAULT_ROUTE_PUSH_STALL_SECONDS,
-    };
+    const LIMITS: Limits = Limits::DEFAULTS;
 
     #[test]
     fn writes_are_journaled_and_a_reload_folds_them_into_java_format() {

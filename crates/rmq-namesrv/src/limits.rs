@@ -107,6 +107,24 @@ impl Limits {
     pub const DEFAULT_ROUTE_PUSH_QUEUE_BYTES: usize = 64 << 20;
     /// Default of `routePushStallSeconds`.
     pub const DEFAULT_ROUTE_PUSH_STALL_SECONDS: usize = 60;
+
+    /// Every limit at its default: what a server started without the keys
+    /// enforces, and a constant so tests can spell variations of it.
+    pub const DEFAULTS: Limits = Limits {
+        max_topics_per_registration: Limits::DEFAULT_MAX_TOPICS_PER_REGISTRATION,
+        max_kv_value_bytes: Limits::DEFAULT_MAX_KV_VALUE_BYTES,
+        max_kv_keys_per_namespace: Limits::DEFAULT_MAX_KV_KEYS_PER_NAMESPACE,
+        max_kv_list_bytes: Limits::DEFAULT_MAX_KV_LIST_BYTES,
+        kv_journal_compaction_percent: Limits::DEFAULT_KV_JOURNAL_COMPACTION_PERCENT,
+        kv_journal_compaction_min_bytes: Limits::DEFAULT_KV_JOURNAL_COMPACTION_MIN_BYTES,
+        max_route_subscribers: Limits::DEFAULT_MAX_ROUTE_SUBSCRIBERS,
+        max_topics_per_route_subscriber: Limits::DEFAULT_MAX_TOPICS_PER_ROUTE_SUBSCRIBER,
+        max_route_subscription_entries: Limits::DEFAULT_MAX_ROUTE_SUBSCRIPTION_ENTRIES,
+        route_push_queue_bytes_per_subscriber:
+            Limits::DEFAULT_ROUTE_PUSH_QUEUE_BYTES_PER_SUBSCRIBER,
+        route_push_queue_bytes: Limits::DEFAULT_ROUTE_PUSH_QUEUE_BYTES,
+        route_push_stall_seconds: Limits::DEFAULT_ROUTE_PUSH_STALL_SECONDS,
+    };
 }
 
 rmq_protocol::java_options! {
@@ -179,21 +197,7 @@ impl Default for LimitKeys {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_topics_per_registration: Limits::DEFAULT_MAX_TOPICS_PER_REGISTRATION,
-            max_kv_value_bytes: Limits::DEFAULT_MAX_KV_VALUE_BYTES,
-            max_kv_keys_per_namespace: Limits::DEFAULT_MAX_KV_KEYS_PER_NAMESPACE,
-            max_kv_list_bytes: Limits::DEFAULT_MAX_KV_LIST_BYTES,
-            kv_journal_compaction_percent: Limits::DEFAULT_KV_JOURNAL_COMPACTION_PERCENT,
-            kv_journal_compaction_min_bytes: Limits::DEFAULT_KV_JOURNAL_COMPACTION_MIN_BYTES,
-            max_route_subscribers: Limits::DEFAULT_MAX_ROUTE_SUBSCRIBERS,
-            max_topics_per_route_subscriber: Limits::DEFAULT_MAX_TOPICS_PER_ROUTE_SUBSCRIBER,
-            max_route_subscription_entries: Limits::DEFAULT_MAX_ROUTE_SUBSCRIPTION_ENTRIES,
-            route_push_queue_bytes_per_subscriber:
-                Limits::DEFAULT_ROUTE_PUSH_QUEUE_BYTES_PER_SUBSCRIBER,
-            route_push_queue_bytes: Limits::DEFAULT_ROUTE_PUSH_QUEUE_BYTES,
-            route_push_stall_seconds: Limits::DEFAULT_ROUTE_PUSH_STALL_SECONDS,
-        }
+        Limits::DEFAULTS
     }
 }
 

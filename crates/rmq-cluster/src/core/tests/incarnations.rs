@@ -5,21 +5,7 @@ use super::*;
 
 #[test]
 fn a_past_lifes_heartbeat_received_after_a_cut_is_no_sign_of_life() {
-    // a holds a broker alone; p1 and p2 relay it.
-    let mut net = Net::joined(&["a", "p1", "p2"]);
-    let b = broker("10.0.0.1:10911");
-    let d = BrokerDigest {
-        timeout_ms: 10_000,
-        ..digest("broker-a", 1)
-    };
-    net.register("a", "10.0.0.1:10911", d.clone());
-    for _ in 0..10 {
-        let effects = net.step(&["a", "p1", "p2"], 100);
-        for name in ["p1", "p2"] {
-            answer_pulls(&mut net, name, &effects[name], &b, &d);
-        }
-    }
-    assert_eq!(net.cores["p2"].relayed_from(&b), Some(&id("a")));
+    let (mut net, b, d) = held_by_a_relayed_by_p1_and_p2();
 
     // p2 is cut off from the others; the broker keeps registering with a
     // a little longer, so p1 holds a later heartbeat of a than p2 does.

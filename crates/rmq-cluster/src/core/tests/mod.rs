@@ -243,3 +243,24 @@ fn answer_pulls(net: &mut Net, name: &str, effects: &[Effect], b: &BrokerRef, d:
         net.core(name).pull_done(request.id, answer, now);
     }
 }
+
+/// Members a, p1 and p2, where a holds the broker 10.0.0.1:10911 alone
+/// (10 s heartbeat timeout) and p1 and p2 relay it from a.
+fn held_by_a_relayed_by_p1_and_p2() -> (Net, BrokerRef, BrokerDigest) {
+    let mut net = Net::joined(&["a", "p1", "p2"]);
+    let b = broker("10.0.0.1:10911");
+    let d = BrokerDigest {
+        timeout_ms: 10_000,
+        ..digest("broker-a", 1)
+    };
+    net.register("a", "10.0.0.1:10911", d.clone());
+    for _ in 0..10 {
+        let effects = net.step(&["a", "p1", "p2"], 100);
+        for name in ["p1", "p2"] {
+            answer_pulls(&mut net, name, &effects[name], &b, &d);
+        }
+    }
+    assert_eq!(net.cores["p1"].relayed_from(&b), Some(&id("a")));
+    assert_eq!(net.cores["p2"].relayed_from(&b), Some(&id("a")));
+    (net, b, d)
+}

@@ -93,22 +93,7 @@ fn nodes_starting_together_serve_once_the_cluster_has_been_forming_for_a_while()
 
 #[test]
 fn a_restarted_node_waits_for_the_latest_word_on_its_past_life_before_serving() {
-    // a holds a broker alone; p1 and p2 relay it.
-    let mut net = Net::joined(&["a", "p1", "p2"]);
-    let b = broker("10.0.0.1:10911");
-    let d = BrokerDigest {
-        timeout_ms: 10_000,
-        ..digest("broker-a", 1)
-    };
-    net.register("a", "10.0.0.1:10911", d.clone());
-    for _ in 0..10 {
-        let effects = net.step(&["a", "p1", "p2"], 100);
-        for name in ["p1", "p2"] {
-            answer_pulls(&mut net, name, &effects[name], &b, &d);
-        }
-    }
-    assert_eq!(net.cores["p1"].relayed_from(&b), Some(&id("a")));
-    assert_eq!(net.cores["p2"].relayed_from(&b), Some(&id("a")));
+    let (mut net, b, d) = held_by_a_relayed_by_p1_and_p2();
 
     // p1 is cut off from the others, long enough to lose a and to let the
     // broker go; the broker keeps registering with a, which p2 hears.
