@@ -17,6 +17,9 @@
 //! as an object of string values; other keys with a string, integer or boolean
 //! value; no key of the header twice; JSON whitespace anywhere between tokens.
 
+use std::ops::{Deref, DerefMut};
+
+use super::cursor::Cursor;
 use crate::code::LanguageCode;
 use crate::command::RemotingCommand;
 use crate::ext_fields::ExtFields;
@@ -28,8 +31,7 @@ pub(super) fn decode(bytes: &[u8]) -> Option<RemotingCommand> {
     let text = std::str::from_utf8(bytes).ok()?;
     let mut scan = Scanner {
         text,
-        bytes,
-        pos: 0,
+        cursor: Cursor::new(bytes),
     };
     let mut command = super::json::missing_keys_command();
     // One bit per header key seen: a repeated key is left to the general decoder.
@@ -97,39 +99,25 @@ pub(super) fn decode(bytes: &[u8]) -> Option<RemotingCommand> {
 /// A cursor over the header's bytes; every method answers `None` where the
 /// text leaves the plain shape.
 struct Scanner<'a> {
+    /// The same bytes as the cursor's, checked as UTF-8 once.
     text: &'a str,
-    bytes: &'a [u8],
-    pos: usize,
+    cursor: Cursor<'a>,
+}
+
+impl<'a> Deref for Scanner<'a> {
+    type Target = Cursor<'a>;
+    fn deref(&self) -> &Cursor<'a> {
+        &self.cursor
+    }
+}
+
+impl DerefMut for Scanner<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.cursor
+    }
 }
 
 impl<'a> Scanner<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.peek_at(self.pos)
-    }
-
-    fn peek_at(&self, pos: usize) -> Option<u8> {
-        self.bytes.get(pos).copied()
-    }
-
-    /// JSON's four whitespace characters, as serde_json skips them.
-    fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
-        }
-    }
-
-    fn eat(&mut self, byte: u8) -> bool {
-        let found = self.peek() == Some(byte);
-        if found {
-            self.pos += 1;
-        }
-        found
-    }
-
-    fn expect(&mut self, byte: u8) -> Option<()> {
-        self.eat(byte).then_some(())
-    }
-
     /// A string without escapes or control characters, borrowed.
     fn string(&mut self) -> Option<&'a str> {
         self.expect(b'"')?;

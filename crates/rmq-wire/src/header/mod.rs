@@ -8,6 +8,7 @@ use crate::code::{LanguageCode, SerializeType};
 use crate::command::RemotingCommand;
 
 pub mod binary;
+mod cursor;
 pub mod json;
 mod json_plain;
 pub mod peek;

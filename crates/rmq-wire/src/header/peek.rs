@@ -11,7 +11,10 @@
 //! values without allocating or recursing (Java writes the keys in
 //! alphabetical order, so `opaque` comes after `extFields`, the large part).
 
+use std::ops::{Deref, DerefMut};
+
 use super::binary;
+use super::cursor::Cursor;
 
 /// The fields of a header that an answer to it needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,19 +96,16 @@ fn longest_binary_field(header: &[u8], remark_len: i32) -> Option<(String, usize
 }
 
 fn peek_json(header: &[u8]) -> Option<HeaderPeek> {
-    let mut scan = Cursor {
-        bytes: header,
-        pos: 0,
-    };
+    let mut scan = Lenient(Cursor::new(header));
     let mut peek = HeaderPeek {
         code: 0,
         opaque: 0,
         flag: 0,
         longest_field: None,
     };
-    scan.whitespace();
+    scan.skip_whitespace();
     scan.expect(b'{')?;
-    scan.whitespace();
+    scan.skip_whitespace();
     if scan.eat(b'}') {
         return Some(peek);
     }
@@ -116,63 +116,51 @@ fn peek_json(header: &[u8]) -> Option<HeaderPeek> {
         if key.contains(&b'\\') {
             return None;
         }
-        scan.whitespace();
+        scan.skip_whitespace();
         scan.expect(b':')?;
-        scan.whitespace();
+        scan.skip_whitespace();
         match key {
             b"code" => peek.code = scan.integer()?,
             b"opaque" => peek.opaque = scan.integer()?,
             b"flag" => peek.flag = scan.integer()?,
-            b"extFields" if scan.next() == Some(b'{') => {
+            b"extFields" if scan.peek() == Some(b'{') => {
                 peek.longest_field = scan.longest_member()?;
             }
             _ => scan.skip_value()?,
         }
-        scan.whitespace();
+        scan.skip_whitespace();
         if scan.eat(b'}') {
             return Some(peek);
         }
         scan.expect(b',')?;
-        scan.whitespace();
+        scan.skip_whitespace();
     }
 }
 
-/// A position in a JSON header; every method answers `None` where the text
-/// is not JSON as expected.
-struct Cursor<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+/// A JSON header read as fastjson reads one; every method answers `None`
+/// where the text is not JSON as expected.
+struct Lenient<'a>(Cursor<'a>);
+
+impl<'a> Deref for Lenient<'a> {
+    type Target = Cursor<'a>;
+    fn deref(&self) -> &Cursor<'a> {
+        &self.0
+    }
 }
 
-impl<'a> Cursor<'a> {
-    fn next(&self) -> Option<u8> {
-        self.bytes.get(self.pos).copied()
+impl DerefMut for Lenient<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
     }
+}
 
-    fn whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.next() {
-            self.pos += 1;
-        }
-    }
-
-    fn eat(&mut self, byte: u8) -> bool {
-        let found = self.next() == Some(byte);
-        if found {
-            self.pos += 1;
-        }
-        found
-    }
-
-    fn expect(&mut self, byte: u8) -> Option<()> {
-        self.eat(byte).then_some(())
-    }
-
+impl<'a> Lenient<'a> {
     /// A string's raw bytes between its quotes (escapes left as written).
     fn string(&mut self) -> Option<&'a [u8]> {
         self.expect(b'"')?;
         let start = self.pos;
         loop {
-            match self.next()? {
+            match self.peek()? {
                 b'"' => break,
                 b'\\' => self.pos += 2,
                 _ => self.pos += 1,
@@ -186,7 +174,7 @@ impl<'a> Cursor<'a> {
     /// An integer as fastjson takes one for an `int` field: a number, a
     /// quoted number, or `null` (0).
     fn integer(&mut self) -> Option<i32> {
-        let text = match self.next()? {
+        let text = match self.peek()? {
             b'"' => self.string()?,
             b'n' => {
                 self.skip_value()?;
@@ -194,7 +182,7 @@ impl<'a> Cursor<'a> {
             }
             _ => {
                 let start = self.pos;
-                while let Some(b'-' | b'+' | b'0'..=b'9') = self.next() {
+                while let Some(b'-' | b'+' | b'0'..=b'9') = self.peek() {
                     self.pos += 1;
                 }
                 &self.bytes[start..self.pos]
@@ -207,12 +195,12 @@ impl<'a> Cursor<'a> {
     /// by counting brackets outside strings, not by recursion, so nesting
     /// depth costs no stack.
     fn skip_value(&mut self) -> Option<()> {
-        match self.next()? {
+        match self.peek()? {
             b'"' => self.string().map(drop),
             b'{' | b'[' => {
                 let mut depth = 0usize;
                 loop {
-                    match self.next()? {
+                    match self.peek()? {
                         b'"' => {
                             self.string()?;
                             continue;
@@ -230,7 +218,7 @@ impl<'a> Cursor<'a> {
             _ => {
                 let start = self.pos;
                 while !matches!(
-                    self.next(),
+                    self.peek(),
                     None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
                 ) {
                     self.pos += 1;
@@ -244,17 +232,17 @@ impl<'a> Cursor<'a> {
     /// value, by key, and that value's length; the object is consumed.
     fn longest_member(&mut self) -> Option<Option<(String, usize)>> {
         self.expect(b'{')?;
-        self.whitespace();
+        self.skip_whitespace();
         let mut longest: Option<(&[u8], usize)> = None;
         if self.eat(b'}') {
             return Some(None);
         }
         loop {
             let key = self.string()?;
-            self.whitespace();
+            self.skip_whitespace();
             self.expect(b':')?;
-            self.whitespace();
-            let quoted = self.next() == Some(b'"');
+            self.skip_whitespace();
+            let quoted = self.peek() == Some(b'"');
             let start = self.pos;
             self.skip_value()?;
             // A string's length is its content's, without the quotes.
@@ -262,12 +250,12 @@ impl<'a> Cursor<'a> {
             if longest.is_none_or(|(_, longest)| len > longest) {
                 longest = Some((key, len));
             }
-            self.whitespace();
+            self.skip_whitespace();
             if self.eat(b'}') {
                 break;
             }
             self.expect(b',')?;
-            self.whitespace();
+            self.skip_whitespace();
         }
         Some(longest.map(|(key, len)| (shown_key(key), len)))
     }
