@@ -94,6 +94,23 @@ impl Server {
         Server::spawn(dir, &args, env)
     }
 
+    /// Runs the binary on loopback with `sets` (`--set key=value`, HOME =
+    /// `dir`), which must stop its start; returns what it wrote to stderr.
+    pub fn refused_start(dir: &TempDir, sets: &[(&str, &str)]) -> String {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rmq-namesrv"));
+        cmd.args(["--listen", "127.0.0.1:0"]);
+        for (key, value) in sets {
+            cmd.arg("--set").arg(format!("{key}={value}"));
+        }
+        let output = cmd
+            .env("HOME", &dir.0)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run rmq-namesrv");
+        assert!(!output.status.success(), "started with {sets:?}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    }
+
     /// Starts the binary with exactly `args` (HOME = `dir`) and waits for boot.
     pub fn spawn(dir: &TempDir, args: &[String], env: &[(&str, &str)]) -> Server {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_rmq-namesrv"));

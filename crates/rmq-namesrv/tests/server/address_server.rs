@@ -92,22 +92,15 @@ fn bad_values_stop_the_start_naming_the_key() {
         ("addressServerList", "10.0.0.1:9876;"),
     ] {
         let dir = TempDir::new();
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_rmq-namesrv"))
-            .args([
-                "--listen",
-                "127.0.0.1:0",
-                "--set",
-                "httpListenAddr=127.0.0.1:0",
-            ])
-            .arg("--set")
-            .arg(format!("kvConfigPath={}", dir.path("kv.json").display()))
-            .arg("--set")
-            .arg(format!("{key}={value}"))
-            .env("HOME", &dir.0)
-            .output()
-            .unwrap();
-        assert!(!output.status.success(), "{key}={value} started");
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let kv = dir.path("kv.json").display().to_string();
+        let stderr = Server::refused_start(
+            &dir,
+            &[
+                ("httpListenAddr", "127.0.0.1:0"),
+                ("kvConfigPath", &kv),
+                (key, value),
+            ],
+        );
         assert!(stderr.contains(key), "{key}={value}: {stderr}");
     }
 }

@@ -336,38 +336,22 @@ fn bad_accounts_files_stop_the_start_naming_file_and_line() {
         let dir = TempDir::new();
         let file = dir.path("acl.yml");
         std::fs::write(&file, text).unwrap();
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_rmq-namesrv"))
-            .args([
-                "--listen",
-                "127.0.0.1:0",
-                "--set",
-                "authenticationEnabled=true",
-                "--set",
-            ])
-            .arg(format!("authenticationAccountsFile={}", file.display()))
-            .env("HOME", &dir.0)
-            .output()
-            .unwrap();
-        assert!(!output.status.success(), "{text}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let file = file.display().to_string();
+        let stderr = Server::refused_start(
+            &dir,
+            &[
+                ("authenticationEnabled", "true"),
+                ("authenticationAccountsFile", &file),
+            ],
+        );
         assert!(
             stderr.contains(expected) && stderr.contains("acl.yml"),
             "{text}: {stderr}"
         );
     }
     let dir = TempDir::new();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_rmq-namesrv"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--set",
-            "authenticationEnabled=true",
-        ])
-        .env("HOME", &dir.0)
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("authenticationAccountsFile"));
+    let stderr = Server::refused_start(&dir, &[("authenticationEnabled", "true")]);
+    assert!(stderr.contains("authenticationAccountsFile"), "{stderr}");
 }
 
 /// Signatures carry no nonce, timestamp or request code: a captured signed

@@ -113,18 +113,7 @@ async fn a_replaced_certificate_is_served_without_a_restart() {
 #[test]
 fn a_tls_setting_that_cannot_work_stops_the_start_naming_the_key() {
     let dir = TempDir::new();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_rmq-namesrv"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--set",
-            "tls.server.mode=enforcing",
-        ])
-        .env("HOME", &dir.0)
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = Server::refused_start(&dir, &[("tls.server.mode", "enforcing")]);
     assert!(stderr.contains("tls.server"), "{stderr}");
 }
 
