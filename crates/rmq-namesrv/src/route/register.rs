@@ -617,21 +617,32 @@ impl RouteTable {
     }
 
     fn apply_topic(&mut self, work: &TopicWork, tc: &TopicConfig) {
+        let queue = TopicQueue::sent(tc, work.clear_write);
+        // Read before writing: most registrations that get here (a relayed
+        // copy, written whole; a broker whose DataVersion moved) find the
+        // entry as they would write it. Opening the map for writing counts
+        // as a change, and that count is what proves to registrations
+        // compared under the read lock, and to the pull answers' kept topic
+        // lists, that nothing changed since: counting writes that change
+        // nothing sent them all down their slow paths, and each of those
+        // wrote again.
+        let existing = self
+            .topics
+            .get(tc.topic_name.as_str())
+            .and_then(|queues| queues.get(&*work.broker_name))
+            .copied();
+        let topic_changed = work.config_changed || existing.is_none();
+        if !(work.register_first || topic_changed) || existing == Some(queue) {
+            return;
+        }
         let topics = self.topics.edit();
-        // Re-registrations mostly find the topic and this broker's queue
-        // data already there: update in place, allocating nothing (a broker
-        // may carry tens of thousands of topics).
+        // Update in place where the topic is there, allocating nothing (a
+        // broker may carry tens of thousands of topics).
         let queues = match topics.get_mut(tc.topic_name.as_str()) {
             Some(queues) => queues,
             None => topics.entry(tc.topic_name.clone()).or_default(),
         };
-        let existing = queues.get_mut(&*work.broker_name);
-        let topic_changed = work.config_changed || existing.is_none();
-        if !(work.register_first || topic_changed) {
-            return;
-        }
-        let queue = TopicQueue::sent(tc, work.clear_write);
-        match existing {
+        match queues.get_mut(&*work.broker_name) {
             Some(held) => *held = queue,
             None => {
                 queues.insert(work.broker_name.clone(), queue);

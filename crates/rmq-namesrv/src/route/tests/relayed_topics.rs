@@ -95,3 +95,100 @@ fn a_relayed_copy_after_a_direct_registration_drops_what_the_direct_one_listed_b
         "the copy's list is the master's whole list"
     );
 }
+
+#[test]
+fn a_relayed_copy_pulled_again_with_its_list_unchanged_writes_no_topic() {
+    let routes = with_neighbour();
+    relayed(&routes, &["T1", "T2", "T3"], 1);
+    let edits = routes.read().topic_edits();
+    // Each re-registration of the broker at its holder is pulled again with
+    // a new DataVersion and the same list: the map is not written, so the
+    // comparisons and the lists kept for pull answers stay valid.
+    for counter in 2..5 {
+        relayed(&routes, &["T1", "T2", "T3"], counter);
+    }
+    assert_eq!(
+        routes.read().topic_edits(),
+        edits,
+        "the topic map was written"
+    );
+    let table = routes.read();
+    let live = table
+        .live_broker(&BrokerKey::new(C, A))
+        .expect("the copy is live");
+    assert_eq!(
+        live.data_version.counter, 4,
+        "the newest copy's version is held"
+    );
+}
+
+/// Broker `b`'s registration: twenty topics, each shared by four brokers,
+/// so that registrations of different brokers write the same topics.
+fn steady(b: usize, counter: i64) -> BrokerRegistration {
+    let topics: Vec<TopicConfig> = (0..20).map(|t| topic(&format!("T{}-{t}", b / 4))).collect();
+    broker(C, &format!("broker-{b}"), &format!("127.0.0.{b}:10911"), 0)
+        .topics(&topics)
+        .version(counter, 100 + counter)
+}
+
+/// Brokers below 8 register here directly, the others are relayed.
+fn apply_steady(routes: &SharedRoutes, b: usize, counter: i64) {
+    if b < 8 {
+        routes.register_broker(steady(b, counter), T0, false, false)
+    } else {
+        routes.register_relayed(steady(b, counter), "ns2:9876".into(), T0)
+    }
+    .expect("accepted");
+}
+
+#[test]
+fn steady_re_registrations_side_by_side_write_no_topic() {
+    let routes = std::sync::Arc::new(SharedRoutes::new());
+    for b in 0..16 {
+        apply_steady(&routes, b, 1);
+    }
+    let edits = routes.read().topic_edits();
+    // Registrations of different brokers compare under the read lock side
+    // by side and write under the write lock in turn; none of them changes
+    // a topic, so none may count as a write.
+    let threads: Vec<_> = (0..4)
+        .map(|thread| {
+            let routes = routes.clone();
+            std::thread::spawn(move || {
+                for counter in 2..300 {
+                    for b in (thread..16).step_by(4) {
+                        apply_steady(&routes, b, counter);
+                    }
+                }
+            })
+        })
+        .collect();
+    // Meanwhile another broker adds a topic now and then: a real write,
+    // which the registrations that compared before it must not answer by
+    // writing their unchanged topics again (counted, each would invalidate
+    // the comparisons of the others, and so on while registrations keep
+    // coming).
+    const ADDED: usize = 50;
+    let mut added: Vec<TopicConfig> = (0..5).map(|t| topic(&format!("New-{t}"))).collect();
+    for n in 0..ADDED {
+        added.push(topic(&format!("Added-{n}")));
+        let reg = broker(C, "broker-new", "127.0.0.99:10911", 0)
+            .topics(&added)
+            .version(n as i64 + 1, 0);
+        routes
+            .register_broker(reg, T0, false, false)
+            .expect("accepted");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    // Each added topic opens the map at most twice (room for it, then the
+    // topic), and the new broker's first registration (five topics) once
+    // for each and once for room.
+    let writes = routes.read().topic_edits() - edits;
+    assert!(
+        writes <= 2 * ADDED as u64 + 6,
+        "{writes} writes for {ADDED} added topics"
+    );
+}
