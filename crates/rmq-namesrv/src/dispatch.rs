@@ -147,6 +147,8 @@ pub struct NamesrvService {
     state: Arc<Namesrv>,
     /// Registrations (REGISTER_BROKER, REGISTER_TOPIC_IN_NAMESRV).
     registrations: Arc<HeavyPool>,
+    /// Answers to other NameServers' pulls (WAYMARK_PULL_REGISTRATION).
+    pull_answers: Arc<HeavyPool>,
     /// KV puts and deletes, which wait for the journal's fsync.
     kv_writes: Arc<HeavyPool>,
     /// Configuration updates, which rewrite and fsync the config store.
@@ -187,6 +189,7 @@ impl NamesrvService {
         NamesrvService {
             state,
             registrations: HeavyPool::new("registration", workers, capacity),
+            pull_answers: HeavyPool::new("cluster pull answer", workers, capacity),
             kv_writes: HeavyPool::new("kv write", KV_WRITE_WORKERS, capacity),
             config_writes: HeavyPool::new("config write", CONFIG_WRITE_WORKERS, capacity),
         }
@@ -208,6 +211,15 @@ impl NamesrvService {
             | RequestCode::RegisterTopicInNamesrv
             | RequestCode::WaymarkSubscribeRoutes
             | RequestCode::WaymarkUnsubscribeRoutes => Some(&self.registrations),
+            // A pull answer collects the broker's topics from the whole
+            // topic map (the table keeps no list per broker) unless the
+            // list is kept from an earlier answer, and the first pull of
+            // each re-registration finds none kept: a millisecond with
+            // 10,000 topics, and a gossip round brings pulls of many
+            // brokers at once. On a worker, route queries queued behind
+            // them by the ten. Its own pool, so that pulls and the
+            // brokers' registrations do not wait for each other.
+            RequestCode::WaymarkPullRegistration => Some(&self.pull_answers),
             RequestCode::PutKvConfig | RequestCode::DeleteKvConfig => Some(&self.kv_writes),
             RequestCode::UpdateNamesrvConfig => Some(&self.config_writes),
             _ => None,

@@ -291,6 +291,10 @@ pub struct ClusterCore {
     next_seq: u64,
     /// This node's broker keys as published, tombstones included.
     own: BTreeMap<BrokerRef, Published>,
+    /// Every broker this incarnation has published, held or removed, even
+    /// after the key went: what its earlier incarnations said of them no
+    /// longer counts here either.
+    spoken_for: BTreeSet<BrokerRef>,
     direct: BTreeMap<BrokerRef, Direct>,
     relayed: BTreeMap<BrokerRef, Relayed>,
     /// Relayed copies let go because no member vouched for them any more:
@@ -335,6 +339,7 @@ impl ClusterCore {
             ready: false,
             next_seq: 1,
             own: BTreeMap::new(),
+            spoken_for: BTreeSet::new(),
             direct: BTreeMap::new(),
             relayed: BTreeMap::new(),
             outlived: BTreeMap::new(),

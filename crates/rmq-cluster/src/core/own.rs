@@ -20,6 +20,7 @@ impl ClusterCore {
             entry,
         };
         self.next_seq += 1;
+        self.spoken_for.insert(broker.clone());
         self.outbox.push(Effect::Publish {
             key: broker.key(),
             value: published.encode(),

@@ -231,13 +231,20 @@ impl ClusterCore {
     /// Whether a later incarnation of `id`'s node has published anything
     /// of `broker`: what the earlier one said of it then no longer counts
     /// (a NameServer restarted on the same address that saw the broker
-    /// close removes it for good, whatever its previous life held).
+    /// close removes it for good, whatever its previous life held). This
+    /// node is such a later incarnation of its own earlier ones: it does
+    /// not keep, on its past life's word, a broker it has removed itself
+    /// while every other member lets it go on that removal.
     pub(super) fn superseded(&self, id: &MemberId, broker: &BrokerRef) -> bool {
-        self.members.iter().any(|(other, member)| {
-            other.node == id.node
-                && other.generation > id.generation
-                && member.spoken_for.contains(broker)
-        })
+        let by_me = id.node == self.me.node
+            && id.generation < self.me.generation
+            && self.spoken_for.contains(broker);
+        by_me
+            || self.members.iter().any(|(other, member)| {
+                other.node == id.node
+                    && other.generation > id.generation
+                    && member.spoken_for.contains(broker)
+            })
     }
 
     /// Whether an earlier incarnation of this very node held `broker`

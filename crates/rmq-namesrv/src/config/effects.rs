@@ -72,7 +72,7 @@ pub const KEY_EFFECTS: &[KeyEffect] = &[
     at_start("configBlackList", "keys UPDATE_NAMESRV_CONFIG refuses; `configBlackList`, `configStorePath`, `kvConfigPath` and `rocketmqHome` are refused whatever it says"),
     at_start("configStorePath", "where UPDATE_NAMESRV_CONFIG persists (durably); `-c` sets it to that file, as Java"),
     at_start("defaultThreadPoolNums", "registrations run at once, at most one per core (KV writes have 16 slots of their own, sharing the journal's fsyncs; configuration writes one)"),
-    at_start("defaultThreadPoolQueueCapacity", "requests waiting for a slot in each of the three heavy pools (registrations; KV writes; configuration writes); beyond it SYSTEM_BUSY, as Java"),
+    at_start("defaultThreadPoolQueueCapacity", "requests waiting for a slot in each of the four heavy pools (registrations; cluster pull answers; KV writes; configuration writes); beyond it SYSTEM_BUSY, as Java"),
     live("deleteTopicWithBrokerRegistration", "drop topics a master's registration no longer lists"),
     live("enableAllTopicList", "allow GET_ALL_TOPIC_LIST_FROM_NAMESERVER"),
     at_start("enableControllerInNamesrv", "run the controller in this process, on its own port"),

@@ -374,3 +374,35 @@ fn a_copy_let_go_is_not_brought_back_by_a_down_holders_word_on_the_same_version(
     );
     assert_eq!(net.cores["x"].relayed_from(&b_ref), None);
 }
+
+#[test]
+fn a_restarted_node_does_not_keep_on_its_past_lifes_word_a_broker_it_removed_itself() {
+    let mut net = Net::joined(&["a", "b"]);
+    let d = digest("broker-a", 1);
+    net.register("a", "10.0.0.1:10911", d.clone());
+    relay(&mut net, "a", "b", "10.0.0.1:10911", &d);
+    // a restarts on an empty disk; b finds its past life dead and says
+    // when it lost it, so that life's word still vouches for the broker.
+    net.restart("a", 2);
+    for _ in 0..(DEAD_AFTER / 100 + 10) {
+        let effects = net.step(&["a", "b"], 100);
+        for request in pulls(&effects["a"]) {
+            let now = net.now;
+            net.core("a").pull_done(request.id, Ok(d.clone()), now);
+        }
+    }
+    let past = MemberId::new("a", 1);
+    assert!(net.cores["a"].last_up_of(&past).is_some());
+    // The broker registers with the new life, then its connection closes.
+    net.register("a", "10.0.0.1:10911", d.clone());
+    net.step(&["a", "b"], 100);
+    let now = net.now;
+    let advice = net
+        .core("a")
+        .removing_direct(&broker("10.0.0.1:10911"), now);
+    assert_eq!(
+        advice,
+        Removing::Remove,
+        "the new life's word voids the past life's, here as at every other member"
+    );
+}
