@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::codec::RemotingCodec;
 use crate::connection::{write_loop, Outbound};
 use crate::error::{ClientError, CodecError};
+use crate::outgoing::{self, Receiver, Sender};
 use crate::tls::TlsClient;
 
 /// Settings of [`RpcClient::connect`].
@@ -88,7 +89,7 @@ struct Inner {
     peer: SocketAddr,
     local: SocketAddr,
     next_opaque: AtomicI32,
-    tx: mpsc::UnboundedSender<Box<Outbound>>,
+    tx: Sender,
     shared: Arc<Shared>,
     inbound: Mutex<Option<mpsc::Receiver<RemotingCommand>>>,
     request_hook: Option<Arc<dyn RequestHook>>,
@@ -171,7 +172,7 @@ impl RpcClient {
             (Ok(peer), Ok(local)) => (peer, local),
             (Err(error), _) | (_, Err(error)) => return Err(connect_error(error)),
         };
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = outgoing::queue();
         let (inbound_tx, inbound_rx) = match config.inbound_capacity {
             0 => (None, None),
             capacity => {
@@ -364,7 +365,7 @@ impl RpcClient {
 
 /// What a connection's reader and writer tasks need.
 struct Tasks {
-    rx: mpsc::UnboundedReceiver<Box<Outbound>>,
+    rx: Receiver,
     shared: Arc<Shared>,
     inbound: Option<mpsc::Sender<RemotingCommand>>,
     peer: SocketAddr,
@@ -389,7 +390,9 @@ impl Tasks {
         let writer_shared = shared.clone();
         tokio::spawn(async move {
             let close = &writer_shared.close;
-            if let Err(error) = write_loop(write_half, &mut rx, close, high_water, |_| ()).await {
+            if let Err(error) =
+                write_loop(write_half, &mut rx, None, close, high_water, |_| ()).await
+            {
                 tracing::debug!(%peer, %error, "client write failed");
             }
             close.cancel();

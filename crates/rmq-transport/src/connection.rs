@@ -14,7 +14,6 @@ use std::sync::Arc;
 use bytes::BytesMut;
 use rmq_wire::{RemotingCommand, SerializeType};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::codec::Encoder;
 use tokio_util::sync::CancellationToken;
@@ -22,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::budget::{Charge, ResponseQueue};
 use crate::codec::RemotingCodec;
 use crate::error::{CodecError, ConnectionClosed};
+use crate::outgoing::{self, Receiver, Sender};
 use crate::tls::{TlsIdentity, TlsSession};
 
 static NEXT_CONN_ID: AtomicU64 = AtomicU64::new(1);
@@ -82,7 +82,7 @@ impl ConnectionInfo {
         local: SocketAddr,
         serialize_type: SerializeType,
     ) -> (ConnectionInfo, Outbox) {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = outgoing::queue();
         let id = ConnId::next();
         let handle = ConnectionHandle {
             id,
@@ -168,7 +168,7 @@ impl ConnectionInfo {
 #[derive(Clone)]
 pub struct ConnectionHandle {
     pub(crate) id: ConnId,
-    pub(crate) tx: UnboundedSender<Box<Outbound>>,
+    pub(crate) tx: Sender,
     pub(crate) serialize_type: SerializeType,
     pub(crate) closer: CancellationToken,
     /// The connection's queued-response accounting (server connections only).
@@ -231,12 +231,12 @@ impl fmt::Debug for ConnectionHandle {
 
 /// What was sent on a [`ConnectionInfo::detached`] connection.
 #[derive(Debug)]
-pub struct Outbox(UnboundedReceiver<Box<Outbound>>);
+pub struct Outbox(Receiver);
 
 impl Outbox {
     /// The next command sent, if one is queued.
     pub fn try_recv(&mut self) -> Option<RemotingCommand> {
-        self.0.try_recv().ok().map(|out| out.command)
+        self.0.try_recv().map(|out| out.command)
     }
 
     /// Waits for the next command; `None` once every handle is dropped.
@@ -249,10 +249,9 @@ impl Outbox {
 /// permit until it has been encoded, so queued responses count as in flight;
 /// its bytes count against the connection's response budget until written.
 ///
-/// Queues carry it boxed: an unbounded channel allocates its first block of
-/// 32 slots when it is made, which with the command inline is some 7 KiB for
-/// every connection, idle or not; boxed slots make that block 300 bytes, for
-/// one small allocation per command sent.
+/// Queues carry it boxed: a queue's slots are then a pointer each, so one
+/// that has held a few commands keeps only a few words while idle, for one
+/// small allocation per command sent.
 #[derive(Debug)]
 pub(crate) struct Outbound {
     pub(crate) command: RemotingCommand,
@@ -263,12 +262,15 @@ pub(crate) struct Outbound {
 /// Writer buffers that grew past this (a huge body) are not kept.
 const SHRINK_ABOVE: usize = 1 << 20;
 
-/// Writes queued commands until `close` is cancelled or every sender is gone.
+/// Writes queued commands (`first`, the one already taken off the queue that
+/// started the writer, before them) until `close` is cancelled or every
+/// sender is gone.
 /// Everything ready is encoded into one buffer (up to `high_water` bytes) and
 /// written with one `write_all`; a batch that has started is always finished.
 pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
     mut io: W,
-    rx: &mut UnboundedReceiver<Box<Outbound>>,
+    rx: &mut Receiver,
+    mut first: Option<Box<Outbound>>,
     close: &CancellationToken,
     high_water: usize,
     mut on_write: impl FnMut(usize),
@@ -280,17 +282,21 @@ pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
     // The charges of the commands in `buf`: given back once written.
     let mut charges = Vec::new();
     loop {
-        let first = tokio::select! {
-            biased;
-            () = close.cancelled() => break,
-            item = rx.recv() => match item {
-                Some(item) => item,
-                None => break,
+        let first = match first.take() {
+            // Closed already: dropped, as what is still queued is.
+            Some(item) if !close.is_cancelled() => item,
+            _ => tokio::select! {
+                biased;
+                () = close.cancelled() => break,
+                item = rx.recv() => match item {
+                    Some(item) => item,
+                    None => break,
+                },
             },
         };
         encode_releasing(&mut codec, *first, &mut buf, &mut charges)?;
         while buf.len() < high_water {
-            let Ok(next) = rx.try_recv() else { break };
+            let Some(next) = rx.try_recv() else { break };
             encode_releasing(&mut codec, *next, &mut buf, &mut charges)?;
         }
         io.write_all(&buf).await?;

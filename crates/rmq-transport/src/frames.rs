@@ -29,7 +29,7 @@ use crate::stats::ServerStats;
 /// all connections can hold this way is bounded by the connection limits.
 pub(crate) const FREE_FRAME_BYTES: usize = 4 * 1024;
 
-/// The read buffer a connection starts with.
+/// The read buffer a connection takes when bytes arrive.
 const READ_BUFFER_START: usize = 1024;
 
 /// Room left for a read, at least: a frame up to this size that arrived
@@ -118,9 +118,48 @@ pub(crate) struct OversizedHeader {
     pub(crate) peek: HeaderPeek,
 }
 
+/// Waiting for a connection to have bytes to read without offering a buffer
+/// to read them into: an idle connection then holds no read buffer.
+pub(crate) trait Readiness {
+    /// Whether [`readable`](Readiness::readable) waits for bytes; if not,
+    /// the buffer is kept between frames, as giving it back would only
+    /// mean taking another at once.
+    const WAITS: bool;
+
+    /// Resolves once a read would find bytes, the end of the stream or an
+    /// error; at once where readiness cannot be told apart from a read.
+    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send;
+}
+
+impl Readiness for tokio::net::tcp::OwnedReadHalf {
+    const WAITS: bool = true;
+
+    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
+        tokio::net::tcp::OwnedReadHalf::readable(self)
+    }
+}
+
+// A TLS stream cannot be asked whether a record has arrived without reading
+// it (the socket being readable says nothing about whether a whole record is
+// there, and rustls may hold decrypted bytes already): a TLS connection takes
+// its read buffer at its first read, as soon as it is served, and keeps it.
+impl<T> Readiness for tokio::io::ReadHalf<T> {
+    const WAITS: bool = false;
+
+    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
+        std::future::ready(Ok(()))
+    }
+}
+
 /// The reading half of a server connection: a TCP stream's read half, or a
 /// TLS stream's (generic rather than boxed, so that plain connections pay
 /// no dynamic dispatch per read).
+///
+/// The buffer is taken only once the socket is readable, and given back
+/// whenever it holds nothing and the socket has nothing more to read: most
+/// connections (clients that ask for a route now and then, connections
+/// opened and left) are quiet nearly all the time, and 1 KiB each for
+/// 10,000 of them would be most of the memory they cost.
 pub(crate) struct FrameReader<R> {
     io: R,
     buf: BytesMut,
@@ -129,11 +168,11 @@ pub(crate) struct FrameReader<R> {
     large: Option<(OwnedSemaphorePermit, Instant)>,
 }
 
-impl<R: AsyncRead + Unpin> FrameReader<R> {
+impl<R: AsyncRead + Readiness + Unpin> FrameReader<R> {
     pub(crate) fn new(io: R, limits: FrameLimits) -> FrameReader<R> {
         FrameReader {
             io,
-            buf: BytesMut::with_capacity(READ_BUFFER_START),
+            buf: BytesMut::new(),
             limits,
             large: None,
         }
@@ -150,19 +189,32 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 FrameStatus::Complete { len } => return self.split(len).map(Some),
                 FrameStatus::Incomplete { needed } => {
                     if needed > FREE_FRAME_BYTES && self.large.is_none() {
-                        self.take_budget(needed).await?;
+                        // Boxed, as the timed read below: a large frame is
+                        // rare, and its timers would otherwise take room in
+                        // every connection's task, idle or not.
+                        Box::pin(self.take_budget(needed)).await?;
+                    }
+                    if R::WAITS && self.buf.is_empty() {
+                        match self.between_frames().await.map_err(ReadError::Io)? {
+                            0 => return Ok(None),
+                            read => {
+                                self.limits.stats.read(read);
+                                continue;
+                            }
+                        }
                     }
                     let rest = needed.saturating_sub(self.buf.len());
                     self.buf.reserve(rest.max(MIN_READ_ROOM));
                     let read = match &self.large {
-                        Some((_, deadline)) => {
-                            tokio::time::timeout_at(*deadline, self.io.read_buf(&mut self.buf))
-                                .await
-                                .map_err(|_| ReadError::FrameTimeout {
-                                    frame: needed,
-                                    timeout: self.limits.frame_timeout,
-                                })?
-                        }
+                        Some((_, deadline)) => Box::pin(tokio::time::timeout_at(
+                            *deadline,
+                            self.io.read_buf(&mut self.buf),
+                        ))
+                        .await
+                        .map_err(|_| ReadError::FrameTimeout {
+                            frame: needed,
+                            timeout: self.limits.frame_timeout,
+                        })?,
                         None => self.io.read_buf(&mut self.buf).await,
                     };
                     let read = read.map_err(ReadError::Io)?;
@@ -176,6 +228,30 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                     }
                 }
             }
+        }
+    }
+
+    /// Between frames (the buffer empty): reads what has arrived, keeping
+    /// the buffer while bytes keep coming (the usual case under load:
+    /// pipelined frames); when nothing has, gives the buffer back and waits
+    /// for the socket to be readable, then takes one and tries again (a
+    /// socket may be reported readable with nothing to read). The bytes
+    /// read, 0 at the end of the stream. Cancel-safe: a read that would
+    /// wait reads nothing (the task is then woken by the socket as it would
+    /// be by the wait).
+    async fn between_frames(&mut self) -> std::io::Result<usize> {
+        loop {
+            if self.buf.capacity() == 0 {
+                self.io.readable().await?;
+                self.buf.reserve(READ_BUFFER_START);
+            } else {
+                self.buf.reserve(MIN_READ_ROOM);
+            }
+            let read = std::pin::pin!(self.io.read_buf(&mut self.buf));
+            if let Some(read) = futures::FutureExt::now_or_never(read) {
+                return read;
+            }
+            self.buf = BytesMut::new();
         }
     }
 
@@ -281,12 +357,61 @@ mod tests {
         }
     }
 
+    impl Readiness for Arrivals {
+        const WAITS: bool = true;
+
+        fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
+            std::future::ready(Ok(()))
+        }
+    }
+
     fn heartbeat_frame(opaque: i32) -> Vec<u8> {
         let command = RemotingCommand::request(RequestCode::BrokerHeartbeat, opaque)
             .with_remark("r".repeat(200));
         let mut frame = BytesMut::new();
         frame::encode(&command, &mut frame);
         frame.to_vec()
+    }
+
+    fn limits() -> FrameLimits {
+        FrameLimits {
+            budget: FrameBudget::new(1 << 20),
+            frame_timeout: Duration::from_secs(1),
+            max_length_field: frame::MAX_LENGTH_FIELD,
+            max_header_bytes: 64 * 1024,
+            stats: Arc::default(),
+        }
+    }
+
+    /// A plain connection holds no read buffer until bytes arrive, and gives
+    /// it back once it has read them all and the socket has nothing more.
+    #[tokio::test]
+    async fn a_quiet_connection_holds_no_read_buffer() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut peer = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (accepted, _) = listener.accept().await.unwrap();
+        let (read_half, _write_half) = accepted.into_split();
+        let mut reader = FrameReader::new(read_half, limits());
+        assert_eq!(reader.buf.capacity(), 0, "nothing taken at connect");
+        // The peer has sent nothing, so however long the reader waits it
+        // finds nothing: the wait is cut short only to look at it.
+        let waited = tokio::time::timeout(Duration::from_millis(50), reader.next()).await;
+        assert!(waited.is_err(), "no frame from a silent peer");
+        assert_eq!(reader.buf.capacity(), 0, "nothing taken while waiting");
+
+        tokio::io::AsyncWriteExt::write_all(&mut peer, &heartbeat_frame(1))
+            .await
+            .unwrap();
+        let incoming = reader.next().await.expect("a frame").expect("not closed");
+        assert!(matches!(incoming, Incoming::Command(_)));
+        let quiet = futures::FutureExt::now_or_never(reader.next());
+        assert!(quiet.is_none(), "no second frame");
+        assert_eq!(reader.buf.capacity(), 0, "given back once quiet");
+
+        drop(peer);
+        assert!(reader.next().await.expect("closed cleanly").is_none());
     }
 
     /// Frames a few hundred bytes long that arrive one at a time are read
@@ -296,14 +421,7 @@ mod tests {
         let arrivals: VecDeque<Vec<u8>> = (0..12).map(heartbeat_frame).collect();
         let frame_len = arrivals[0].len();
         assert!((300..MIN_READ_ROOM).contains(&frame_len), "{frame_len}");
-        let limits = FrameLimits {
-            budget: FrameBudget::new(1 << 20),
-            frame_timeout: Duration::from_secs(1),
-            max_length_field: frame::MAX_LENGTH_FIELD,
-            max_header_bytes: 64 * 1024,
-            stats: Arc::default(),
-        };
-        let mut reader = FrameReader::new(Arrivals { arrivals, reads: 0 }, limits);
+        let mut reader = FrameReader::new(Arrivals { arrivals, reads: 0 }, limits());
         for opaque in 0..12 {
             let incoming = reader.next().await.expect("a frame").expect("not closed");
             let Incoming::Command(received) = incoming else {

@@ -52,6 +52,7 @@ pub mod error;
 mod frames;
 pub mod keepalive;
 pub mod limits;
+mod outgoing;
 pub mod proxy_protocol;
 pub mod server;
 mod session;

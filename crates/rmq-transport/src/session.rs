@@ -19,7 +19,8 @@ use futures::FutureExt;
 use rmq_wire::{FrameError, RemotingCommand, ResponseCode, FLAG_ONEWAY, FLAG_RESPONSE};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -27,7 +28,10 @@ use crate::budget::{FrameBudget, ResponseQueue};
 use crate::connection::{
     write_loop, ConnId, ConnectionHandle, ConnectionInfo, DisconnectReason, Outbound,
 };
-use crate::frames::{FrameLimits, FrameReader, Incoming, OversizedHeader, ReadError, Received};
+use crate::frames::{
+    FrameLimits, FrameReader, Incoming, OversizedHeader, ReadError, Readiness, Received,
+};
+use crate::outgoing::{self, Receiver};
 use crate::proxy_protocol::{self, accept, accept::Outcome};
 use crate::server::{Reply, ServerConfig, Service};
 use crate::stats::{Refusal, ServerStats};
@@ -108,13 +112,17 @@ pub(crate) async fn serve<S: Service>(
     let look =
         !matches!(config.tls, ServerTls::Disabled) || config.proxy_protocol.trusts(peer.ip());
     let (client, proxied_by) = if look {
-        match accept::read_header(
+        // Boxed, as the handshake and the TLS connection below: a task
+        // holds room for the largest state its future can be in for as long
+        // as it lives, and these are states an idle plain connection never
+        // is in (see `run`).
+        match Box::pin(accept::read_header(
             &mut stream,
             peer,
             &config.proxy_protocol,
             deadline,
             &life.stop,
-        )
+        ))
         .await
         {
             Outcome::Absent => (peer, None),
@@ -127,7 +135,15 @@ pub(crate) async fn serve<S: Service>(
     } else {
         (peer, None)
     };
-    match tls::accept(stream, client, &config.tls, deadline, &life.stop).await {
+    match Box::pin(tls::accept(
+        stream,
+        client,
+        &config.tls,
+        deadline,
+        &life.stop,
+    ))
+    .await
+    {
         Accepted::Plain(stream) => {
             let (read, write) = stream.into_split();
             let opened = Opened {
@@ -150,7 +166,7 @@ pub(crate) async fn serve<S: Service>(
                 local,
                 tls: Some(Arc::new(session)),
             };
-            run(opened, service, config, life).await;
+            Box::pin(run(opened, service, config, life)).await;
         }
         Accepted::Closed => {}
     }
@@ -184,7 +200,7 @@ async fn run<S, R, W>(
     life: Lifecycle,
 ) where
     S: Service,
-    R: AsyncRead + Unpin + Send,
+    R: AsyncRead + Readiness + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let Opened {
@@ -195,7 +211,7 @@ async fn run<S, R, W>(
         local,
         tls,
     } = opened;
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = outgoing::queue();
     let id = ConnId::next();
     // Whatever ends the connection cancels this one token: the server's stop
     // (a child token follows its parent), the service closing it, the writer
@@ -232,25 +248,15 @@ async fn run<S, R, W>(
     config.stats.opened();
     service.on_connect(&info);
 
-    let mut writer = tokio::spawn({
-        let (activity, close, write_error) = (activity.clone(), close.clone(), write_error.clone());
-        let attention = attention.clone();
-        let high_water = config.write_high_water;
-        let stats = config.stats.clone();
-        async move {
-            let wrote = |bytes| {
-                activity.touch();
-                stats.written(bytes);
-            };
-            let result = write_loop(write_half, &mut rx, &close, high_water, wrote).await;
-            if let Err(error) = result {
-                let _ = write_error.set(error.to_string());
-                close.cancel();
-                attention.cancel();
-            }
-        }
-    });
-
+    let writer = WriterStart {
+        write_half,
+        activity: activity.clone(),
+        close: close.clone(),
+        attention: attention.clone(),
+        write_error: write_error.clone(),
+        high_water: config.write_high_water,
+        stats: config.stats.clone(),
+    };
     let max_in_flight = config.max_in_flight.clamp(1, u32::MAX as usize);
     let reader = Reader {
         info: info.clone(),
@@ -261,31 +267,49 @@ async fn run<S, R, W>(
         max_field_bytes: config.max_header_field_bytes,
         stats: config.stats.clone(),
     };
-    let frames = FrameReader::new(
-        read_half,
-        FrameLimits {
-            budget: life.frame_budget.clone(),
-            frame_timeout: config.frame_timeout,
-            max_length_field: rmq_wire::frame::max_length_field(config.max_frame_bytes),
-            max_header_bytes: config.max_header_bytes,
-            stats: config.stats.clone(),
-        },
-    );
-    let reason = reader
-        .run(
-            frames,
-            &activity,
-            Ends {
-                attention: &attention,
-                close: &close,
-                stop: &life.stop,
-                write_error: &write_error,
+    // Pinned where it is made: a future moved into a pinned place keeps its
+    // first place in the task too, doubling what every connection's task
+    // holds for it (the largest part of it).
+    let mut reading = std::pin::pin!(reader.run(
+        FrameReader::new(
+            read_half,
+            FrameLimits {
+                budget: life.frame_budget.clone(),
+                frame_timeout: config.frame_timeout,
+                max_length_field: rmq_wire::frame::max_length_field(config.max_frame_bytes),
+                max_header_bytes: config.max_header_bytes,
+                stats: config.stats.clone(),
             },
-            config.idle_timeout,
-        )
-        .await;
+        ),
+        &activity,
+        Ends {
+            attention: &attention,
+            close: &close,
+            stop: &life.stop,
+            write_error: &write_error,
+        },
+        config.idle_timeout,
+    ));
+    // The writer's task is started by the first command queued: until then
+    // the queue holds nothing and no task waits on it, and a connection that
+    // is never written to (opened and left, one-way heartbeats) never has a
+    // writer at all.
+    let first = tokio::select! {
+        biased;
+        reason = &mut reading => Err(reason),
+        first = rx.recv() => Ok(first),
+    };
+    let (reason, writer) = match first {
+        Err(reason) => (reason, Err((writer, rx))),
+        Ok(first) => {
+            let started = writer.spawn(rx, first);
+            (reading.as_mut().await, Ok(started))
+        }
+    };
 
     if reason == DisconnectReason::Shutdown {
+        // Responses still to come are written by the writer, as ever.
+        let mut writer = writer.unwrap_or_else(|(writer, rx)| writer.spawn(rx, None));
         // Every permit back means every in-flight response has been encoded.
         tokio::select! {
             _ = reader.in_flight.acquire_many(max_in_flight as u32) => {}
@@ -299,12 +323,53 @@ async fn run<S, R, W>(
         }
     } else {
         close.cancel();
-        writer.abort();
+        // A writer never started drops what was queued with its queue.
+        if let Ok(writer) = writer {
+            writer.abort();
+        }
     }
 
     tracing::debug!(conn = %id, %peer, ?reason, "connection closed");
     service.on_disconnect(&info, reason);
     config.stats.closed();
+}
+
+/// What a connection's writer task needs, kept until its first command.
+struct WriterStart<W> {
+    write_half: W,
+    activity: Arc<Activity>,
+    close: CancellationToken,
+    attention: CancellationToken,
+    write_error: Arc<OnceLock<String>>,
+    high_water: usize,
+    stats: Arc<ServerStats>,
+}
+
+impl<W: AsyncWrite + Unpin + Send + 'static> WriterStart<W> {
+    /// Starts the writer with `first`, the command that called for it.
+    fn spawn(self, mut rx: Receiver, first: Option<Box<Outbound>>) -> JoinHandle<()> {
+        let WriterStart {
+            write_half,
+            activity,
+            close,
+            attention,
+            write_error,
+            high_water,
+            stats,
+        } = self;
+        tokio::spawn(async move {
+            let wrote = |bytes| {
+                activity.touch();
+                stats.written(bytes);
+            };
+            let result = write_loop(write_half, &mut rx, first, &close, high_water, wrote).await;
+            if let Err(error) = result {
+                let _ = write_error.set(error.to_string());
+                close.cancel();
+                attention.cancel();
+            }
+        })
+    }
 }
 
 /// What can end a connection while its reader runs, and how to tell which did.
@@ -348,7 +413,7 @@ struct Reader<S> {
 }
 
 impl<S: Service> Reader<S> {
-    async fn run<R: AsyncRead + Unpin>(
+    async fn run<R: AsyncRead + Readiness + Unpin>(
         &self,
         mut frames: FrameReader<R>,
         activity: &Activity,
@@ -356,10 +421,8 @@ impl<S: Service> Reader<S> {
         idle_timeout: Option<Duration>,
     ) -> DisconnectReason {
         let idle_after = idle_timeout.unwrap_or(Duration::from_secs(86_400));
-        let idle = tokio::time::sleep(idle_after);
-        tokio::pin!(idle);
-        let ended = ends.attention.cancelled();
-        tokio::pin!(ended);
+        let mut idle = std::pin::pin!(tokio::time::sleep(idle_after));
+        let mut ended = std::pin::pin!(ends.attention.cancelled());
         let mut permit: Option<OwnedSemaphorePermit> = None;
         let mut was_full = false;
         loop {
@@ -651,6 +714,65 @@ mod tests {
                 Some(response)
             })
         }
+    }
+
+    /// Tells the test about each connection as the server accepts it.
+    struct Announces(tokio::sync::mpsc::UnboundedSender<ConnectionHandle>);
+
+    impl Service for Announces {
+        fn on_connect(&self, conn: &ConnectionInfo) {
+            let _ = self.0.send(conn.handle().clone());
+        }
+
+        fn call(&self, _conn: &ConnectionInfo, request: RemotingCommand) -> Reply {
+            Reply::ready(RemotingCommand::response_to(
+                &request,
+                ResponseCode::Success,
+            ))
+        }
+    }
+
+    /// A connection that has sent nothing and been sent nothing runs one
+    /// task, its reader's: the writer's is started by the first command
+    /// queued. (What the reader holds meanwhile is `frames`' test.)
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_writer_task_starts_with_the_first_command_queued() {
+        let (announce, mut accepted) = tokio::sync::mpsc::unbounded_channel();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let config = ServerConfig {
+            tls: ServerTls::Disabled,
+            ..ServerConfig::default()
+        };
+        let server = tokio::spawn(crate::run(listener, Announces(announce), config, async {
+            let _ = stopped.await;
+        }));
+        let tasks = || {
+            tokio::runtime::Handle::current()
+                .metrics()
+                .num_alive_tasks()
+        };
+        let mut idle = TcpStream::connect(addr).await.unwrap();
+        let handle = accepted.recv().await.unwrap();
+        // On one thread the connection's task has gone as far as it can
+        // (waiting for bytes or a command) before this one runs again: the
+        // server's accept loop and that task.
+        tokio::task::yield_now().await;
+        assert_eq!(tasks(), 2, "the accept loop and the connection's reader");
+        let notice = RemotingCommand::request(RequestCode::GetRouteInfoByTopic, 7);
+        handle.send(notice).unwrap();
+        let mut length = [0u8; 4];
+        tokio::io::AsyncReadExt::read_exact(&mut idle, &mut length)
+            .await
+            .unwrap();
+        assert_eq!(
+            tasks(),
+            3,
+            "the writer runs once there was something to write"
+        );
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
     }
 
     /// One-way requests answered at once give their in-flight slot back to
