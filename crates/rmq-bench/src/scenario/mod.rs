@@ -24,6 +24,7 @@ pub mod controller;
 pub mod failover;
 pub mod fleet;
 pub mod hostile;
+pub mod kv_writes;
 pub mod register;
 pub mod route_change;
 pub mod route_qps;
@@ -45,6 +46,7 @@ pub const ALL: &[&dyn Entry] = &[
     &security::Security,
     &route_change::RouteChangeLatency,
     &cluster_convergence::ClusterConvergence,
+    &kv_writes::KvWrites,
 ];
 
 /// Others' CPU (% of one CPU) above which a measurement is repeated and kept out of the report.
