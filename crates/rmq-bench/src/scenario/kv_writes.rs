@@ -255,11 +255,9 @@ async fn kv_writes(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Res
     let label = format!("kv-writes {}", kind.id());
     let before = CpuSnapshot::take(peer.pid()).context("cannot read the server's CPU")?;
     let started = Instant::now();
-    let tally = load::shown(
-        &label,
-        Duration::from_secs_f64(p.give_up_s),
-        async |progress| send_all(&clients, p, progress).await,
-    )
+    let tally = load::shown(&label, async |progress| {
+        send_all(&clients, p, progress).await
+    })
     .await;
     let after = CpuSnapshot::take(peer.pid()).context("cannot read the server's CPU")?;
     if tally.ok == 0 {

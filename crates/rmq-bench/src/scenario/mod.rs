@@ -351,22 +351,3 @@ pub fn success(response: RemotingCommand, what: impl std::fmt::Display) -> anyho
     );
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quick_takes_what_the_command_line_did_not_give() {
-        let full = params::<route_qps::RouteQps>(None, false).unwrap();
-        let quick = params::<route_qps::RouteQps>(None, true).unwrap();
-        assert_eq!((full.duration_s, quick.duration_s), (20.0, 2.0));
-        assert_eq!(full.connections, quick.connections);
-        let command = route_qps::RouteQps.command();
-        let matches = command
-            .try_get_matches_from(["route-qps", "--duration", "7s"])
-            .unwrap();
-        let given = params::<route_qps::RouteQps>(Some(&matches), true).unwrap();
-        assert_eq!((given.duration_s, given.warmup_s), (7.0, quick.warmup_s));
-    }
-}
