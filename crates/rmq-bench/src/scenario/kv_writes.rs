@@ -110,6 +110,14 @@ impl Scenario for KvWrites {
         let met = waymark.map(|x| x.failed == 0 && x.wall_s <= TARGET_S);
         s.target(what, shown, met);
         s.table(&rows, COLUMNS);
+        for r in &rows {
+            if let Some(error) = r.ok().and_then(|x| x.first_error.as_deref()) {
+                s.item(format!(
+                    "{}: first put not answered SUCCESS: {error}",
+                    r.label
+                ));
+            }
+        }
         s.ratios(&rows, &[PeerKind::Java, PeerKind::RustPort], RATIOS);
     }
 }
