@@ -216,35 +216,3 @@ pub fn secs(text: &str) -> Result<f64, String> {
 pub fn millis(text: &str) -> Result<u64, String> {
     Ok((secs(text)? * 1_000.0).round() as u64)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::scenario::{route_change::RouteChangeLatency, Entry};
-
-    #[test]
-    fn durations_parse() {
-        for (text, seconds) in [("20s", 20.0), ("500ms", 0.5), ("2m", 120.0), ("1.5", 1.5)] {
-            assert_eq!(secs(text), Ok(seconds));
-        }
-        assert_eq!(millis("3s"), Ok(3_000));
-        assert!(secs("fast").is_err() && secs("-1s").is_err());
-    }
-
-    #[test]
-    fn every_scenario_is_a_sub_command_and_a_compare_choice() {
-        command().debug_assert();
-        let ids: std::collections::BTreeSet<&str> = scenario::ALL.iter().map(|e| e.id()).collect();
-        assert_eq!(ids.len(), scenario::ALL.len(), "{ids:?}");
-        for entry in scenario::ALL {
-            let (id, about) = (entry.id(), entry.about());
-            let argv = ["rmq-bench", id, "--peers", "waymark"];
-            let matches = command().try_get_matches_from(argv).unwrap();
-            assert_eq!(matches.subcommand_name(), Some(id));
-            assert_eq!(scenario_id(id).as_deref(), Ok(id));
-            assert!(!about.is_empty());
-        }
-        assert!(scenario_id("route-qs").is_err());
-        assert!(!RouteChangeLatency.in_default_set());
-    }
-}

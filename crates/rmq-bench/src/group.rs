@@ -205,24 +205,3 @@ pub async fn start(
     })
     .await
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn peer_lists_and_settings_name_every_node() {
-        assert_eq!(
-            peer_list(&[9878, 9879]),
-            "n0-127.0.0.1:9878;n1-127.0.0.1:9879"
-        );
-        let s = settings("n0-127.0.0.1:1", "n0", Path::new("/d"));
-        assert!(s.contains(&"controllerStorePath=/d/store".to_owned()));
-        assert!(s.contains(&"bindAddress=127.0.0.1".to_owned()));
-        let flags = java_controller_flags("256m");
-        assert_eq!(flags[..2], ["-Xmx256m", "-XX:MaxDirectMemorySize=128m"]);
-        assert_eq!(flags[2], "--add-opens=java.base/java.nio=ALL-UNNAMED");
-        assert_eq!(flags[4], "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED");
-        assert_eq!(flags.len(), 8);
-    }
-}

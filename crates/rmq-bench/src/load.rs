@@ -9,7 +9,6 @@ use futures::stream::{self, FuturesUnordered, StreamExt, TryStreamExt};
 use hdrhistogram::Histogram;
 use rmq_transport::{ClientConfig, ClientError, RpcClient};
 use rmq_wire::{RemotingCommand, ResponseCode};
-use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -49,94 +48,35 @@ pub async fn connect_with(
     clients.with_context(|| format!("cannot connect to {addr}"))
 }
 
-/// The progress line's counters: successes, failures, and a second stream's successes
-/// (registrations during a storm; 0 hides it).
-#[derive(Debug)]
+/// A load phase's counters: successes, failures, and a second stream's successes
+/// (registrations during a storm).
+#[derive(Debug, Default)]
 pub struct Progress {
-    label: String,
-    started: Instant,
-    total: Duration,
     pub ok: AtomicU64,
     pub errors: AtomicU64,
     pub side: AtomicU64,
 }
 
 impl Progress {
-    pub fn new(label: impl Into<String>, total: Duration) -> Arc<Progress> {
-        let [ok, errors, side] = [0; 3].map(AtomicU64::new);
-        let (label, started) = (label.into(), Instant::now());
-        Arc::new(Progress {
-            label,
-            started,
-            total,
-            ok,
-            errors,
-            side,
-        })
-    }
-
-    /// Prints the progress line to stderr every second (on a terminal; every 5 s otherwise).
-    pub fn spawn_printer(self: &Arc<Self>) -> ProgressPrinter {
-        let progress = self.clone();
-        let tty = std::io::stderr().is_terminal();
-        let handle = tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(1));
-            tick.tick().await;
-            let (mut last_ok, mut last_side) = (0, 0);
-            for n in 1u64.. {
-                tick.tick().await;
-                let [ok, side, errors] = [&progress.ok, &progress.side, &progress.errors]
-                    .map(|c| c.load(Ordering::Relaxed));
-                let mut line = format!(
-                    "[{}] {:5.1}/{:.0} s  {:>9} req/s  errors {errors}",
-                    progress.label,
-                    progress.started.elapsed().as_secs_f64(),
-                    progress.total.as_secs_f64(),
-                    ok - last_ok,
-                );
-                if side > 0 {
-                    line.push_str(&format!("  registrations {:>6}/s", side - last_side));
-                }
-                (last_ok, last_side) = (ok, side);
-                let mut err = std::io::stderr().lock();
-                if tty {
-                    let _ = write!(err, "\r{line}\x1b[K");
-                } else if n % 5 == 0 {
-                    let _ = writeln!(err, "{line}");
-                }
-                let _ = err.flush();
-            }
-        });
-        ProgressPrinter { handle, tty }
+    /// One line of what was counted over the phase `label`, which began at `started`.
+    pub fn print(&self, label: &str, started: Instant) {
+        let [ok, errors, side] =
+            [&self.ok, &self.errors, &self.side].map(|c| c.load(Ordering::Relaxed));
+        let side = if side > 0 {
+            format!(", {side} registrations")
+        } else {
+            String::new()
+        };
+        let took = started.elapsed().as_secs_f64();
+        eprintln!("[{label}] {ok} answered, {errors} errors{side} in {took:.1} s");
     }
 }
 
-#[derive(Debug)]
-pub struct ProgressPrinter {
-    handle: JoinHandle<()>,
-    tty: bool,
-}
-
-impl ProgressPrinter {
-    /// Stops printing and ends the rewritten line.
-    pub fn finish(self) {
-        self.handle.abort();
-        if self.tty {
-            let _ = writeln!(std::io::stderr());
-        }
-    }
-}
-
-/// Runs `phase` with a progress line labelled `label` for a phase of `total`.
-pub async fn shown<T>(
-    label: impl Into<String>,
-    total: Duration,
-    phase: impl AsyncFnOnce(&Arc<Progress>) -> T,
-) -> T {
-    let progress = Progress::new(label, total);
-    let printer = progress.spawn_printer();
+/// Runs `phase` with fresh counters and prints one line of what they counted when it ends.
+pub async fn shown<T>(label: impl Into<String>, phase: impl AsyncFnOnce(&Arc<Progress>) -> T) -> T {
+    let (progress, started) = (Arc::new(Progress::default()), Instant::now());
     let result = phase(&progress).await;
-    printer.finish();
+    progress.print(&label.into(), started);
     result
 }
 
@@ -164,10 +104,6 @@ impl Window {
             duration: secs(duration_s),
             timeout,
         }
-    }
-
-    pub fn total(&self) -> Duration {
-        self.warmup + self.duration
     }
 
     /// The measured part of this window for a load phase that starts at `started`: what happens
@@ -443,96 +379,4 @@ pub async fn fixed_rate(
         });
     }
     merged(tasks, window, || window.duration, cpu).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rmq_transport::{ConnectionInfo, Reply, ServerConfig, Service};
-    use rmq_wire::RequestCode;
-
-    /// Answers every request with SUCCESS `.0` after it arrived, each independently.
-    struct Slow(Duration);
-
-    impl Service for Slow {
-        fn call(&self, _: &ConnectionInfo, request: RemotingCommand) -> Reply {
-            let delay = self.0;
-            let response = RemotingCommand::response_to(&request, ResponseCode::Success);
-            Reply::later(async move {
-                tokio::time::sleep(delay).await;
-                Some(response)
-            })
-        }
-    }
-
-    async fn slow_server(delay: Duration) -> SocketAddr {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(rmq_transport::run(
-            listener,
-            Slow(delay),
-            ServerConfig::default(),
-            std::future::pending(),
-        ));
-        addr
-    }
-
-    fn route_query() -> RemotingCommand {
-        RemotingCommand::request(RequestCode::GetRouteInfoByTopic, 0)
-    }
-
-    #[test]
-    fn a_window_holds_what_happens_inside_it() {
-        let base = Instant::now();
-        let at = |ms| base + Duration::from_millis(ms);
-        let span = Window::secs(0.2, 0.5, Duration::from_secs(1)).span(base);
-        assert_eq!(span, at(200)..at(700));
-        // Sent during the warmup, answered inside: counted.
-        assert!(span.contains(&at(250)));
-        // Sent inside, answered after the end: not counted.
-        assert!(!span.contains(&at(700)) && !span.contains(&at(900)) && !span.contains(&at(199)));
-    }
-
-    /// One worker, a server that takes 1 s, a window of 1.5 s: the answer at 1 s counts, the one
-    /// at 2 s does not (and is not waited for).
-    #[tokio::test]
-    async fn closed_loop_counts_the_answers_that_arrive_inside_the_window() {
-        let addr = slow_server(Duration::from_millis(1_000)).await;
-        let client = connect(addr, 1).await.unwrap().remove(0);
-        let window = Window::secs(0.0, 1.5, Duration::from_secs(5));
-        let make: Maker = Box::new(route_query);
-        let worker = Worker { client, make };
-        let progress = Progress::new("test", window.duration);
-        let started = std::time::Instant::now();
-        let pid = Some(std::process::id());
-        let outcome = closed_loop(vec![worker], window, &progress, false, pid).await;
-        let took = started.elapsed();
-        let counts = (outcome.ok, outcome.answered_in_window, outcome.errors);
-        assert_eq!(counts, (1, 1, 0), "{outcome:?}");
-        assert_eq!(outcome.elapsed, window.duration);
-        assert!((outcome.rate() - 1.0 / 1.5).abs() < 1e-9);
-        assert!(took < Duration::from_millis(1_900), "waited: {took:?}");
-        // This process's CPU over the window was read (too few ticks for a figure per request).
-        let cpu = outcome.server_cpu.expect("CPU read at both ends");
-        assert!((cpu.window_s - 1.5).abs() < 0.2, "{cpu:?}");
-        assert_eq!(cpu.us_per(outcome.ok), None);
-    }
-
-    /// 10/s for 1 s, a server that takes 450 ms: all ten followed, six answered inside.
-    #[tokio::test]
-    async fn fixed_rate_follows_every_request_due_and_counts_the_answers_inside() {
-        let addr = slow_server(Duration::from_millis(450)).await;
-        let clients = connect(addr, 2).await.unwrap();
-        let window = Window::secs(0.0, 1.0, Duration::from_secs(5));
-        let progress = Progress::new("test", window.duration);
-        let make: Numbered = Arc::new(|_| route_query());
-        let outcome = fixed_rate(&clients, 10.0, window, make, &progress, None).await;
-        let counts = (outcome.offered, outcome.ok, outcome.latency.len());
-        assert_eq!(counts, (10, 10, 10), "{outcome:?}");
-        assert_eq!(outcome.answered_in_window, 6);
-        assert!((outcome.achieved_rate() - 6.0).abs() < 1e-9);
-        assert_eq!(outcome.schedule_lag.len(), 10);
-        assert!(outcome.max_schedule_lag < Duration::from_millis(100));
-        assert_eq!(progress.ok.load(Ordering::Relaxed), 10);
-    }
 }

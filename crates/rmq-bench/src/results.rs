@@ -125,12 +125,3 @@ pub fn utc_now() -> String {
     let (h, m, s) = (rem / 3_600, rem % 3_600 / 60, rem % 60);
     format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn now_is_a_utc_time() {
-        let now = super::utc_now();
-        assert!(now.ends_with(" UTC") && now.len() == 23, "{now}");
-    }
-}

@@ -90,36 +90,3 @@ pub fn attribute(
     let left_us = cpu.server_cpu_s * 1e6 - query_us.map_or(0.0, |us| us * queries as f64);
     (left_us > 0.0).then(|| left_us / registrations as f64)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cpu_per_request_is_server_time_over_answers() {
-        // 250 ticks (2.5 s of CPU) in 5 s: half a CPU; 100,000 answers: 25 µs each.
-        let cpu = ServerCpu::of_ticks(250, 5.0, 3.0);
-        assert_eq!((cpu.server_cpu_s, cpu.server_cpu_percent), (2.5, 50.0));
-        assert_eq!((cpu.us_per(100_000), cpu.us_per(0)), (Some(25.0), None));
-        // Too few ticks: no figure per request, the share still given.
-        let short = ServerCpu::of_ticks(MIN_TICKS - 1, 5.0, 0.0);
-        assert_eq!(short.us_per(1_000), None);
-        assert!((short.server_cpu_percent - 9.8).abs() < 1e-9);
-        assert!(ServerCpu::of_ticks(MIN_TICKS, 5.0, 0.0).us_per(1).is_some());
-    }
-
-    #[test]
-    fn storm_registrations_carry_what_the_queries_did_not_use() {
-        // 20 s of CPU; 20,000 queries at 50 µs = 1 s; 10,000 registrations share 19 s.
-        let cpu = ServerCpu::of_ticks(2_000, 20.0, 0.0);
-        assert_eq!(attribute(&cpu, 20_000, Some(50.0), 10_000), Some(1_900.0));
-        assert_eq!(attribute(&cpu, 20_000, None, 10_000), Some(2_000.0));
-        assert_eq!(attribute(&cpu, 20_000, Some(50.0), 0), None);
-        // Queries costing more than the window: the figures disagree.
-        assert_eq!(attribute(&cpu, 20_000, Some(1_000.0), 10_000), None);
-        assert_eq!(
-            attribute(&ServerCpu::of_ticks(10, 20.0, 0.0), 0, None, 1),
-            None
-        );
-    }
-}

@@ -98,36 +98,3 @@ impl Summary {
         })
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn summaries_of_known_samples() {
-        let mut h = histogram();
-        for micros in 1..=1_000u128 {
-            record(&mut h, micros * 1_000);
-        }
-        let l = Latency::of(&h);
-        assert_eq!((l.count, l.curve.len()), (1_000, CURVE.len()));
-        for (got, want) in [(l.p50_us, 500.0), (l.p99_us, 990.0), (l.max_us, 1_000.0)] {
-            assert!((got - want).abs() < 1.0, "{l:?}");
-        }
-        assert_eq!(Latency::of(&histogram()), Latency::default());
-        assert_eq!(median([3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median([4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median([]), None);
-        let values = [30.0, -1.0, 10.0, 20.0];
-        assert_eq!(percentile(&values, 75.0), Some(20.0));
-        assert_eq!(percentile(&[], 50.0), None);
-        let hundred: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&hundred, 99.0), Some(99.0));
-        let s = Summary::of(&values).unwrap();
-        assert_eq!(
-            (s.count, s.min, s.p50, s.p99, s.max, s.mean),
-            (4, -1.0, 10.0, 30.0, 30.0, 14.75)
-        );
-        assert_eq!((Summary::of(&[]), mean(&[])), (None, None));
-    }
-}

@@ -141,6 +141,11 @@ fn quick_compare_runs_every_scenario_against_waymark_and_the_ceiling() {
     }
     run.has(&["#### register on two CPUs\n\nNot run: the servers are not pinned"]);
 
+    run.ran_on("kv-writes", "", &["waymark"]);
+    let kv = run.results("kv-writes", "")[0].1;
+    let stored = kv["stored"].as_u64().is_some_and(|n| n > 0) && kv["stored"] == kv["checked"];
+    assert!(kv["failed"] == 0 && stored, "{kv}\n{stderr}");
+
     let attacks = run.results("hostile", "")[0].1["attacks"].as_array();
     let attacks = attacks.unwrap();
     assert_eq!(attacks.len(), 5, "every attack ran");

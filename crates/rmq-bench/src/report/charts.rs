@@ -287,17 +287,3 @@ where
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nines_scale() {
-        assert!((nines(99.0) - 2.0).abs() < 1e-9);
-        assert!((nines(99.9) - 3.0).abs() < 1e-9);
-        assert_eq!(nines(100.0), 5.0);
-        assert_eq!(nines_label(&2.0), "p99");
-        assert_eq!(nines_label(&2.5), "");
-    }
-}

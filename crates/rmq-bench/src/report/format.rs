@@ -103,28 +103,3 @@ pub fn ms_list(samples: &[Option<f64>], missing: &str) -> String {
     let shown: Vec<String> = samples.iter().map(|&s| ms_or(s, missing)).collect();
     shown.join(", ")
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_and_ratios() {
-        assert_eq!(
-            [num(1234567.4), num(-1234.0), num(12.0)],
-            ["1,234,567", "-1,234", "12"]
-        );
-        assert_eq!(ratio(Some(3.0), Some(1.5)), "2.00×");
-        assert_eq!(ratio(Some(30.0), Some(1.5)), "20×");
-        assert_eq!(
-            [ratio(None, Some(1.0)), ratio(Some(0.0), Some(1.0))],
-            ["n/a", "n/a"]
-        );
-        assert_eq!(
-            [ms(1_234.0), ms(123_456.0), seconds(0.5)],
-            ["1.23 ms", "123 ms", "500 ms"]
-        );
-        assert_eq!([us(Some(1_234.4)), us(Some(4.0))], ["1,234 µs", "4.00 µs"]);
-        assert_eq!(mib(Some(2048)), "2.0 MiB");
-    }
-}

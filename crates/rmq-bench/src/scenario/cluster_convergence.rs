@@ -510,7 +510,7 @@ async fn routes_while_re_registering(
     register_window.timeout = REGISTER_TIMEOUT;
     let rate = clients.len() as f64 / p.period_s.max(1e-3);
     let label = format!("cluster-convergence {} nodes: routes", nodes.len());
-    let outcomes = load::shown(label, window.total(), async |progress| {
+    let outcomes = load::shown(label, async |progress| {
         let queries = query_clients.iter().map(|clients| {
             load::fixed_rate(clients, p.query_rate, window, query.clone(), progress, None)
         });

@@ -729,17 +729,3 @@ async fn run_failover(
         server_cpus,
     })
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_schedule_counts_every_replica_and_node() {
-        let p = super::super::params::<Controller>(None, false).unwrap();
-        assert_eq!(p.replica_count(), 3_000);
-        assert!((p.scheduled_per_s() - 9_000.0).abs() < 1e-9);
-        assert_eq!(sum_max(&[Some(1), Some(3)]), (Some(3), Some(4)));
-        assert_eq!(sum_max(&[Some(1), None]), (None, None));
-    }
-}

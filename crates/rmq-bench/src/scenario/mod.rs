@@ -24,6 +24,7 @@ pub mod controller;
 pub mod failover;
 pub mod fleet;
 pub mod hostile;
+pub mod kv_writes;
 pub mod register;
 pub mod route_change;
 pub mod route_qps;
@@ -45,6 +46,7 @@ pub const ALL: &[&dyn Entry] = &[
     &security::Security,
     &route_change::RouteChangeLatency,
     &cluster_convergence::ClusterConvergence,
+    &kv_writes::KvWrites,
 ];
 
 /// Others' CPU (% of one CPU) above which a measurement is repeated and kept out of the report.
@@ -348,23 +350,4 @@ pub fn success(response: RemotingCommand, what: impl std::fmt::Display) -> anyho
         "{what}: code {code} {remark}"
     );
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quick_takes_what_the_command_line_did_not_give() {
-        let full = params::<route_qps::RouteQps>(None, false).unwrap();
-        let quick = params::<route_qps::RouteQps>(None, true).unwrap();
-        assert_eq!((full.duration_s, quick.duration_s), (20.0, 2.0));
-        assert_eq!(full.connections, quick.connections);
-        let command = route_qps::RouteQps.command();
-        let matches = command
-            .try_get_matches_from(["route-qps", "--duration", "7s"])
-            .unwrap();
-        let given = params::<route_qps::RouteQps>(Some(&matches), true).unwrap();
-        assert_eq!((given.duration_s, given.warmup_s), (7.0, quick.warmup_s));
-    }
 }

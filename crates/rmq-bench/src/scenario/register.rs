@@ -245,7 +245,7 @@ async fn register(
     }
     let window = Window::secs(p.steady_warmup_s, p.steady_s, REGISTER_TIMEOUT);
     let (workers, pid) = (fleet.re_registering(), Some(peer.pid()));
-    let steady = load::shown(format!("register {id}"), window.total(), async |progress| {
+    let steady = load::shown(format!("register {id}"), async |progress| {
         load::closed_loop(workers, window, progress, true, pid).await
     })
     .await;

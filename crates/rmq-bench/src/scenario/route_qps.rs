@@ -147,7 +147,7 @@ async fn settled(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Resul
         let window = Window::secs(p.warmup_s, p.duration_s, QUERY_TIMEOUT);
         let workers = route_workers(&clients, p.depth, &layout);
         let pid = Some(peer.pid());
-        let outcome = load::shown(&label, window.total(), async |progress| {
+        let outcome = load::shown(&label, async |progress| {
             load::closed_loop(workers, window, progress, false, pid).await
         })
         .await;

@@ -210,7 +210,7 @@ async fn sweep(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<
         let label = format!("route-sweep {} {rate:.0}/s", kind.id());
         let attempt = async || {
             let pid = Some(peer.pid());
-            let outcome = load::shown(label.clone(), window.total(), async |progress| {
+            let outcome = load::shown(label.clone(), async |progress| {
                 load::fixed_rate(&clients, rate, window, make.clone(), progress, pid).await
             })
             .await;

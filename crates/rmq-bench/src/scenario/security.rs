@@ -420,7 +420,7 @@ async fn tls(setup: &PeerSetup, kind: PeerKind, p: &Params) -> anyhow::Result<Tl
         let both = Window::secs(0.0, p.joint_warmup_s, QUERY_TIMEOUT);
         let all = over(&plain).into_iter().chain(over(&tls)).collect();
         let label = format!("security {id} plain+TLS warmup");
-        load::shown(label, both.duration, async |progress| {
+        load::shown(label, async |progress| {
             load::closed_loop(all, both, progress, false, None).await
         })
         .await;
@@ -463,12 +463,12 @@ async fn measure(
     };
     if p.warmup_s > 0.0 {
         let warmup = Window::secs(0.0, p.warmup_s, timeout);
-        let progress = Progress::new(format!("{label} warmup"), warmup.duration);
+        let progress = Arc::new(Progress::default());
         let _ = load::closed_loop(workers(), warmup, &progress, false, None).await;
     }
     let window = Window::secs(0.0, p.duration_s.max(0.1), timeout);
     let attempt = async || {
-        let (before, outcome, after) = load::shown(label, window.duration, async |progress| {
+        let (before, outcome, after) = load::shown(label, async |progress| {
             let before = snapshot()?;
             let outcome = load::closed_loop(workers(), window, progress, false, None).await;
             anyhow::Ok((before, outcome, snapshot()?))
@@ -499,100 +499,4 @@ async fn measure(
     let noise = |w: &CpuWindow| w.others_cpu_percent.unwrap_or(0.0);
     let (kept, attempts) = settle(label, noise, attempt).await?;
     Ok(CpuWindow { attempts, ..kept })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_accounts_file_holds_one_bound_broker_account() {
-        let yml = accounts_yml();
-        assert!(yml.starts_with("accounts:\n  - accessKey: bench-broker-key\n"));
-        assert!(yml.contains("brokerName: bench-broker-0") && yml.contains("BenchCluster"));
-        // Java (and Waymark) want both keys longer than 6 characters.
-        assert!(ACCESS_KEY.len() > 6 && SECRET_KEY.len() > 6);
-        let options = auth_options();
-        assert_eq!(options.files[0].0, "accounts.yml");
-        let file = settings(&[("authenticationAccountsFile", "<dir>/accounts.yml")]);
-        assert!(options.settings.contains(&file[0]));
-    }
-
-    #[test]
-    fn tls_options_give_waymark_a_certificate_and_java_nothing() {
-        let waymark = tls_options(PeerKind::Waymark).unwrap();
-        let files = &waymark.files;
-        assert!(files[0].1.starts_with(b"-----BEGIN CERTIFICATE-----"));
-        assert!(files[1].1.starts_with(b"-----BEGIN PRIVATE KEY-----"));
-        let permissive = settings(&[("tls.server.mode", "permissive")]);
-        assert!(waymark.settings.contains(&permissive[0]));
-        assert_eq!(tls_options(PeerKind::Java).unwrap(), PeerOptions::default());
-        assert!(trust_any_client().is_ok());
-    }
-
-    #[test]
-    fn extra_cost_comes_from_cpu_per_request() {
-        let window = |us| CpuWindow {
-            cpu_us_per_request: Some(us),
-            ..CpuWindow::default()
-        };
-        let extra = extra_percent(Some(&window(206.0)), Some(&window(200.0)));
-        assert_eq!(extra.map(|e| (e * 1e6).round()), Some(3e6));
-        assert_eq!(extra_percent(None, Some(&window(200.0))), None);
-        let unmeasured = CpuWindow::default();
-        assert_eq!(extra_percent(Some(&unmeasured), Some(&window(200.0))), None);
-        assert!(crate::report::section::failed("x").starts_with("failed: "));
-    }
-
-    #[test]
-    fn windows_are_rows_and_the_target_says_met_or_not() {
-        let latency = Latency {
-            count: 10,
-            p50_us: 310.0,
-            p99_us: 1_100.0,
-            ..Latency::default()
-        };
-        let window = |per_s: f64, us: f64| CpuWindow {
-            answered: 10,
-            per_s,
-            server_cpu_percent: per_s * us / 1e4,
-            cpu_us_per_request: Some(us),
-            latency: latency.clone(),
-            others_cpu_percent: Some(3.0),
-            attempts: 1,
-            ..CpuWindow::default()
-        };
-        let render = |signed_us| {
-            let signing = Signing {
-                params: crate::scenario::params::<Security>(None, false).unwrap(),
-                body_bytes: 412_345,
-                unsigned: window(200.0, 2_000.0),
-                signed: window(190.0, signed_us),
-                unchanged_unsigned: Some(window(210.0, 1_900.0)),
-                unchanged_signed: Some(window(205.0, 1_919.0)),
-                unsigned_command: "rmq-namesrv".into(),
-                signed_command: "rmq-namesrv --set authenticationEnabled=true".into(),
-                server: ServerSample::default(),
-            };
-            let mut record = Record::new(Security::ID);
-            record.add(PeerKind::Waymark, SIGNING, anyhow::Ok(signing));
-            let mut results = crate::results::Results::default();
-            results.scenarios.insert(Security::ID.into(), record.runs);
-            crate::report::render(&Security, &results, None)
-        };
-        let text = render(2_060.0);
-        let expected = [
-            "| a signed REGISTER_BROKER of 2,000 topics costs Waymark < 5 % more server CPU than an \
-             unsigned one | +3.0 % | yes |",
-            "| authentication off, unsigned | 200 | 2,000 µs | 40.0 % | 0.31 ms | 1.10 ms | 0 | 3 % \
-             | 1 |",
-            "412 kB of JSON",
-            "(CPU per registration, signed ÷ unsigned − 1).",
-            "while its topics stay) | +1.0 % | yes |",
-        ];
-        for expected in expected {
-            assert!(text.contains(expected), "{expected} not in:\n{text}");
-        }
-        assert!(render(2_200.0).contains("| +10.0 % | **no** |"));
-    }
 }

@@ -21,6 +21,7 @@ use std::process::Command;
 use std::sync::Arc;
 use tokio::runtime::Builder;
 use tokio::sync::oneshot::{self, Receiver, Sender};
+use tokio::time::Instant;
 
 pub struct RouteUnderStorm;
 
@@ -214,10 +215,9 @@ async fn storm(ctx: &Ctx<'_>, kind: PeerKind, p: &Params) -> anyhow::Result<Outc
     let registering = fleet.re_registering();
     let register_window = Window::secs(p.warmup_s, p.duration_s, REGISTER_TIMEOUT);
     let label = format!("route-under-storm {}", kind.id());
-    let progress = Progress::new(label, register_window.total());
+    let (progress, started) = (Arc::new(Progress::default()), Instant::now());
     let (query_thread, go, done) =
         query_thread(peer.addr, p, route_queries(layout.all_topics()), &progress).await?;
-    let printer = progress.spawn_printer();
     let pid = Some(peer.pid());
     let (registered, queried) = tokio::join!(
         load::closed_loop(registering, register_window, &progress, true, pid),
@@ -226,7 +226,7 @@ async fn storm(ctx: &Ctx<'_>, kind: PeerKind, p: &Params) -> anyhow::Result<Outc
             done.await.context("the query thread died")
         },
     );
-    printer.finish();
+    progress.print(&label, started);
     let queried = queried?;
     let server = ServerSample::of(&peer, registered.server_cpu.clone());
     let cpu = server.server_cpu.as_ref();
