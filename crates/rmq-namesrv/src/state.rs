@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use rmq_transport::tls::TlsClient;
 
-use crate::clock::Clock;
+use crate::clock::{Clock, WallClock};
 use crate::cluster::NamesrvCluster;
 use crate::config::{NamesrvConfig, SharedConfig};
 use crate::housekeeping::{self, Connections, Notifier, Queues, Unregistrations};
@@ -29,8 +29,11 @@ pub struct Namesrv {
     pub kv: Arc<SharedKv>,
     /// Current configuration; dynamic options change through UPDATE_NAMESRV_CONFIG.
     pub config: Arc<SharedConfig>,
-    /// Monotonic time since start.
+    /// Monotonic time since start: liveness, expiry, every duration.
     pub clock: Clock,
+    /// The wall clock, for dates told to others (the cluster's); the
+    /// system clock unless a test steps one.
+    pub wall: WallClock,
     /// The batch unregistration queue.
     pub unregistrations: Unregistrations,
     /// Min-broker-id notifications to send (outside every lock).
@@ -86,6 +89,7 @@ impl Namesrv {
             kv,
             config,
             clock: Clock::start(),
+            wall: WallClock::system(),
             unregistrations,
             notifier,
             connections: Arc::default(),

@@ -1,6 +1,8 @@
 //! What the core learns from gossip: members' published state and
 //! liveness, and members forgotten.
 
+use std::cmp::Ordering;
+
 use super::members::{Liveness, Member, MemberUpdate};
 use super::published::{BrokerRef, Entry, Removal};
 use super::{ClusterCore, Effect, MemberId, Millis, RefusalKind};
@@ -138,8 +140,8 @@ impl ClusterCore {
         }
     }
 
-    /// Whether a removal names a version newer than this node knows the
-    /// broker to have anywhere (its own registration, a digest, a relayed
+    /// Whether a removal names a version made by more changes than this
+    /// node knows the broker to have anywhere (its own registration, a digest, a relayed
     /// copy).
     fn removal_ahead(&self, broker: &BrokerRef, removal: &Removal) -> bool {
         let direct = self.direct.get(broker).map(|direct| direct.digest.version);
@@ -158,11 +160,13 @@ impl ClusterCore {
             .relayed
             .get(broker)
             .map(|relayed| relayed.digest.version);
+        // By changes made, not by timestamp: a removal of a registration
+        // whose timestamp went back is not ahead of anything.
         direct
             .into_iter()
             .chain(published)
             .chain(relayed)
-            .max()
-            .is_some_and(|newest| removal.version > newest)
+            .max_by(|a, b| a.cmp_changes(b))
+            .is_some_and(|newest| removal.version.cmp_changes(&newest) == Ordering::Greater)
     }
 }

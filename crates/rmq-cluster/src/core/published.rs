@@ -109,9 +109,15 @@ fn unescape(part: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// A broker's DataVersion as it registered it. Ordered as Java's
-/// `DataVersion.compareTo` orders them: stateVersion (the master epoch in
-/// controller mode), then counter, then timestamp.
+/// A broker's DataVersion as it registered it.
+///
+/// Two versions are the same registration when all three fields are equal
+/// (Java's `DataVersion.equals`). They are never ordered by timestamp: it
+/// is the broker's wall clock, which a correction may set back, and a
+/// broker whose timestamps go back must not be taken for older than a
+/// stale copy of itself (apache/rocketmq#9455). Where the cluster must
+/// guess which of two registrations came later, [`Version::cmp_changes`]
+/// compares how many changes the broker had made, which no clock moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(from = "[i64; 3]", into = "[i64; 3]")]
 pub struct Version {
@@ -139,19 +145,18 @@ impl From<Version> for [i64; 3] {
     }
 }
 
-impl Ord for Version {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.state_version, self.counter, self.timestamp).cmp(&(
-            other.state_version,
-            other.counter,
-            other.timestamp,
-        ))
-    }
-}
-
-impl PartialOrd for Version {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+impl Version {
+    /// Compares how far the broker had got in its changes: stateVersion
+    /// (the master epoch in controller mode), then counter (one more for
+    /// every change of its topics, kept in its store across restarts).
+    /// The timestamp takes no part: `Equal` for two registrations that
+    /// differ only in it, which callers then tell apart by other means
+    /// (which holder heard from the broker last). A broker that lost its
+    /// store starts counting again and compares lower here until the copies
+    /// of its earlier life go silent; a holder's own newer registration
+    /// replaces its earlier one whatever the versions.
+    pub fn cmp_changes(&self, other: &Version) -> Ordering {
+        (self.state_version, self.counter).cmp(&(other.state_version, other.counter))
     }
 }
 
@@ -447,15 +452,18 @@ mod tests {
     }
 
     #[test]
-    fn versions_order_by_state_version_then_counter_then_timestamp() {
+    fn versions_compare_changes_by_state_version_then_counter_never_by_timestamp() {
         let v = |s, c, t| Version {
             state_version: s,
             counter: c,
             timestamp: t,
         };
-        assert!(v(1, 0, 0) > v(0, 99, 99));
-        assert!(v(0, 2, 0) > v(0, 1, 99));
-        assert!(v(0, 1, 2) > v(0, 1, 1));
+        assert_eq!(v(1, 0, 0).cmp_changes(&v(0, 99, 99)), Ordering::Greater);
+        assert_eq!(v(0, 2, 0).cmp_changes(&v(0, 1, 99)), Ordering::Greater);
+        // A broker whose clock was set back: a later change, a lower timestamp.
+        assert_eq!(v(0, 2, 1).cmp_changes(&v(0, 1, 99)), Ordering::Greater);
+        assert_eq!(v(0, 1, 2).cmp_changes(&v(0, 1, 1)), Ordering::Equal);
+        assert_ne!(v(0, 1, 2), v(0, 1, 1));
     }
 
     #[test]

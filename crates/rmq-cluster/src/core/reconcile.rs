@@ -2,6 +2,8 @@
 //! for: which copy to hold, pulling it, applying or dropping the answer,
 //! and letting a broker go when no member vouches for it any more.
 
+use std::cmp::Ordering;
+
 use super::published::{BrokerDigest, BrokerRef, Entry};
 use super::{
     ClusterCore, Effect, MemberId, Millis, Pull, PullFailure, PullId, PullRequest, RefusalKind,
@@ -33,9 +35,10 @@ impl ClusterCore {
     }
 
     /// The member whose digest for `broker` is the one to hold: among
-    /// those vouching for it, the newest registration (by DataVersion);
-    /// then one that is up, not reporting the broker silent, most recently
-    /// changed, and the smallest id.
+    /// those vouching for it, the registration made by the most changes
+    /// ([`Version::cmp_changes`](super::published::Version::cmp_changes): stateVersion, then counter, never the
+    /// broker's timestamp); then one that is up, not reporting the broker
+    /// silent, most recently changed, and the smallest id.
     pub(super) fn best_voucher(
         &self,
         broker: &BrokerRef,
@@ -56,7 +59,7 @@ impl ClusterCore {
             })
             .max_by(|(a_id, a_up, a), (b_id, b_up, b)| {
                 a.version
-                    .cmp(&b.version)
+                    .cmp_changes(&b.version)
                     .then(a_up.cmp(b_up))
                     .then(b.silent_ms.is_some().cmp(&a.silent_ms.is_some()))
                     .then(a.changed_at.cmp(&b.changed_at))
@@ -127,11 +130,15 @@ impl ClusterCore {
             // Compared by the broker's own DataVersion, the same at every
             // holder: the copy let go may be another holder's, whose topic
             // fingerprint differs from this member's for the same
-            // registration.
+            // registration. Outlived are that very registration and those
+            // made by fewer changes; one that differs from it only in its
+            // timestamp is not taken for older (the broker's clock may
+            // have been set back).
             (Entry::Present(digest), Some(gone)) => {
                 !(digest.name == gone.name
                     && digest.id == gone.id
-                    && digest.version <= gone.version)
+                    && (digest.version == gone.version
+                        || digest.version.cmp_changes(&gone.version) == Ordering::Less))
             }
             _ => true,
         }
@@ -412,9 +419,15 @@ impl ClusterCore {
             // A relayed copy is wanted exactly as its holder published it.
             !answer.same_registration(&pull.digest)
         } else {
+            // The holder answers with what the broker registered there
+            // last: the registration asked for or a later one, which may
+            // carry an earlier timestamp (the broker's clock set back), so
+            // only one made by fewer changes than the one asked for is
+            // refused. Whether the holder still publishes it is checked
+            // below.
             answer.name != pull.digest.name
                 || answer.id != pull.digest.id
-                || answer.version < pull.digest.version
+                || answer.version.cmp_changes(&pull.digest.version) == Ordering::Less
         };
         if mismatched && pull.relayed {
             self.back_off(&pull, now);
@@ -449,8 +462,13 @@ impl ClusterCore {
         let still_published = self.members.get(&pull.origin).is_some_and(|member| {
             self.vouched_by(&pull.origin, &pull.broker, now)
                 && member.brokers.get(&pull.broker).is_some_and(|held| {
+                    // The registration the origin publishes, or one made by
+                    // more changes that its gossip has not told yet.
                     match &held.published.entry {
-                        Entry::Present(current) => answer.version >= current.version,
+                        Entry::Present(current) => {
+                            answer.version == current.version
+                                || answer.version.cmp_changes(&current.version) == Ordering::Greater
+                        }
                         Entry::Removed(_) => false,
                     }
                 })

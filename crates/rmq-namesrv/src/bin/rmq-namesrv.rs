@@ -10,7 +10,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -200,11 +200,19 @@ fn main() -> anyhow::Result<()> {
         let (mut state, queues) = Namesrv::with_limits(config, kv, request_limits.limits());
         state.auth = security.guard;
         state.outgoing_tls = security.outgoing_tls.clone();
-        // A restart is a new incarnation to the cluster: its generation is
-        // the start time, later than any earlier start's.
-        let generation = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |since| since.as_millis() as u64);
+        // A restart is a new incarnation to the cluster, above every earlier
+        // one's even if the host clock stepped back (cluster/generation.rs):
+        // kept on disk before the node gossips.
+        let generation = if cluster_keys.enabled() {
+            let path = rmq_namesrv::cluster::generation::path_for(Path::new(
+                &state.config.read().kv_config_path,
+            ));
+            rmq_namesrv::cluster::generation::next(&path, state.wall.now_ms()).with_context(
+                || format!("cannot keep the cluster generation in {}", path.display()),
+            )?
+        } else {
+            0
+        };
         let cluster_gossip = match cluster_keys
             .bind(local, generation)
             .map_err(|why| anyhow::anyhow!("invalid cluster configuration, not starting: {why}"))?
@@ -215,6 +223,7 @@ fn main() -> anyhow::Result<()> {
                 let parts = ClusterParts {
                     routes: state.routes.clone(),
                     clock: state.clock,
+                    wall: state.wall.clone(),
                     metrics: state.metrics.clone(),
                     outgoing_tls: state.outgoing_tls.clone(),
                     max_topics: state.limits.max_topics_per_registration,

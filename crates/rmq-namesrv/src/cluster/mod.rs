@@ -16,6 +16,7 @@
 //! simulation. Locks: whoever needs both takes the route table's lock
 //! before the core's, never the other way round.
 
+pub mod generation;
 pub mod held_topics;
 mod host;
 pub mod keys;
@@ -27,7 +28,7 @@ pub mod table;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use rmq_cluster::core::{BrokerRef, ClusterCore, ClusterStatus, CoreConfig, MemberId};
@@ -39,7 +40,7 @@ pub use keys::{ClusterKeys, ClusterSettings};
 pub use metrics::ClusterCounters;
 pub use table::Registered;
 
-use crate::clock::Clock;
+use crate::clock::{Clock, WallClock};
 use crate::metrics::{NamesrvMetrics, RemovalReason};
 use crate::route::{BrokerKey, Millis, SharedRoutes, Unregistration};
 
@@ -52,8 +53,10 @@ const POLL: Duration = Duration::from_millis(20);
 pub struct ClusterParts {
     /// The route table relayed brokers go into.
     pub routes: Arc<SharedRoutes>,
-    /// The server's clock.
+    /// The server's monotonic clock.
     pub clock: Clock,
+    /// The server's wall clock: when a registration changed, as published.
+    pub wall: WallClock,
     /// Where removals of relayed brokers are counted.
     pub metrics: NamesrvMetrics,
     /// TLS for pulls, as for the server's other outgoing connections.
@@ -159,7 +162,7 @@ impl NamesrvCluster {
             &self.core,
             registered,
             now,
-            wall_clock_ms(),
+            self.parts.wall.now_ms(),
         );
         self.published.notify_one();
     }
@@ -266,10 +269,4 @@ pub fn broker_ref(key: &BrokerKey) -> BrokerRef {
 /// The route table's name of a broker.
 pub fn broker_key(broker: &BrokerRef) -> BrokerKey {
     BrokerKey::new(broker.cluster.clone(), broker.addr.clone())
-}
-
-fn wall_clock_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_millis() as u64)
 }

@@ -78,7 +78,7 @@ pub const KEY_EFFECTS: &[KeyEffect] = &[
     at_start("enableControllerInNamesrv", "run the controller in this process, on its own port"),
     ignored("enableShutdownGracefully", SHUTDOWN),
     live("enableTopicList", "allow GET_TOPICS_BY_CLUSTER and the unit topic lists"),
-    at_start("kvConfigPath", "the KV store's file, in Java's format; writes are journaled durably in `<kvConfigPath>.journal` beside it and folded into the file past `kvJournalCompactionPercent`, at start-up and on a graceful stop ([architecture.md](architecture.md#the-kv-store-on-disk))"),
+    at_start("kvConfigPath", "the KV store's file, in Java's format; writes are journaled durably in `<kvConfigPath>.journal` beside it and folded into the file past `kvJournalCompactionPercent`, at start-up and on a graceful stop ([architecture.md](architecture.md#the-kv-store-on-disk)). A cluster node (`clusterGossipAddr`) also keeps its generation in `<kvConfigPath>.clusterGeneration` ([NameServer cluster](#nameserver-cluster))"),
     at_start("listenPort", "listen port; `--listen` overrides it, 0 picks a free one"),
     live("needWaitForService", "refuse route queries for `waitSecondsForService` after start"),
     live("notifyMinBrokerIdChanged", "send NOTIFY_MIN_BROKER_ID_CHANGE"),

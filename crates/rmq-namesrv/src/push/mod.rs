@@ -226,7 +226,9 @@ impl RoutePush {
 
 /// A number for this run of the NameServer: cursors carry it, so that a
 /// cursor from another run (before a restart, or another NameServer) is
-/// not taken for one of this run's.
+/// not taken for one of this run's. Read from the system clock, not the
+/// server's [`WallClock`](crate::clock::WallClock): it is only ever compared
+/// for equality, so a clock step does it no harm.
 fn instance_number() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -188,6 +188,50 @@ async fn heartbeats_keep_a_broker_registered() {
     );
 }
 
+/// A Java broker with `forceRegister=false` sends QUERY_DATA_VERSION each
+/// period and registers in full only when the answer says `changed`. As
+/// Java's `queryBrokerTopicConfig` (which calls
+/// `updateBrokerInfoUpdateTimestamp`), the query alone keeps the broker
+/// alive, and it answers `changed=false` for the registered version.
+#[tokio::test]
+async fn query_data_version_alone_keeps_a_broker_registered() {
+    let dir = TempDir::new();
+    let server = Server::start(&dir, &[("scanNotActiveBrokerInterval", "200")]);
+    let conn = server.client().await;
+    let reg = broker().ext("heartbeatTimeoutMillis", "2000");
+    assert_code(
+        &conn.invoke(reg.request(), TIMEOUT).await.unwrap(),
+        R::Success,
+    );
+    let registered = Instant::now();
+    let query = request(
+        C::QueryDataVersion,
+        &[
+            ("clusterName", "DefaultCluster"),
+            ("brokerAddr", "127.0.0.1:10911"),
+            ("brokerName", "broker-a"),
+            ("brokerId", "0"),
+        ],
+    )
+    .with_body(r#"{"counter":1,"stateVersion":0,"timestamp":100}"#.to_owned());
+    // 7 s, three and a half timeouts, past the first scan at 5 s: a query
+    // every 250 ms, each answered unchanged.
+    while registered.elapsed() < Duration::from_millis(7_000) {
+        let answer = conn.invoke(query.clone(), TIMEOUT).await.unwrap();
+        assert_code(&answer, R::Success);
+        assert_eq!(answer.ext("changed"), Some("false"));
+        assert!(has_route(&server, "TopicTest").await);
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    // Without them it goes: 2 s of silence and the next scan.
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            !has_route(&server, "TopicTest").await
+        })
+        .await
+    );
+}
+
 #[tokio::test]
 async fn an_idle_broker_connection_is_closed_and_unregisters() {
     let dir = TempDir::new();

@@ -10,6 +10,7 @@ mod authentication;
 mod bad_input;
 mod broker_requests;
 mod cli;
+mod clock_steps;
 mod cluster_status;
 mod conf_example;
 mod configuration;
