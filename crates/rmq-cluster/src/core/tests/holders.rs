@@ -404,6 +404,8 @@ fn a_restarted_node_does_not_keep_on_its_past_lifes_word_a_broker_it_removed_its
         advice,
         Removing::Remove,
         "the new life's word voids the past life's, here as at every other member"
+    );
+}
 
 /// `d` after the broker's clock was set back an hour: an earlier timestamp,
 /// another topic list.
