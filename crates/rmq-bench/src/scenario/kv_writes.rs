@@ -7,7 +7,7 @@ use crate::cli::secs;
 use crate::load::{self, Progress};
 use crate::peer::{PeerKind, PeerOptions, PeerSetup};
 use crate::pin::CpuSnapshot;
-use crate::report::format::{cpu_share, noise, num, or_na, seconds, us};
+use crate::report::format::{cpu_share, mib_of, noise, num, or_na, seconds, us};
 use crate::report::{of, Col, Ratio, Section};
 use crate::sample::{ServerCpu, ServerSample};
 use anyhow::{bail, Context};
@@ -151,8 +151,9 @@ const RATIOS: &[Ratio<Outcome>] = &[
     Ratio::cost("server CPU per put (peer ÷ Waymark)", |x| x.cpu_us_per_put),
 ];
 
+/// Bytes as MiB, through the report's KiB formatter.
 fn bytes(b: Option<u64>) -> String {
-    or_na(b, |b| format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0)))
+    mib_of(b.map(|b| b as f64 / 1024.0))
 }
 
 /// The value of put `i`: its number, then quotes and backslashes up to `len` bytes.

@@ -346,6 +346,22 @@ impl Register {
     pub fn request(&self) -> RemotingCommand {
         self.request_with(self.body().to_json(Dialect::Default))
     }
+
+    /// QUERY_DATA_VERSION for this broker as a Java broker sends it, asking
+    /// whether `version` is what the NameServer holds.
+    pub fn query_data_version(&self, version: DataVersion) -> RemotingCommand {
+        let id = self.id.to_string();
+        request(
+            RequestCode::QueryDataVersion,
+            &[
+                ("brokerName", &self.name),
+                ("brokerAddr", &self.addr),
+                ("clusterName", &self.cluster),
+                ("brokerId", &id),
+            ],
+        )
+        .with_body(version.to_json(Dialect::Default))
+    }
 }
 
 /// Asserts the response code, showing the remark on failure.

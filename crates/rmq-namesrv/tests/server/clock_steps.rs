@@ -16,7 +16,7 @@ use rmq_protocol::cluster_status::ClusterStatusBody;
 use rmq_protocol::{DataVersion, JavaJson, TopicConfig, TopicRouteData};
 use rmq_transport::tls::ServerTls;
 use rmq_transport::{ClientConfig, RpcClient, ServerLimits};
-use rmq_wire::{RemotingCommand, ResponseCode as R, SerializeType};
+use rmq_wire::{ResponseCode as R, SerializeType};
 use tokio::sync::oneshot;
 
 use crate::common::*;
@@ -256,7 +256,7 @@ async fn a_broker_whose_data_version_timestamps_go_back_keeps_routing_and_its_ch
         (8, now - HOUR_MS, true),
         (7, now, true),
     ] {
-        let query = query_data_version(&reg, version(counter, timestamp));
+        let query = reg.query_data_version(version(counter, timestamp));
         let response = conn.invoke(query, TIMEOUT).await.expect("response");
         assert_code(&response, R::Success);
         assert_eq!(
@@ -265,24 +265,6 @@ async fn a_broker_whose_data_version_timestamps_go_back_keeps_routing_and_its_ch
             "counter {counter} timestamp {timestamp}"
         );
     }
-}
-
-/// QUERY_DATA_VERSION as a Java broker sends it.
-fn query_data_version(reg: &Register, version: DataVersion) -> RemotingCommand {
-    let id = reg.id.to_string();
-    request(
-        rmq_wire::RequestCode::QueryDataVersion,
-        &[
-            ("brokerName", &reg.name),
-            ("brokerAddr", &reg.addr),
-            ("clusterName", &reg.cluster),
-            ("brokerId", &id),
-        ],
-    )
-    .with_body(format!(
-        r#"{{"counter":{},"stateVersion":{},"timestamp":{}}}"#,
-        version.counter, version.state_version, version.timestamp
-    ))
 }
 
 /// Long enough for gossip (100 ms rounds) and a pull on a loaded machine.

@@ -149,15 +149,7 @@ async fn heartbeats_keep_a_broker_registered() {
             ("brokerName", "broker-a"),
         ],
     );
-    let query = request(
-        C::QueryDataVersion,
-        &[
-            ("clusterName", "DefaultCluster"),
-            ("brokerAddr", "127.0.0.1:10911"),
-            ("brokerName", "broker-a"),
-            ("brokerId", "0"),
-        ],
-    );
+    let query = reg.query_data_version(reg.version);
     // 6.5 s of heartbeats, timed, not counted: without them the broker
     // would be gone by 5.2 s after its registration (at the first expiry
     // scan, 5 s after start, or the first one past its 3 s timeout).
@@ -204,16 +196,7 @@ async fn query_data_version_alone_keeps_a_broker_registered() {
         R::Success,
     );
     let registered = Instant::now();
-    let query = request(
-        C::QueryDataVersion,
-        &[
-            ("clusterName", "DefaultCluster"),
-            ("brokerAddr", "127.0.0.1:10911"),
-            ("brokerName", "broker-a"),
-            ("brokerId", "0"),
-        ],
-    )
-    .with_body(r#"{"counter":1,"stateVersion":0,"timestamp":100}"#.to_owned());
+    let query = reg.query_data_version(reg.version);
     // 7 s, three and a half timeouts, past the first scan at 5 s: a query
     // every 250 ms, each answered unchanged.
     while registered.elapsed() < Duration::from_millis(7_000) {
