@@ -24,7 +24,13 @@ if [[ ! -x "$cache/helm" ]]; then
   started=$SECONDS
   mkdir -p "$cache"
   # go install writes the binary last, so an interrupted build leaves none.
-  GOBIN=$cache GOFLAGS=${GOFLAGS:--p=1} nice -n 10 go install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION" >&2
+  # The build's module and compile caches (about 1.5 GB, of no use once the
+  # binary exists) are private to it and removed after, so that the build
+  # leaves only the binary on a disk the Java brokers beside it need free.
+  scratch=$(mktemp -d "${TMPDIR:-/tmp}/waymark-helm-build.XXXXXX")
+  trap 'chmod -R u+w "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
+  GOBIN=$cache GOCACHE=$scratch/cache GOMODCACHE=$scratch/mod GOFLAGS="${GOFLAGS:--p=1} -modcacherw" \
+    nice -n 10 go install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION" >&2
   echo "built in $((SECONDS - started))s" >&2
 fi
 echo "$cache/helm"
