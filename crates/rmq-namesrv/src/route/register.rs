@@ -129,11 +129,8 @@ pub struct TopicWork {
     generation: u64,
     /// Whether this member's topics make routes at all (master or prime slave).
     applies: bool,
-    /// Every topic is written, not only new or changed ones.
-    register_first: bool,
-    /// The broker's data version changed: every topic is written.
-    config_changed: bool,
-    /// Prime slave of an acting-master group: write permission is dropped.
+    /// Write permission is dropped: the member is the prime slave of an
+    /// acting-master group, or the group's write permission was wiped.
     clear_write: bool,
     /// `deleteTopicWithBrokerRegistration` for a body without mappings.
     delete_missing: bool,
@@ -168,11 +165,13 @@ impl TopicWork {
     }
 
     /// Whether every topic of the registration is written as sent: it
-    /// makes routes, its permissions are kept, and the broker is new or its
-    /// DataVersion changed (otherwise a changed topic it lists keeps the
-    /// table's numbers, as in Java).
+    /// makes routes and its permissions are kept. Its DataVersion does not
+    /// matter: a broker registering in chunks (`enableSplitRegistration`)
+    /// may send them all with one DataVersion, and Java then leaves a
+    /// change to a topic it routes already unapplied in every chunk but
+    /// the first.
     pub fn writes_as_sent(&self) -> bool {
-        self.applies && !self.clear_write && (self.register_first || self.config_changed)
+        self.applies && !self.clear_write
     }
 
     /// Whether the table still holds the registration this work belongs to.
@@ -353,9 +352,9 @@ impl RouteTable {
     /// of different brokers compare under the read lock side by side.
     ///
     /// The comparison assumes the registration keeps each topic's
-    /// permission as sent; a prime slave of an acting-master group, whose
-    /// write permission is dropped, does not use it
-    /// ([`TopicWork::may_use`]).
+    /// permission as sent; a registration whose write permission is
+    /// dropped (a prime slave of an acting-master group, a group whose
+    /// write permission was wiped) does not use it ([`TopicWork::may_use`]).
     pub fn topic_changes(&self, broker_name: &str, topics: &[TopicConfig]) -> TopicChanges {
         let mut positions = Vec::new();
         let mut new_topics = 0;
@@ -451,6 +450,7 @@ impl RouteTable {
                     addrs: BTreeMap::new(),
                     zone_name: None,
                     enable_acting_master: false,
+                    write_perm_wiped: false,
                 }
             });
         let old_version_broker = reg.enable_acting_master.is_none();
@@ -496,14 +496,20 @@ impl RouteTable {
         let is_prime_slave =
             !old_version_broker && !is_master && group.min_id() == Some(reg.broker_id);
         let acting = group.enable_acting_master;
-
-        // Evaluated before the live entry below is replaced, as Java's
-        // isBrokerTopicConfigChanged: the comparison is with the broker's
-        // previous registration.
-        let config_changed = self.broker_topic_config_changed(&key, &reg.data_version);
-
         let applies = is_master || is_prime_slave;
-        if applies && (config_changed || register_first) {
+        // A wipe lasts while the member it was meant for stays: a master
+        // registering anew (back after it unregistered or expired) has its
+        // topics written as it sends them, as Java's first registration
+        // rewrites them whatever was wiped.
+        if applies && register_first {
+            group.write_perm_wiped = false;
+        }
+        let write_perm_wiped = group.write_perm_wiped;
+
+        // Every registration's mappings, whatever its DataVersion: a split
+        // registration sends them with its last chunk, under the DataVersion
+        // of its first.
+        if applies {
             for (topic, info) in &reg.mappings {
                 self.mappings
                     .entry(topic.clone())
@@ -536,9 +542,7 @@ impl RouteTable {
             broker_name: reg.broker_name.as_str().into(),
             generation: self.generation,
             applies,
-            register_first,
-            config_changed,
-            clear_write: is_prime_slave && acting,
+            clear_write: (is_prime_slave && acting) || write_perm_wiped,
             delete_missing: delete_missing_topics && reg.mappings.is_empty(),
         };
 
@@ -616,11 +620,15 @@ impl RouteTable {
         }
     }
 
+    /// Writes one topic's queue data as the registration sends it (less
+    /// the write permission where it is dropped), whether or not its
+    /// DataVersion is the broker's last one: the broker's registration is
+    /// what the route of its topics is.
     fn apply_topic(&mut self, work: &TopicWork, tc: &TopicConfig) {
         let queue = TopicQueue::sent(tc, work.clear_write);
         // Read before writing: most registrations that get here (a relayed
-        // copy, written whole; a broker whose DataVersion moved) find the
-        // entry as they would write it. Opening the map for writing counts
+        // copy, written whole; a broker re-registering its topics unchanged)
+        // find the entry as they would write it. Opening the map for writing counts
         // as a change, and that count is what proves to registrations
         // compared under the read lock, and to the pull answers' kept topic
         // lists, that nothing changed since: counting writes that change
@@ -631,8 +639,7 @@ impl RouteTable {
             .get(tc.topic_name.as_str())
             .and_then(|queues| queues.get(&*work.broker_name))
             .copied();
-        let topic_changed = work.config_changed || existing.is_none();
-        if !(work.register_first || topic_changed) || existing == Some(queue) {
+        if existing == Some(queue) {
             return;
         }
         let topics = self.topics.edit();

@@ -13,8 +13,9 @@
 //! same table always encodes to the same bytes (the writer skips a write
 //! that would change nothing).
 //!
-//! Persisted: topics, groups, clusters, filter servers, static-topic
-//! mappings, and per broker its timeout, data version and HA address.
+//! Persisted: topics, groups (with their write-permission wipes), clusters,
+//! filter servers, static-topic mappings, and per broker its timeout, data
+//! version and HA address.
 //! Not persisted: last-update times, connections and registration sequence
 //! numbers, which mean nothing to another process.
 
@@ -77,6 +78,10 @@ struct Group<S> {
     addrs: BTreeMap<i64, S>,
     zone_name: Option<S>,
     enable_acting_master: bool,
+    /// [`BrokerGroup::write_perm_wiped`]; absent when false, so files
+    /// without wiped groups read as before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    write_perm_wiped: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -182,6 +187,7 @@ impl RouteTable {
                     addrs: g.addrs.iter().map(|(id, a)| (*id, a.as_str())).collect(),
                     zone_name: g.zone_name.as_deref(),
                     enable_acting_master: g.enable_acting_master,
+                    write_perm_wiped: g.write_perm_wiped,
                 })
                 .collect(),
             clusters: self
@@ -234,6 +240,7 @@ impl RouteTable {
                 addrs: g.addrs,
                 zone_name: g.zone_name,
                 enable_acting_master: g.enable_acting_master,
+                write_perm_wiped: g.write_perm_wiped,
             };
             table.groups.insert(group.name.clone(), group);
         }

@@ -25,6 +25,14 @@ pub struct BrokerGroup {
     pub zone_name: Option<String>,
     /// Whether the last registering member supports acting master.
     pub enable_acting_master: bool,
+    /// WIPE_WRITE_PERM_OF_BROKER was asked for the group: every queue data
+    /// its registrations write lacks the write permission, until
+    /// ADD_WRITE_PERM_OF_BROKER, a first registration of the member whose
+    /// topics make routes (a master coming back), or the group's leaving
+    /// the table. Registrations are applied whatever their DataVersion, so
+    /// the wipe cannot rest on an unchanged DataVersion leaving the queue
+    /// data alone, as it does in Java.
+    pub write_perm_wiped: bool,
 }
 
 impl BrokerGroup {
@@ -434,13 +442,23 @@ impl RouteTable {
 
     /// WIPE_WRITE_PERM_OF_BROKER: clears the write bit of every queue data of
     /// the broker name; returns how many were touched (even if already clear).
+    /// The group's later registrations are written without it too
+    /// ([`BrokerGroup::write_perm_wiped`]).
     pub fn wipe_write_perm(&mut self, broker_name: &str) -> i32 {
+        if let Some(group) = self.groups.get_mut(broker_name) {
+            group.write_perm_wiped = true;
+        }
         self.edit_perm(broker_name, |perm| perm & !perm::WRITE)
     }
 
     /// ADD_WRITE_PERM_OF_BROKER: sets perm to READ|WRITE (overwriting other
-    /// bits, as Java does); returns how many queue datas were touched.
+    /// bits, as Java does); returns how many queue datas were touched. The
+    /// group's registrations are written as sent again, so its next one
+    /// brings back the permissions the broker gives its topics.
     pub fn add_write_perm(&mut self, broker_name: &str) -> i32 {
+        if let Some(group) = self.groups.get_mut(broker_name) {
+            group.write_perm_wiped = false;
+        }
         self.edit_perm(broker_name, |_| perm::READ | perm::WRITE)
     }
 

@@ -1,8 +1,8 @@
 //! Broker-facing requests over TCP: registration in every body format,
-//! unregistration through the batch worker, cluster info, member groups and
-//! write permissions.
+//! split registrations, unregistration through the batch worker, cluster
+//! info, member groups and write permissions.
 
-use rmq_protocol::{BodyFlavor, ClusterInfo, JavaJson};
+use rmq_protocol::{BodyFlavor, ClusterInfo, DataVersion, JavaJson, QueueData, TopicRouteData};
 use rmq_wire::{RequestCode as C, ResponseCode as R};
 
 use crate::common::*;
@@ -111,6 +111,85 @@ async fn unregister_is_answered_first_and_applied_by_the_worker() {
         body_text(&info),
         r#"{"brokerAddrTable":{},"clusterAddrTable":{}}"#
     );
+}
+
+/// The queue data of `topic`'s route (one broker group).
+async fn queue_data(server: &Server, topic: &str) -> QueueData {
+    let route = server.call(route_request(topic)).await;
+    assert_code(&route, R::Success);
+    let route = TopicRouteData::from_json(route.body.as_deref().unwrap()).unwrap();
+    assert_eq!(route.queue_datas.len(), 1, "{route:?}");
+    route.queue_datas[0].clone()
+}
+
+#[tokio::test]
+async fn split_registration_chunks_with_one_data_version_are_each_applied() {
+    let dir = TempDir::new();
+    let server = Server::start(&dir, &[]);
+    let client = server.client().await;
+    // A broker with enableSplitRegistration sends its topics in chunks,
+    // every chunk with the DataVersion it holds (5.3.4 to 5.5.0 do not
+    // advance it per chunk).
+    let chunks = |version: DataVersion, queues: i32, perm: i32| {
+        let first = Register::new("broker-s", "127.0.0.1:50911", 0, &["SplitA", "SplitB"]);
+        let mut second = Register::new("broker-s", "127.0.0.1:50911", 0, &["SplitC", "SplitD"]);
+        let changed = &mut second.topics[1];
+        (
+            changed.read_queue_nums,
+            changed.write_queue_nums,
+            changed.perm,
+        ) = (queues, queues, perm);
+        [first, second].map(|mut chunk| {
+            chunk.version = version;
+            chunk
+        })
+    };
+    let register_all = |chunks: [Register; 2]| {
+        let client = &client;
+        async move {
+            for chunk in chunks {
+                let response = client.invoke(chunk.request(), TIMEOUT).await.unwrap();
+                assert_code(&response, R::Success);
+            }
+        }
+    };
+    let counts = |queue: &QueueData| (queue.read_queue_nums, queue.write_queue_nums, queue.perm);
+
+    register_all(chunks(DataVersion::new(1, 0, 100), 16, 6)).await;
+    assert_eq!(counts(&queue_data(&server, "SplitD").await), (16, 16, 6));
+    // SplitD changed on the broker: a new DataVersion, sent with both
+    // chunks. Java applies only the first chunk as changed.
+    register_all(chunks(DataVersion::new(2, 0, 200), 8, 6)).await;
+    assert_eq!(counts(&queue_data(&server, "SplitD").await), (8, 8, 6));
+    register_all(chunks(DataVersion::new(3, 0, 300), 8, 4)).await;
+    assert_eq!(counts(&queue_data(&server, "SplitD").await), (8, 8, 4));
+    register_all(chunks(DataVersion::new(4, 0, 400), 8, 6)).await;
+
+    // A wipe holds across the broker's unchanged re-registration, in every
+    // chunk, and across a new DataVersion; adding write permission ends it.
+    let wipe = server
+        .call(request(
+            C::WipeWritePermOfBroker,
+            &[("brokerName", "broker-s")],
+        ))
+        .await;
+    assert_eq!(wipe.ext("wipeTopicCount"), Some("4"));
+    register_all(chunks(DataVersion::new(4, 0, 400), 8, 6)).await;
+    register_all(chunks(DataVersion::new(5, 0, 500), 8, 6)).await;
+    for topic in ["SplitA", "SplitD"] {
+        assert_eq!(queue_data(&server, topic).await.perm, 4, "{topic}");
+    }
+    let add = server
+        .call(request(
+            C::AddWritePermOfBroker,
+            &[("brokerName", "broker-s")],
+        ))
+        .await;
+    assert_eq!(add.ext("addTopicCount"), Some("4"));
+    register_all(chunks(DataVersion::new(5, 0, 500), 8, 6)).await;
+    for topic in ["SplitA", "SplitD"] {
+        assert_eq!(queue_data(&server, topic).await.perm, 6, "{topic}");
+    }
 }
 
 #[tokio::test]

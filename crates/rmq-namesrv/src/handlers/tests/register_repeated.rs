@@ -391,6 +391,9 @@ fn a_master_repeating_its_body_takes_the_shortcut_until_the_topics_are_written()
         repeat(0),
         repeat(0),
         Op::Wipe(0),
+        // Wiped: its topics are not written as sent, so in full.
+        repeat(0),
+        Op::AddPerm(0),
         // Written since: in full, then repeated again.
         repeat(0),
         repeat(0),

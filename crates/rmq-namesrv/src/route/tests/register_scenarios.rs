@@ -143,17 +143,11 @@ fn slave_promoted_in_place_keeps_one_id_per_address() {
     register(&routes, broker(C, N, B, 1).topics(&own));
 
     // B claims id 0 while A still holds it (equal stateVersion): A's address
-    // is replaced, B's id 1 removed. Not registerFirst and B's version did not
-    // change, so the existing queue data stays as A registered it.
+    // is replaced, B's id 1 removed, and B's topics are written as it sends
+    // them, although neither is its registration a first one nor did its
+    // DataVersion change (Java keeps A's queue data then).
     register(&routes, broker(C, N, B, 0).topics(&own));
     assert_eq!(routes.read().group(N).unwrap().addrs, ids(&[(0, B)]));
-    assert_eq!(
-        queue_of(&route(&routes.read(), "TopicTest", false).unwrap(), N).perm,
-        6
-    );
-
-    // With a new DataVersion its own config is applied.
-    register(&routes, broker(C, N, B, 0).topics(&own).version(2, 200));
     let r = route(&routes.read(), "TopicTest", false).unwrap();
     assert_eq!(
         (queue_of(&r, N).perm, queue_of(&r, N).read_queue_nums),
@@ -210,18 +204,131 @@ fn only_the_smallest_slave_is_prime() {
 }
 
 #[test]
-fn wiped_perms_survive_same_version_and_are_restored_by_a_new_one() {
+fn wiped_perms_survive_every_re_registration_until_write_is_added() {
     let routes = SharedRoutes::new();
-    register(&routes, broker(C, N, A, 0).topics(&base()));
-    assert_eq!(routes.write().wipe_write_perm(N), 2);
-    register(&routes, broker(C, N, A, 0).topics(&base()));
+    let perm_of = |topic: &str| queue_of(&route(&routes.read(), topic, false).unwrap(), N).perm;
+    let read_only = topic_with("ReadOnly", 1, 1, 4);
+    let topics = [base(), vec![read_only.clone()]].concat();
+    register(&routes, broker(C, N, A, 0).topics(&topics));
+    assert_eq!(routes.write().wipe_write_perm(N), 3);
+    register(&routes, broker(C, N, A, 0).topics(&topics));
+    assert_eq!(perm_of("TopicTest"), 4);
+    // A new DataVersion (Java writes every topic as sent then) and a topic
+    // created on the broker since: still without write permission.
+    let created = [topics.clone(), vec![topic("Created")]].concat();
+    register(&routes, broker(C, N, A, 0).topics(&created).version(2, 200));
     assert_eq!(
-        queue_of(&route(&routes.read(), "TopicTest", false).unwrap(), N).perm,
+        [
+            perm_of("TopicTest"),
+            perm_of("Created"),
+            perm_of("ReadOnly")
+        ],
+        [4, 4, 4]
+    );
+
+    // ADD_WRITE_PERM_OF_BROKER sets READ|WRITE everywhere, as Java; the
+    // next registration brings back what the broker gives each topic.
+    assert_eq!(routes.write().add_write_perm(N), 4);
+    assert_eq!(perm_of("ReadOnly"), 6);
+    register(&routes, broker(C, N, A, 0).topics(&created).version(2, 200));
+    assert_eq!(
+        [
+            perm_of("TopicTest"),
+            perm_of("Created"),
+            perm_of("ReadOnly")
+        ],
+        [6, 6, 4]
+    );
+}
+
+#[test]
+fn a_wipe_ends_when_the_master_registers_anew() {
+    let routes = SharedRoutes::new();
+    let perm_of = |routes: &SharedRoutes| {
+        queue_of(&route(&routes.read(), "TopicTest", false).unwrap(), N).perm
+    };
+    register(&routes, broker(C, N, A, 0).topics(&base()));
+    register(&routes, broker(C, N, B, 1).topics(&base()));
+    routes.write().wipe_write_perm(N);
+    // A slave's registration leaves the wipe, and so does one of a group
+    // that does not exist.
+    register(&routes, broker(C, N, B, 1).topics(&base()));
+    assert_eq!(routes.write().wipe_write_perm("nobody"), 0);
+    assert!(routes.read().group("nobody").is_none());
+    register(&routes, broker(C, N, A, 0).topics(&base()));
+    assert_eq!(perm_of(&routes), 4);
+    // The master leaves (the slave keeps the group) and comes back: a first
+    // registration, written as sent, as Java writes it.
+    unregister(&routes, C, A, N, 0);
+    assert!(routes.read().group(N).unwrap().write_perm_wiped);
+    register(&routes, broker(C, N, A, 0).topics(&base()));
+    assert!(!routes.read().group(N).unwrap().write_perm_wiped);
+    assert_eq!(perm_of(&routes), 6);
+}
+
+#[test]
+fn every_chunk_of_a_split_registration_is_applied_with_one_data_version() {
+    // A broker with enableSplitRegistration sends its topics in chunks, all
+    // with its current DataVersion (5.3.4 to 5.5.0 do not advance it per
+    // chunk), the static-topic mappings with the last.
+    let routes = SharedRoutes::new();
+    let chunks = |changed: i32| {
+        [
+            vec![topic("Chunk1-a"), topic("Chunk1-b")],
+            vec![
+                topic("Chunk2-a"),
+                topic_with("Chunk2-b", changed, changed, 6),
+            ],
+        ]
+    };
+    for chunk in chunks(4) {
+        register(&routes, broker(C, N, A, 0).topics(&chunk).version(5, 500));
+    }
+    // An operator changes Chunk2-b on the broker: the DataVersion moves on,
+    // and the broker sends every chunk with the new one.
+    for chunk in chunks(8) {
+        register(&routes, broker(C, N, A, 0).topics(&chunk).version(6, 600));
+    }
+    let r = route(&routes.read(), "Chunk2-b", false).unwrap();
+    assert_eq!(
+        (
+            queue_of(&r, N).read_queue_nums,
+            queue_of(&r, N).write_queue_nums
+        ),
+        (8, 8),
+        "the later chunk's change was not applied"
+    );
+    // And a perm change on the next round, same DataVersion in each chunk.
+    let read_only = [
+        vec![topic("Chunk1-a"), topic("Chunk1-b")],
+        vec![topic("Chunk2-a"), topic_with("Chunk2-b", 8, 8, 4)],
+    ];
+    for chunk in read_only {
+        register(&routes, broker(C, N, A, 0).topics(&chunk).version(7, 700));
+    }
+    assert_eq!(
+        queue_of(&route(&routes.read(), "Chunk2-b", false).unwrap(), N).perm,
         4
     );
-    register(&routes, broker(C, N, A, 0).topics(&base()).version(2, 200));
+
+    // A wipe holds across every chunk of the broker's unchanged re-registration.
+    routes.write().wipe_write_perm(N);
+    for chunk in chunks(8) {
+        register(&routes, broker(C, N, A, 0).topics(&chunk).version(7, 700));
+    }
+    for topic in ["Chunk1-a", "Chunk2-a", "Chunk2-b"] {
+        assert_eq!(
+            queue_of(&route(&routes.read(), topic, false).unwrap(), N).perm,
+            4,
+            "{topic}"
+        );
+    }
+    routes.write().add_write_perm(N);
+    for chunk in chunks(8) {
+        register(&routes, broker(C, N, A, 0).topics(&chunk).version(7, 700));
+    }
     assert_eq!(
-        queue_of(&route(&routes.read(), "TopicTest", false).unwrap(), N).perm,
+        queue_of(&route(&routes.read(), "Chunk2-b", false).unwrap(), N).perm,
         6
     );
 }
@@ -233,11 +340,12 @@ fn a_topic_deleted_from_the_nameserver_comes_back_with_the_next_registration() {
     routes.write().wipe_write_perm(N);
     routes.write().delete_topic("TopicTest", None);
     assert!(route(&routes.read(), "TopicTest", false).is_none());
-    // Same DataVersion: only the missing topic is re-added, with its config.
+    // The missing topic is re-added with its config, less the wiped
+    // write permission (Java adds it with its perm).
     register(&routes, broker(C, N, A, 0).topics(&base()));
     assert_eq!(
         queue_of(&route(&routes.read(), "TopicTest", false).unwrap(), N).perm,
-        6
+        4
     );
     assert_eq!(
         queue_of(&route(&routes.read(), "Other", false).unwrap(), N).perm,

@@ -189,11 +189,19 @@ fn registering_again_makes_an_ordinary_entry_and_rewrites_its_topics() {
     assert!(!live.provisional);
     assert_eq!((live.conn, live.last_update), (9, RESTART + 1_000));
     assert_eq!(restored.provisional_count(), 3);
-    // Rewritten from the registration: the wiped write permission is back,
-    // as after a registration with a changed data version.
+    // Rewritten from the registration (TopicB's queue numbers), but the
+    // write permission wiped before the restart stays wiped: the snapshot
+    // keeps the wipe.
+    assert!(restored.group("broker-b").unwrap().write_perm_wiped);
+    let topic_b = route(&restored, "TopicB", false).unwrap();
+    let topic_b = queue_of(&topic_b, "broker-b");
     assert_eq!(
-        queue_of(&route(&restored, "TopicB", false).unwrap(), "broker-b").perm,
-        6
+        (
+            topic_b.perm,
+            topic_b.read_queue_nums,
+            topic_b.write_queue_nums
+        ),
+        (4, 4, 2)
     );
     // Its timeout now counts from the registration.
     assert!(restored

@@ -93,36 +93,32 @@ fn a_list_written_as_sent_is_held_until_the_topic_map_is_written() {
         .unwrap();
     assert_eq!(held(&routes), Some(first));
 
-    // Another writer: the same list is compared again. With the same
-    // DataVersion the wiped permission stays, as in Java, so the list is
-    // not held as sent.
+    // Another writer: the same list is compared again. The wiped write
+    // permission stays, whatever the DataVersion, so the list is not held
+    // as sent.
     assert_eq!(routes.write().wipe_write_perm("broker-a"), 2);
-    routes
-        .register_broker(reg.clone().version(2, 0), 3_000, false, false)
-        .unwrap();
-    assert_eq!(held(&routes), None);
-    let table = routes.read();
-    let queue = table.queue_datas("t1").unwrap().values().next().copied();
-    drop(table);
-    assert_eq!(queue.map(|q| q.perm), Some(perm::READ));
+    let perm_of_t1 = |routes: &SharedRoutes| {
+        let table = routes.read();
+        let queue = table.queue_datas("t1").unwrap().values().next().copied();
+        queue.map(|q| q.perm)
+    };
+    for counter in [2, 3] {
+        routes
+            .register_broker(reg.clone().version(counter, 0), 3_000, false, false)
+            .unwrap();
+        assert_eq!(held(&routes), None);
+        assert_eq!(perm_of_t1(&routes), Some(perm::READ));
+    }
 
-    // A new DataVersion writes every topic as sent: held again.
+    // Write permission added back: every topic is written as sent, held again.
+    routes.write().add_write_perm("broker-a");
     routes
         .register_broker(reg.version(3, 0), 4_000, false, false)
         .unwrap();
     let again = held(&routes).expect("held after a full write");
     assert_eq!(again.fingerprint, first.fingerprint);
     assert_eq!(again.edits, routes.read().topic_edits());
-    let table = routes.read();
-    assert_eq!(
-        table
-            .queue_datas("t1")
-            .unwrap()
-            .values()
-            .next()
-            .map(|q| q.perm),
-        Some(6)
-    );
+    assert_eq!(perm_of_t1(&routes), Some(6));
 }
 
 #[test]
@@ -222,6 +218,7 @@ enum Step {
         counter: i64,
     },
     WipeWritePerm(usize),
+    AddWritePerm(usize),
     DeleteTopic(usize),
     Unregister {
         name: usize,
@@ -259,6 +256,7 @@ fn step() -> impl Strategy<Value = Step> {
         4 => (0usize..3, 0i64..2, 0i64..3)
             .prop_map(|(name, id, counter)| Step::Repeat { name, id, counter }),
         1 => (0usize..3).prop_map(Step::WipeWritePerm),
+        1 => (0usize..3).prop_map(Step::AddWritePerm),
         1 => (0usize..40).prop_map(Step::DeleteTopic),
         1 => (0usize..3, 0i64..2).prop_map(|(name, id)| Step::Unregister { name, id }),
     ]
@@ -325,6 +323,10 @@ proptest! {
                     let a = shared.write().wipe_write_perm(NAMES[name]);
                     prop_assert_eq!(a, whole.wipe_write_perm(NAMES[name]));
                 }
+                Step::AddWritePerm(name) => {
+                    let a = shared.write().add_write_perm(NAMES[name]);
+                    prop_assert_eq!(a, whole.add_write_perm(NAMES[name]));
+                }
                 Step::DeleteTopic(n) => {
                     shared.write().delete_topic(&topic_name(n), None);
                     whole.delete_topic(&topic_name(n), None);
@@ -338,6 +340,9 @@ proptest! {
                 }
             }
             prop_assert_eq!(contents(&shared.read()), contents(&whole), "after step {}", at);
+            // The groups too, with their write-permission wipes.
+            let groups: Vec<_> = shared.read().groups().cloned().collect();
+            prop_assert_eq!(groups, whole.groups().cloned().collect::<Vec<_>>(), "after step {}", at);
             if shared.changes() == changes_before {
                 prop_assert_eq!(
                     seen_by_clients(&shared.read()), seen, "uncounted change at step {}", at
