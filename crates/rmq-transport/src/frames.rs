@@ -11,6 +11,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
@@ -121,21 +122,25 @@ pub(crate) struct OversizedHeader {
 /// Waiting for a connection to have bytes to read without offering a buffer
 /// to read them into: an idle connection then holds no read buffer.
 pub(crate) trait Readiness {
-    /// Whether [`readable`](Readiness::readable) waits for bytes; if not,
-    /// the buffer is kept between frames, as giving it back would only
-    /// mean taking another at once.
+    /// Whether [`poll_readable`](Readiness::poll_readable) waits for bytes;
+    /// if not, the buffer is kept between frames, as giving it back would
+    /// only mean taking another at once.
     const WAITS: bool;
 
-    /// Resolves once a read would find bytes, the end of the stream or an
+    /// Ready once a read would find bytes, the end of the stream or an
     /// error; at once where readiness cannot be told apart from a read.
-    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send;
+    /// Polled rather than a future: a waiting future would take room in the
+    /// connection's task for as long as the connection lives.
+    fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>>;
 }
 
 impl Readiness for tokio::net::tcp::OwnedReadHalf {
     const WAITS: bool = true;
 
-    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
-        tokio::net::tcp::OwnedReadHalf::readable(self)
+    fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        // Only the reader polls the read readiness of its socket, so the
+        // one waker the socket keeps for it is the reader's.
+        self.as_ref().poll_read_ready(cx)
     }
 }
 
@@ -146,8 +151,8 @@ impl Readiness for tokio::net::tcp::OwnedReadHalf {
 impl<T> Readiness for tokio::io::ReadHalf<T> {
     const WAITS: bool = false;
 
-    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
-        std::future::ready(Ok(()))
+    fn poll_readable(&self, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -242,7 +247,7 @@ impl<R: AsyncRead + Readiness + Unpin> FrameReader<R> {
     async fn between_frames(&mut self) -> std::io::Result<usize> {
         loop {
             if self.buf.capacity() == 0 {
-                self.io.readable().await?;
+                std::future::poll_fn(|cx| self.io.poll_readable(cx)).await?;
                 self.buf.reserve(READ_BUFFER_START);
             } else {
                 self.buf.reserve(MIN_READ_ROOM);
@@ -324,7 +329,6 @@ fn header_len(buf: &[u8]) -> usize {
 mod tests {
     use std::collections::VecDeque;
     use std::pin::Pin;
-    use std::task::{Context, Poll};
 
     use rmq_wire::RequestCode;
     use tokio::io::ReadBuf;
@@ -360,8 +364,8 @@ mod tests {
     impl Readiness for Arrivals {
         const WAITS: bool = true;
 
-        fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
-            std::future::ready(Ok(()))
+        fn poll_readable(&self, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
         }
     }
 

@@ -343,12 +343,12 @@ pub async fn run<S: Service>(
 ) -> io::Result<()> {
     let service = Arc::new(service);
     let config = Arc::new(config);
-    let life = Lifecycle {
+    let life = Arc::new(Lifecycle {
         stop: CancellationToken::new(),
         force: CancellationToken::new(),
         frame_budget: FrameBudget::new(config.frame_budget),
         queued_responses: Arc::new(AtomicUsize::new(0)),
-    };
+    });
     let per_ip = Arc::new(PerIpCount::default());
     let connections = Arc::new(Semaphore::new(
         config.max_connections.min(Semaphore::MAX_PERMITS),
@@ -389,10 +389,8 @@ pub async fn run<S: Service>(
             continue;
         };
         let (service, config, life) = (service.clone(), config.clone(), life.clone());
-        tracker.spawn(async move {
-            session::serve(stream, peer, service, config, life).await;
-            drop((slot, ip_slot));
-        });
+        let held = (slot, ip_slot);
+        tracker.spawn(session::serve(stream, peer, service, config, life, held));
     }
 
     drop(listener);

@@ -63,8 +63,7 @@ impl Activity {
 
 /// Server-wide signals a connection obeys: `stop` (stop reading, drain) and
 /// `force` (drain time is up: abandon in-flight work and close); and the
-/// server-wide memory budgets it draws on.
-#[derive(Clone)]
+/// server-wide memory budgets it draws on. Shared by the connections.
 pub(crate) struct Lifecycle {
     pub(crate) stop: CancellationToken,
     pub(crate) force: CancellationToken,
@@ -76,13 +75,73 @@ pub(crate) struct Lifecycle {
 /// Runs one accepted connection to its end, `on_connect` to `on_disconnect`:
 /// first tells TLS from plain (unless TLS is disabled) and runs the handshake
 /// (the service sees only connections that got through it), then serves it.
-pub(crate) async fn serve<S: Service>(
+/// `held` (the connection's slots in the server's limits) is dropped at the
+/// end.
+///
+/// A task holds room for the largest state its future can be in for as long
+/// as it lives, and most connections are idle most of their lives, so what
+/// this future holds while waiting is kept small. An `async fn` keeps its
+/// arguments twice (as received, and where its body moves them): this is a
+/// block that uses what it captured in place, the connection is built once,
+/// where it is served, and what is awaited below it takes references. The
+/// states an idle plain connection is never in are boxed when reached: the
+/// PROXY header and the TLS handshake, a TLS connection, the drain at
+/// shutdown, and the reader's waits for an in-flight slot or for queued
+/// responses to be written.
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would keep its arguments twice in every connection's task"
+)]
+pub(crate) fn serve<S: Service>(
     stream: TcpStream,
     peer: SocketAddr,
     service: Arc<S>,
     config: Arc<ServerConfig>,
-    life: Lifecycle,
-) {
+    life: Arc<Lifecycle>,
+    held: impl Send + 'static,
+) -> impl std::future::Future<Output = ()> + Send {
+    async move {
+        let opened = Box::pin(open(stream, peer, &config, &life)).await;
+        match opened {
+            Some((Accepted::Plain(stream), origin)) => {
+                let (read, write) = stream.into_split();
+                let mut conn = Connection::new(read, write, origin, None, service, &config, &life);
+                conn.serve(&config, &life).await;
+            }
+            Some((Accepted::Tls(stream, session), origin)) => {
+                let (config, life) = (&config, &life);
+                Box::pin(async move {
+                    let (read, write) = tokio::io::split(*stream);
+                    let tls = Some(Arc::new(session));
+                    let mut conn = Connection::new(read, write, origin, tls, service, config, life);
+                    conn.serve(config, life).await;
+                })
+                .await;
+            }
+            Some((Accepted::Closed, _)) | None => {}
+        }
+        drop(held);
+    }
+}
+
+/// Who is at the other end of a connection.
+struct Origin {
+    /// The client (from a trusted proxy's header, or the TCP peer).
+    peer: SocketAddr,
+    /// The trusted proxy that named `peer`.
+    proxied_by: Option<SocketAddr>,
+    local: SocketAddr,
+}
+
+/// A connection's first steps: socket options, the PROXY header if one may
+/// come, telling TLS from plain and the handshake. `None` (or
+/// [`Accepted::Closed`]) if it ended there.
+async fn open(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    config: &ServerConfig,
+    life: &Lifecycle,
+) -> Option<(Accepted, Origin)> {
     if let Err(error) = stream.set_nodelay(true) {
         tracing::debug!(%peer, %error, "cannot set TCP_NODELAY");
     }
@@ -91,7 +150,7 @@ pub(crate) async fn serve<S: Service>(
         Ok(local) => local,
         Err(error) => {
             tracing::debug!(%peer, %error, "connection gone before it started");
-            return;
+            return None;
         }
     };
     // A peer that sends nothing, or stalls its PROXY header or handshake, is
@@ -104,7 +163,6 @@ pub(crate) async fn serve<S: Service>(
     let deadline = Instant::now()
         .checked_add(handshake_timeout)
         .unwrap_or_else(far_future);
-    let mut stream = stream;
     // The first bytes are looked at where TLS looks at them anyway, or the
     // peer may send a header. Elsewhere a header fails as a frame (see
     // `Reader::run`), and the connection reaches the service at once, as
@@ -112,64 +170,31 @@ pub(crate) async fn serve<S: Service>(
     let look =
         !matches!(config.tls, ServerTls::Disabled) || config.proxy_protocol.trusts(peer.ip());
     let (client, proxied_by) = if look {
-        // Boxed, as the handshake and the TLS connection below: a task
-        // holds room for the largest state its future can be in for as long
-        // as it lives, and these are states an idle plain connection never
-        // is in (see `run`).
-        match Box::pin(accept::read_header(
+        let header = accept::read_header(
             &mut stream,
             peer,
             &config.proxy_protocol,
             deadline,
             &life.stop,
-        ))
-        .await
-        {
+        );
+        match header.await {
             Outcome::Absent => (peer, None),
             Outcome::Header(header) => match header.addresses {
                 Some(addresses) => (addresses.source, Some(peer)),
                 None => (peer, None),
             },
-            Outcome::Closed => return,
+            Outcome::Closed => return None,
         }
     } else {
         (peer, None)
     };
-    match Box::pin(tls::accept(
-        stream,
-        client,
-        &config.tls,
-        deadline,
-        &life.stop,
-    ))
-    .await
-    {
-        Accepted::Plain(stream) => {
-            let (read, write) = stream.into_split();
-            let opened = Opened {
-                read,
-                write,
-                peer: client,
-                proxied_by,
-                local,
-                tls: None,
-            };
-            run(opened, service, config, life).await;
-        }
-        Accepted::Tls(stream, session) => {
-            let (read, write) = tokio::io::split(*stream);
-            let opened = Opened {
-                read,
-                write,
-                peer: client,
-                proxied_by,
-                local,
-                tls: Some(Arc::new(session)),
-            };
-            Box::pin(run(opened, service, config, life)).await;
-        }
-        Accepted::Closed => {}
-    }
+    let accepted = tls::accept(stream, client, &config.tls, deadline, &life.stop).await;
+    let origin = Origin {
+        peer: client,
+        proxied_by,
+        local,
+    };
+    Some((accepted, origin))
 }
 
 /// A deadline no timeout reaches (about 30 years on), for a timeout too
@@ -178,101 +203,80 @@ fn far_future() -> Instant {
     Instant::now() + Duration::from_secs(86_400 * 365 * 30)
 }
 
-/// A connection ready to serve: its halves (plain or TLS) and what is known
-/// of it.
-struct Opened<R, W> {
-    read: R,
-    write: W,
-    /// The client (from a trusted proxy's header, or the TCP peer).
-    peer: SocketAddr,
-    /// The trusted proxy that named `peer`.
-    proxied_by: Option<SocketAddr>,
-    local: SocketAddr,
-    tls: Option<Arc<TlsSession>>,
+/// A connection being served: what its reader holds, and its writer's until
+/// that is started. Generic over the stream halves (plain or TLS), so that
+/// plain connections pay no dynamic dispatch per read.
+struct Connection<S, R, W> {
+    reader: Reader<S>,
+    frames: FrameReader<R>,
+    /// The writer's makings and the queue it takes commands from, until the
+    /// first command is queued.
+    writer: Option<(WriterStart<W>, Receiver)>,
+    activity: Arc<Activity>,
+    /// Whatever ends the connection cancels this one token: the server's
+    /// stop (a child token follows its parent), the service closing it, the
+    /// writer failing. The reader waits on it through one future made once,
+    /// not on three made afresh for every frame: each new wait takes the
+    /// token's lock, and the server-wide stop token's lock was shared by
+    /// every connection's reader.
+    attention: CancellationToken,
+    /// Cancelled when the writer is to stop, or has stopped.
+    close: CancellationToken,
+    write_error: Arc<OnceLock<String>>,
 }
 
-/// Serves an opened connection, `on_connect` to `on_disconnect`. Generic over
-/// the stream halves, so that the plain path stays as it was.
-async fn run<S, R, W>(
-    opened: Opened<R, W>,
-    service: Arc<S>,
-    config: Arc<ServerConfig>,
-    life: Lifecycle,
-) where
+impl<S, R, W> Connection<S, R, W>
+where
     S: Service,
     R: AsyncRead + Readiness + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let Opened {
-        read: read_half,
-        write: write_half,
-        peer,
-        proxied_by,
-        local,
-        tls,
-    } = opened;
-    let (tx, mut rx) = outgoing::queue();
-    let id = ConnId::next();
-    // Whatever ends the connection cancels this one token: the server's stop
-    // (a child token follows its parent), the service closing it, the writer
-    // failing. The reader waits on it through one future made once, not on
-    // three made afresh for every frame: each new wait takes the token's
-    // lock, and the server-wide stop token's lock was shared by every
-    // connection's reader.
-    let attention = life.stop.child_token();
-    let queue = Arc::new(ResponseQueue::new(
-        life.queued_responses.clone(),
-        config.response_budget_per_connection,
-        config.response_budget,
-    ));
-    let handle = ConnectionHandle {
-        id,
-        tx,
-        serialize_type: config.serialize_type,
-        closer: attention.clone(),
-        queue: Some(queue.clone()),
-    };
-    let info = ConnectionInfo {
-        id,
-        peer,
-        proxied_by,
-        local,
-        handle,
-        tls,
-    };
-    let activity = Arc::new(Activity::new());
-    let close = CancellationToken::new();
-    let write_error = Arc::new(OnceLock::new());
-
-    tracing::debug!(conn = %id, %peer, proxy = ?proxied_by, tls = info.is_tls(), "connection opened");
-    config.stats.opened();
-    service.on_connect(&info);
-
-    let writer = WriterStart {
-        write_half,
-        activity: activity.clone(),
-        close: close.clone(),
-        attention: attention.clone(),
-        write_error: write_error.clone(),
-        high_water: config.write_high_water,
-        stats: config.stats.clone(),
-    };
-    let max_in_flight = config.max_in_flight.clamp(1, u32::MAX as usize);
-    let reader = Reader {
-        info: info.clone(),
-        service: service.clone(),
-        in_flight: Arc::new(Semaphore::new(max_in_flight)),
-        force: life.force.clone(),
-        queue,
-        max_field_bytes: config.max_header_field_bytes,
-        stats: config.stats.clone(),
-    };
-    // Pinned where it is made: a future moved into a pinned place keeps its
-    // first place in the task too, doubling what every connection's task
-    // holds for it (the largest part of it).
-    let mut reading = std::pin::pin!(reader.run(
-        FrameReader::new(
-            read_half,
+    fn new(
+        read: R,
+        write: W,
+        origin: Origin,
+        tls: Option<Arc<TlsSession>>,
+        service: Arc<S>,
+        config: &ServerConfig,
+        life: &Lifecycle,
+    ) -> Connection<S, R, W> {
+        let (tx, rx) = outgoing::queue();
+        let id = ConnId::next();
+        let attention = life.stop.child_token();
+        let queue = Arc::new(ResponseQueue::new(
+            life.queued_responses.clone(),
+            config.response_budget_per_connection,
+            config.response_budget,
+        ));
+        let handle = ConnectionHandle {
+            id,
+            tx,
+            serialize_type: config.serialize_type,
+            closer: attention.clone(),
+            queue: Some(queue.clone()),
+        };
+        let info = ConnectionInfo {
+            id,
+            peer: origin.peer,
+            proxied_by: origin.proxied_by,
+            local: origin.local,
+            handle,
+            tls,
+        };
+        let activity = Arc::new(Activity::new());
+        let close = CancellationToken::new();
+        let write_error = Arc::new(OnceLock::new());
+        let writer = WriterStart {
+            write_half: write,
+            activity: activity.clone(),
+            close: close.clone(),
+            attention: attention.clone(),
+            write_error: write_error.clone(),
+            high_water: config.write_high_water,
+            stats: config.stats.clone(),
+        };
+        let frames = FrameReader::new(
+            read,
             FrameLimits {
                 budget: life.frame_budget.clone(),
                 frame_timeout: config.frame_timeout,
@@ -280,58 +284,122 @@ async fn run<S, R, W>(
                 max_header_bytes: config.max_header_bytes,
                 stats: config.stats.clone(),
             },
-        ),
-        &activity,
-        Ends {
-            attention: &attention,
-            close: &close,
-            stop: &life.stop,
-            write_error: &write_error,
-        },
-        config.idle_timeout,
-    ));
-    // The writer's task is started by the first command queued: until then
-    // the queue holds nothing and no task waits on it, and a connection that
-    // is never written to (opened and left, one-way heartbeats) never has a
-    // writer at all.
-    let first = tokio::select! {
-        biased;
-        reason = &mut reading => Err(reason),
-        first = rx.recv() => Ok(first),
-    };
-    let (reason, writer) = match first {
-        Err(reason) => (reason, Err((writer, rx))),
-        Ok(first) => {
-            let started = writer.spawn(rx, first);
-            (reading.as_mut().await, Ok(started))
-        }
-    };
-
-    if reason == DisconnectReason::Shutdown {
-        // Responses still to come are written by the writer, as ever.
-        let mut writer = writer.unwrap_or_else(|(writer, rx)| writer.spawn(rx, None));
-        // Every permit back means every in-flight response has been encoded.
-        tokio::select! {
-            _ = reader.in_flight.acquire_many(max_in_flight as u32) => {}
-            () = life.force.cancelled() => {}
-            () = close.cancelled() => {}
-        }
-        close.cancel();
-        tokio::select! {
-            _ = &mut writer => {}
-            () = life.force.cancelled() => writer.abort(),
-        }
-    } else {
-        close.cancel();
-        // A writer never started drops what was queued with its queue.
-        if let Ok(writer) = writer {
-            writer.abort();
+        );
+        Connection {
+            reader: Reader {
+                info,
+                service,
+                in_flight: Arc::new(Semaphore::new(max_in_flight(config))),
+                force: life.force.clone(),
+                queue,
+                max_field_bytes: config.max_header_field_bytes,
+                stats: config.stats.clone(),
+            },
+            frames,
+            writer: Some((writer, rx)),
+            activity,
+            attention,
+            close,
+            write_error,
         }
     }
 
-    tracing::debug!(conn = %id, %peer, ?reason, "connection closed");
-    service.on_disconnect(&info, reason);
-    config.stats.closed();
+    /// Serves the connection, `on_connect` to `on_disconnect`.
+    async fn serve(&mut self, config: &ServerConfig, life: &Lifecycle) {
+        let Connection {
+            reader,
+            frames,
+            writer,
+            activity,
+            attention,
+            close,
+            write_error,
+        } = self;
+        let info = &reader.info;
+        tracing::debug!(conn = %info.id, peer = %info.peer, proxy = ?info.proxied_by,
+            tls = info.is_tls(), "connection opened");
+        config.stats.opened();
+        reader.service.on_connect(info);
+
+        let ends = Ends {
+            attention,
+            close,
+            stop: &life.stop,
+            write_error,
+        };
+        let (reason, started) = {
+            // Pinned where it is made: a future moved into a pinned place
+            // keeps its first place in the task too. In a block of its own,
+            // so that the room it takes is free for what follows it.
+            let mut reading =
+                std::pin::pin!(reader.run(frames, activity, &ends, config.idle_timeout));
+            // The writer's task is started by the first command queued:
+            // until then the queue holds nothing and no task waits on it,
+            // and a connection that is never written to (opened and left,
+            // one-way heartbeats) never has a writer at all.
+            let first = match writer {
+                Some((_, rx)) => tokio::select! {
+                    biased;
+                    reason = &mut reading => Err(reason),
+                    first = rx.recv() => Ok(first),
+                },
+                None => Err(reading.as_mut().await),
+            };
+            match (first, writer.take()) {
+                (Ok(first), Some((start, rx))) => {
+                    let started = start.spawn(rx, first);
+                    (reading.as_mut().await, Some(started))
+                }
+                (Ok(_), None) => unreachable!("the writer starts once"),
+                (Err(reason), unstarted) => {
+                    *writer = unstarted;
+                    (reason, None)
+                }
+            }
+        };
+
+        if reason == DisconnectReason::Shutdown {
+            // Boxed, as it is reached once, at the server's end.
+            Box::pin(async {
+                // Responses still to come are written by the writer, as ever.
+                let mut writer = match (started, writer.take()) {
+                    (Some(started), _) => started,
+                    (None, Some((start, rx))) => start.spawn(rx, None),
+                    (None, None) => unreachable!("the writer is started or not"),
+                };
+                // Every permit back means every in-flight response has been
+                // encoded.
+                let all = max_in_flight(config) as u32;
+                tokio::select! {
+                    _ = reader.in_flight.acquire_many(all) => {}
+                    () = life.force.cancelled() => {}
+                    () = close.cancelled() => {}
+                }
+                close.cancel();
+                tokio::select! {
+                    _ = &mut writer => {}
+                    () = life.force.cancelled() => writer.abort(),
+                }
+            })
+            .await;
+        } else {
+            close.cancel();
+            // A writer never started drops what was queued with its queue.
+            if let Some(writer) = started {
+                writer.abort();
+            }
+        }
+
+        let info = &reader.info;
+        tracing::debug!(conn = %info.id, peer = %info.peer, ?reason, "connection closed");
+        reader.service.on_disconnect(info, reason);
+        config.stats.closed();
+    }
+}
+
+/// Requests of one connection handled at once, at most.
+fn max_in_flight(config: &ServerConfig) -> usize {
+    config.max_in_flight.clamp(1, u32::MAX as usize)
 }
 
 /// What a connection's writer task needs, kept until its first command.
@@ -398,6 +466,20 @@ impl Ends<'_> {
     }
 }
 
+/// What the reader woke up for.
+enum Event {
+    /// The connection is to end (`Ends::reason` says why).
+    Ended,
+    /// The idle timer went off (the connection may have been active since).
+    IdleTimer,
+    /// An in-flight slot came free.
+    Permit(Option<OwnedSemaphorePermit>),
+    /// Queued responses were written.
+    Drained,
+    /// A frame was read, or reading failed.
+    Frame(Result<Option<Incoming>, ReadError>),
+}
+
 /// The reading side of one connection and what it needs to dispatch.
 struct Reader<S> {
     info: ConnectionInfo,
@@ -415,9 +497,9 @@ struct Reader<S> {
 impl<S: Service> Reader<S> {
     async fn run<R: AsyncRead + Readiness + Unpin>(
         &self,
-        mut frames: FrameReader<R>,
+        frames: &mut FrameReader<R>,
         activity: &Activity,
-        ends: Ends<'_>,
+        ends: &Ends<'_>,
         idle_timeout: Option<Duration>,
     ) -> DisconnectReason {
         let idle_after = idle_timeout.unwrap_or(Duration::from_secs(86_400));
@@ -436,21 +518,46 @@ impl<S: Service> Reader<S> {
                     "responses queued over budget, not reading until the peer reads them");
             }
             was_full = full;
-            tokio::select! {
-                biased;
-                () = &mut ended => return ends.reason(),
-                () = &mut idle, if idle_timeout.is_some() => {
+            let event = if permit.is_some() && !full {
+                tokio::select! {
+                    biased;
+                    () = &mut ended => Event::Ended,
+                    () = &mut idle, if idle_timeout.is_some() => Event::IdleTimer,
+                    frame = frames.next() => Event::Frame(frame),
+                }
+            } else {
+                // Boxed: a connection with `max_in_flight` requests open, or
+                // with responses queued over its budget, is rare, and these
+                // waits would otherwise take room in every connection's
+                // task, idle or not.
+                let (ended, idle) = (ended.as_mut(), idle.as_mut());
+                let in_flight = &self.in_flight;
+                let (queue, wants_permit) = (&self.queue, permit.is_none());
+                Box::pin(async move {
+                    tokio::select! {
+                        biased;
+                        () = ended => Event::Ended,
+                        () = idle, if idle_timeout.is_some() => Event::IdleTimer,
+                        acquired = in_flight.clone().acquire_owned(), if wants_permit => {
+                            Event::Permit(acquired.ok())
+                        }
+                        () = queue.drained(), if full => Event::Drained,
+                    }
+                })
+                .await
+            };
+            match event {
+                Event::Ended => return ends.reason(),
+                Event::IdleTimer => {
                     let deadline = activity.last() + idle_after;
                     if Instant::now() >= deadline {
                         return DisconnectReason::Idle;
                     }
                     idle.as_mut().reset(deadline);
                 }
-                acquired = self.in_flight.clone().acquire_owned(), if permit.is_none() => {
-                    permit = acquired.ok();
-                }
-                () = self.queue.drained(), if full => {}
-                frame = frames.next(), if permit.is_some() && !full => match frame {
+                Event::Permit(acquired) => permit = acquired,
+                Event::Drained => {}
+                Event::Frame(frame) => match frame {
                     Ok(None) => return DisconnectReason::Closed,
                     Ok(Some(Incoming::Command(received))) => {
                         activity.touch();
@@ -828,3 +935,4 @@ mod tests {
         server.await.unwrap().unwrap();
     }
 }
+
