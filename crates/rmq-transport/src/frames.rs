@@ -44,8 +44,8 @@ const MIN_READ_ROOM: usize = READ_BUFFER_START / 2;
 /// Read buffers that grew past this for one large frame are not kept.
 const SHRINK_ABOVE: usize = 64 * 1024;
 
-/// A connection's frame limits.
-#[derive(Debug, Clone)]
+/// The frame limits of a server's connections (one, shared by them all).
+#[derive(Debug)]
 pub(crate) struct FrameLimits {
     pub(crate) budget: FrameBudget,
     /// How long a frame that needed budget may take to arrive whole,
@@ -168,13 +168,13 @@ impl<T> Readiness for tokio::io::ReadHalf<T> {
 pub(crate) struct FrameReader<R> {
     io: R,
     buf: BytesMut,
-    limits: FrameLimits,
+    limits: Arc<FrameLimits>,
     /// Budget and deadline of the large frame being received.
     large: Option<(OwnedSemaphorePermit, Instant)>,
 }
 
 impl<R: AsyncRead + Readiness + Unpin> FrameReader<R> {
-    pub(crate) fn new(io: R, limits: FrameLimits) -> FrameReader<R> {
+    pub(crate) fn new(io: R, limits: Arc<FrameLimits>) -> FrameReader<R> {
         FrameReader {
             io,
             buf: BytesMut::new(),
@@ -377,14 +377,14 @@ mod tests {
         frame.to_vec()
     }
 
-    fn limits() -> FrameLimits {
-        FrameLimits {
+    fn limits() -> Arc<FrameLimits> {
+        Arc::new(FrameLimits {
             budget: FrameBudget::new(1 << 20),
             frame_timeout: Duration::from_secs(1),
             max_length_field: frame::MAX_LENGTH_FIELD,
             max_header_bytes: 64 * 1024,
             stats: Arc::default(),
-        }
+        })
     }
 
     /// A plain connection holds no read buffer until bytes arrive, and gives
