@@ -7,10 +7,12 @@
 //! requests and never read the answers.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rmq_wire::RemotingCommand;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+
+use crate::session::Activity;
 
 /// Budget is counted in units of this many bytes, so that a frame of the
 /// largest size (16 MiB) fits a semaphore's `u32` permit count.
@@ -59,9 +61,15 @@ impl FrameBudget {
     }
 }
 
-/// Bytes of responses queued on one connection and on the whole server.
+/// Bytes of responses queued on one connection and on the whole server;
+/// and the rest of what the connection's reader, writer and handle share,
+/// so that a connection's small shared parts are one allocation.
 #[derive(Debug)]
 pub(crate) struct ResponseQueue {
+    /// The connection's last read or write.
+    pub(crate) activity: Activity,
+    /// What stopped the connection's writer, if it failed.
+    pub(crate) write_error: OnceLock<String>,
     own: AtomicUsize,
     server: Arc<AtomicUsize>,
     own_limit: usize,
@@ -78,6 +86,8 @@ impl ResponseQueue {
         server_limit: usize,
     ) -> ResponseQueue {
         ResponseQueue {
+            activity: Activity::new(),
+            write_error: OnceLock::new(),
             own: AtomicUsize::new(0),
             server,
             own_limit,

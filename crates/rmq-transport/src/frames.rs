@@ -11,6 +11,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
@@ -43,8 +44,8 @@ const MIN_READ_ROOM: usize = READ_BUFFER_START / 2;
 /// Read buffers that grew past this for one large frame are not kept.
 const SHRINK_ABOVE: usize = 64 * 1024;
 
-/// A connection's frame limits.
-#[derive(Debug, Clone)]
+/// The frame limits of a server's connections (one, shared by them all).
+#[derive(Debug)]
 pub(crate) struct FrameLimits {
     pub(crate) budget: FrameBudget,
     /// How long a frame that needed budget may take to arrive whole,
@@ -121,21 +122,25 @@ pub(crate) struct OversizedHeader {
 /// Waiting for a connection to have bytes to read without offering a buffer
 /// to read them into: an idle connection then holds no read buffer.
 pub(crate) trait Readiness {
-    /// Whether [`readable`](Readiness::readable) waits for bytes; if not,
-    /// the buffer is kept between frames, as giving it back would only
-    /// mean taking another at once.
+    /// Whether [`poll_readable`](Readiness::poll_readable) waits for bytes;
+    /// if not, the buffer is kept between frames, as giving it back would
+    /// only mean taking another at once.
     const WAITS: bool;
 
-    /// Resolves once a read would find bytes, the end of the stream or an
+    /// Ready once a read would find bytes, the end of the stream or an
     /// error; at once where readiness cannot be told apart from a read.
-    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send;
+    /// Polled rather than a future: a waiting future would take room in the
+    /// connection's task for as long as the connection lives.
+    fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>>;
 }
 
 impl Readiness for tokio::net::tcp::OwnedReadHalf {
     const WAITS: bool = true;
 
-    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
-        tokio::net::tcp::OwnedReadHalf::readable(self)
+    fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        // Only the reader polls the read readiness of its socket, so the
+        // one waker the socket keeps for it is the reader's.
+        self.as_ref().poll_read_ready(cx)
     }
 }
 
@@ -146,8 +151,8 @@ impl Readiness for tokio::net::tcp::OwnedReadHalf {
 impl<T> Readiness for tokio::io::ReadHalf<T> {
     const WAITS: bool = false;
 
-    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
-        std::future::ready(Ok(()))
+    fn poll_readable(&self, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -163,13 +168,13 @@ impl<T> Readiness for tokio::io::ReadHalf<T> {
 pub(crate) struct FrameReader<R> {
     io: R,
     buf: BytesMut,
-    limits: FrameLimits,
+    limits: Arc<FrameLimits>,
     /// Budget and deadline of the large frame being received.
     large: Option<(OwnedSemaphorePermit, Instant)>,
 }
 
 impl<R: AsyncRead + Readiness + Unpin> FrameReader<R> {
-    pub(crate) fn new(io: R, limits: FrameLimits) -> FrameReader<R> {
+    pub(crate) fn new(io: R, limits: Arc<FrameLimits>) -> FrameReader<R> {
         FrameReader {
             io,
             buf: BytesMut::new(),
@@ -242,7 +247,7 @@ impl<R: AsyncRead + Readiness + Unpin> FrameReader<R> {
     async fn between_frames(&mut self) -> std::io::Result<usize> {
         loop {
             if self.buf.capacity() == 0 {
-                self.io.readable().await?;
+                std::future::poll_fn(|cx| self.io.poll_readable(cx)).await?;
                 self.buf.reserve(READ_BUFFER_START);
             } else {
                 self.buf.reserve(MIN_READ_ROOM);
@@ -324,7 +329,6 @@ fn header_len(buf: &[u8]) -> usize {
 mod tests {
     use std::collections::VecDeque;
     use std::pin::Pin;
-    use std::task::{Context, Poll};
 
     use rmq_wire::RequestCode;
     use tokio::io::ReadBuf;
@@ -360,8 +364,8 @@ mod tests {
     impl Readiness for Arrivals {
         const WAITS: bool = true;
 
-        fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
-            std::future::ready(Ok(()))
+        fn poll_readable(&self, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
         }
     }
 
@@ -373,14 +377,14 @@ mod tests {
         frame.to_vec()
     }
 
-    fn limits() -> FrameLimits {
-        FrameLimits {
+    fn limits() -> Arc<FrameLimits> {
+        Arc::new(FrameLimits {
             budget: FrameBudget::new(1 << 20),
             frame_timeout: Duration::from_secs(1),
             max_length_field: frame::MAX_LENGTH_FIELD,
             max_header_bytes: 64 * 1024,
             stats: Arc::default(),
-        }
+        })
     }
 
     /// A plain connection holds no read buffer until bytes arrive, and gives

@@ -25,6 +25,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::budget::FrameBudget;
 use crate::connection::{ConnectionInfo, DisconnectReason};
+use crate::frames::FrameLimits;
 use crate::keepalive::Keepalive;
 use crate::proxy_protocol::ProxyProtocol;
 use crate::session::{self, Lifecycle};
@@ -343,12 +344,18 @@ pub async fn run<S: Service>(
 ) -> io::Result<()> {
     let service = Arc::new(service);
     let config = Arc::new(config);
-    let life = Lifecycle {
+    let life = Arc::new(Lifecycle {
         stop: CancellationToken::new(),
         force: CancellationToken::new(),
-        frame_budget: FrameBudget::new(config.frame_budget),
+        frame_limits: Arc::new(FrameLimits {
+            budget: FrameBudget::new(config.frame_budget),
+            frame_timeout: config.frame_timeout,
+            max_length_field: rmq_wire::frame::max_length_field(config.max_frame_bytes),
+            max_header_bytes: config.max_header_bytes,
+            stats: config.stats.clone(),
+        }),
         queued_responses: Arc::new(AtomicUsize::new(0)),
-    };
+    });
     let per_ip = Arc::new(PerIpCount::default());
     let connections = Arc::new(Semaphore::new(
         config.max_connections.min(Semaphore::MAX_PERMITS),
@@ -389,10 +396,8 @@ pub async fn run<S: Service>(
             continue;
         };
         let (service, config, life) = (service.clone(), config.clone(), life.clone());
-        tracker.spawn(async move {
-            session::serve(stream, peer, service, config, life).await;
-            drop((slot, ip_slot));
-        });
+        let held = (slot, ip_slot);
+        tracker.spawn(session::serve(stream, peer, service, config, life, held));
     }
 
     drop(listener);

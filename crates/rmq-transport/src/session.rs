@@ -18,13 +18,14 @@ use std::time::Duration;
 use futures::FutureExt;
 use rmq_wire::{FrameError, RemotingCommand, ResponseCode, FLAG_ONEWAY, FLAG_RESPONSE};
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::budget::{FrameBudget, ResponseQueue};
+use crate::budget::ResponseQueue;
 use crate::connection::{
     write_loop, ConnId, ConnectionHandle, ConnectionInfo, DisconnectReason, Outbound,
 };
@@ -38,13 +39,14 @@ use crate::stats::{Refusal, ServerStats};
 use crate::tls::{self, Accepted, ServerTls, TlsSession};
 
 /// Last read or write of a connection, as milliseconds since it opened.
-struct Activity {
+#[derive(Debug)]
+pub(crate) struct Activity {
     origin: Instant,
     last_ms: AtomicU64,
 }
 
 impl Activity {
-    fn new() -> Activity {
+    pub(crate) fn new() -> Activity {
         Activity {
             origin: Instant::now(),
             last_ms: AtomicU64::new(0),
@@ -63,12 +65,12 @@ impl Activity {
 
 /// Server-wide signals a connection obeys: `stop` (stop reading, drain) and
 /// `force` (drain time is up: abandon in-flight work and close); and the
-/// server-wide memory budgets it draws on.
-#[derive(Clone)]
+/// server-wide memory budgets it draws on. Shared by the connections.
 pub(crate) struct Lifecycle {
     pub(crate) stop: CancellationToken,
     pub(crate) force: CancellationToken,
-    pub(crate) frame_budget: FrameBudget,
+    /// The frame limits, with the budget of partly received frames.
+    pub(crate) frame_limits: Arc<FrameLimits>,
     /// Bytes of responses queued on all connections.
     pub(crate) queued_responses: Arc<std::sync::atomic::AtomicUsize>,
 }
@@ -76,13 +78,102 @@ pub(crate) struct Lifecycle {
 /// Runs one accepted connection to its end, `on_connect` to `on_disconnect`:
 /// first tells TLS from plain (unless TLS is disabled) and runs the handshake
 /// (the service sees only connections that got through it), then serves it.
-pub(crate) async fn serve<S: Service>(
+/// `held` (the connection's slots in the server's limits) is dropped at the
+/// end.
+///
+/// A task holds room for the largest state its future can be in for as long
+/// as it lives, and most connections are idle most of their lives, so what
+/// this future holds while waiting is kept small. An `async fn` keeps its
+/// arguments twice (as received, and where its body moves them): this is a
+/// block that uses what it captured in place, the connection is built once,
+/// where it is served, and what is awaited below it takes references. The
+/// states an idle plain connection is never in are boxed when reached: the
+/// PROXY header and the TLS handshake, a TLS connection, the drain at
+/// shutdown, and the reader's waits for an in-flight slot or for queued
+/// responses to be written.
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would keep its arguments twice in every connection's task"
+)]
+pub(crate) fn serve<S: Service>(
     stream: TcpStream,
     peer: SocketAddr,
     service: Arc<S>,
     config: Arc<ServerConfig>,
-    life: Lifecycle,
-) {
+    life: Arc<Lifecycle>,
+    held: impl Send + 'static,
+) -> impl std::future::Future<Output = ()> + Send {
+    async move {
+        let opened = Box::pin(open(stream, peer, &config, &life)).await;
+        // What the handshake gave is consumed here, before the connection is
+        // served, so that none of it is held while it is.
+        let mut conn = served(opened, service, &config, &life);
+        match &mut conn {
+            Some(Served::Plain(conn)) => conn.serve(&config, &life).await,
+            Some(Served::Tls(conn)) => Box::pin(conn.serve(&config, &life)).await,
+            None => {}
+        }
+        drop(held);
+    }
+}
+
+/// A connection to serve, plain or TLS (boxed, as it is larger and rarer).
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a plain connection lives in its task's future, not in a block of its own"
+)]
+enum Served<S: Service> {
+    Plain(Connection<S, OwnedReadHalf, OwnedWriteHalf>),
+    Tls(Box<TlsConnection<S>>),
+}
+
+type TlsConnection<S> = Connection<
+    S,
+    tokio::io::ReadHalf<tokio_rustls::server::TlsStream<TcpStream>>,
+    tokio::io::WriteHalf<tokio_rustls::server::TlsStream<TcpStream>>,
+>;
+
+/// The connection an accepted one becomes, if it got through its handshake.
+fn served<S: Service>(
+    opened: Option<(Accepted, Origin)>,
+    service: Arc<S>,
+    config: &ServerConfig,
+    life: &Lifecycle,
+) -> Option<Served<S>> {
+    match opened? {
+        (Accepted::Plain(stream), origin) => {
+            let (read, write) = stream.into_split();
+            let conn = Connection::new(read, write, origin, None, service, config, life);
+            Some(Served::Plain(conn))
+        }
+        (Accepted::Tls(stream, session), origin) => {
+            let (read, write) = tokio::io::split(*stream);
+            let tls = Some(Arc::new(session));
+            let conn = Connection::new(read, write, origin, tls, service, config, life);
+            Some(Served::Tls(Box::new(conn)))
+        }
+        (Accepted::Closed, _) => None,
+    }
+}
+
+/// Who is at the other end of a connection.
+struct Origin {
+    /// The client (from a trusted proxy's header, or the TCP peer).
+    peer: SocketAddr,
+    /// The trusted proxy that named `peer`.
+    proxied_by: Option<SocketAddr>,
+    local: SocketAddr,
+}
+
+/// A connection's first steps: socket options, the PROXY header if one may
+/// come, telling TLS from plain and the handshake. `None` (or
+/// [`Accepted::Closed`]) if it ended there.
+async fn open(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    config: &ServerConfig,
+    life: &Lifecycle,
+) -> Option<(Accepted, Origin)> {
     if let Err(error) = stream.set_nodelay(true) {
         tracing::debug!(%peer, %error, "cannot set TCP_NODELAY");
     }
@@ -91,7 +182,7 @@ pub(crate) async fn serve<S: Service>(
         Ok(local) => local,
         Err(error) => {
             tracing::debug!(%peer, %error, "connection gone before it started");
-            return;
+            return None;
         }
     };
     // A peer that sends nothing, or stalls its PROXY header or handshake, is
@@ -104,7 +195,6 @@ pub(crate) async fn serve<S: Service>(
     let deadline = Instant::now()
         .checked_add(handshake_timeout)
         .unwrap_or_else(far_future);
-    let mut stream = stream;
     // The first bytes are looked at where TLS looks at them anyway, or the
     // peer may send a header. Elsewhere a header fails as a frame (see
     // `Reader::run`), and the connection reaches the service at once, as
@@ -112,64 +202,31 @@ pub(crate) async fn serve<S: Service>(
     let look =
         !matches!(config.tls, ServerTls::Disabled) || config.proxy_protocol.trusts(peer.ip());
     let (client, proxied_by) = if look {
-        // Boxed, as the handshake and the TLS connection below: a task
-        // holds room for the largest state its future can be in for as long
-        // as it lives, and these are states an idle plain connection never
-        // is in (see `run`).
-        match Box::pin(accept::read_header(
+        let header = accept::read_header(
             &mut stream,
             peer,
             &config.proxy_protocol,
             deadline,
             &life.stop,
-        ))
-        .await
-        {
+        );
+        match header.await {
             Outcome::Absent => (peer, None),
             Outcome::Header(header) => match header.addresses {
                 Some(addresses) => (addresses.source, Some(peer)),
                 None => (peer, None),
             },
-            Outcome::Closed => return,
+            Outcome::Closed => return None,
         }
     } else {
         (peer, None)
     };
-    match Box::pin(tls::accept(
-        stream,
-        client,
-        &config.tls,
-        deadline,
-        &life.stop,
-    ))
-    .await
-    {
-        Accepted::Plain(stream) => {
-            let (read, write) = stream.into_split();
-            let opened = Opened {
-                read,
-                write,
-                peer: client,
-                proxied_by,
-                local,
-                tls: None,
-            };
-            run(opened, service, config, life).await;
-        }
-        Accepted::Tls(stream, session) => {
-            let (read, write) = tokio::io::split(*stream);
-            let opened = Opened {
-                read,
-                write,
-                peer: client,
-                proxied_by,
-                local,
-                tls: Some(Arc::new(session)),
-            };
-            Box::pin(run(opened, service, config, life)).await;
-        }
-        Accepted::Closed => {}
-    }
+    let accepted = tls::accept(stream, client, &config.tls, deadline, &life.stop).await;
+    let origin = Origin {
+        peer: client,
+        proxied_by,
+        local,
+    };
+    Some((accepted, origin))
 }
 
 /// A deadline no timeout reaches (about 30 years on), for a timeout too
@@ -178,208 +235,232 @@ fn far_future() -> Instant {
     Instant::now() + Duration::from_secs(86_400 * 365 * 30)
 }
 
-/// A connection ready to serve: its halves (plain or TLS) and what is known
-/// of it.
-struct Opened<R, W> {
-    read: R,
-    write: W,
-    /// The client (from a trusted proxy's header, or the TCP peer).
-    peer: SocketAddr,
-    /// The trusted proxy that named `peer`.
-    proxied_by: Option<SocketAddr>,
-    local: SocketAddr,
-    tls: Option<Arc<TlsSession>>,
+/// A connection being served: what its reader holds, and its writer's until
+/// that is started. Generic over the stream halves (plain or TLS), so that
+/// plain connections pay no dynamic dispatch per read.
+struct Connection<S, R, W> {
+    reader: Reader<S>,
+    frames: FrameReader<R>,
+    /// The writer's makings and the queue it takes commands from, until the
+    /// first command is queued.
+    writer: Option<(WriterStart<W>, Receiver)>,
+    /// Whatever ends the connection cancels this one token: the server's
+    /// stop (a child token follows its parent), the service closing it, the
+    /// writer failing. The reader waits on it through one future made once,
+    /// not on three made afresh for every frame: each new wait takes the
+    /// token's lock, and the server-wide stop token's lock was shared by
+    /// every connection's reader.
+    attention: CancellationToken,
 }
 
-/// Serves an opened connection, `on_connect` to `on_disconnect`. Generic over
-/// the stream halves, so that the plain path stays as it was.
-async fn run<S, R, W>(
-    opened: Opened<R, W>,
-    service: Arc<S>,
-    config: Arc<ServerConfig>,
-    life: Lifecycle,
-) where
+impl<S, R, W> Connection<S, R, W>
+where
     S: Service,
     R: AsyncRead + Readiness + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let Opened {
-        read: read_half,
-        write: write_half,
-        peer,
-        proxied_by,
-        local,
-        tls,
-    } = opened;
-    let (tx, mut rx) = outgoing::queue();
-    let id = ConnId::next();
-    // Whatever ends the connection cancels this one token: the server's stop
-    // (a child token follows its parent), the service closing it, the writer
-    // failing. The reader waits on it through one future made once, not on
-    // three made afresh for every frame: each new wait takes the token's
-    // lock, and the server-wide stop token's lock was shared by every
-    // connection's reader.
-    let attention = life.stop.child_token();
-    let queue = Arc::new(ResponseQueue::new(
-        life.queued_responses.clone(),
-        config.response_budget_per_connection,
-        config.response_budget,
-    ));
-    let handle = ConnectionHandle {
-        id,
-        tx,
-        serialize_type: config.serialize_type,
-        closer: attention.clone(),
-        queue: Some(queue.clone()),
-    };
-    let info = ConnectionInfo {
-        id,
-        peer,
-        proxied_by,
-        local,
-        handle,
-        tls,
-    };
-    let activity = Arc::new(Activity::new());
-    let close = CancellationToken::new();
-    let write_error = Arc::new(OnceLock::new());
-
-    tracing::debug!(conn = %id, %peer, proxy = ?proxied_by, tls = info.is_tls(), "connection opened");
-    config.stats.opened();
-    service.on_connect(&info);
-
-    let writer = WriterStart {
-        write_half,
-        activity: activity.clone(),
-        close: close.clone(),
-        attention: attention.clone(),
-        write_error: write_error.clone(),
-        high_water: config.write_high_water,
-        stats: config.stats.clone(),
-    };
-    let max_in_flight = config.max_in_flight.clamp(1, u32::MAX as usize);
-    let reader = Reader {
-        info: info.clone(),
-        service: service.clone(),
-        in_flight: Arc::new(Semaphore::new(max_in_flight)),
-        force: life.force.clone(),
-        queue,
-        max_field_bytes: config.max_header_field_bytes,
-        stats: config.stats.clone(),
-    };
-    // Pinned where it is made: a future moved into a pinned place keeps its
-    // first place in the task too, doubling what every connection's task
-    // holds for it (the largest part of it).
-    let mut reading = std::pin::pin!(reader.run(
-        FrameReader::new(
-            read_half,
-            FrameLimits {
-                budget: life.frame_budget.clone(),
-                frame_timeout: config.frame_timeout,
-                max_length_field: rmq_wire::frame::max_length_field(config.max_frame_bytes),
-                max_header_bytes: config.max_header_bytes,
+    fn new(
+        read: R,
+        write: W,
+        origin: Origin,
+        tls: Option<Arc<TlsSession>>,
+        service: Arc<S>,
+        config: &ServerConfig,
+        life: &Lifecycle,
+    ) -> Connection<S, R, W> {
+        let (tx, rx) = outgoing::queue();
+        let id = ConnId::next();
+        let attention = life.stop.child_token();
+        let queue = Arc::new(ResponseQueue::new(
+            life.queued_responses.clone(),
+            config.response_budget_per_connection,
+            config.response_budget,
+        ));
+        let handle = ConnectionHandle {
+            id,
+            tx,
+            serialize_type: config.serialize_type,
+            closer: attention.clone(),
+            queue: Some(queue.clone()),
+        };
+        let info = ConnectionInfo {
+            id,
+            peer: origin.peer,
+            proxied_by: origin.proxied_by,
+            local: origin.local,
+            handle,
+            tls,
+        };
+        let writer = WriterStart {
+            write_half: write,
+            shared: queue.clone(),
+            attention: attention.clone(),
+            high_water: config.write_high_water,
+            stats: config.stats.clone(),
+        };
+        let frames = FrameReader::new(read, life.frame_limits.clone());
+        Connection {
+            reader: Reader {
+                info,
+                service,
+                in_flight: Arc::new(Semaphore::new(max_in_flight(config))),
+                force: life.force.clone(),
+                queue,
+                max_field_bytes: config.max_header_field_bytes,
                 stats: config.stats.clone(),
             },
-        ),
-        &activity,
-        Ends {
-            attention: &attention,
-            close: &close,
-            stop: &life.stop,
-            write_error: &write_error,
-        },
-        config.idle_timeout,
-    ));
-    // The writer's task is started by the first command queued: until then
-    // the queue holds nothing and no task waits on it, and a connection that
-    // is never written to (opened and left, one-way heartbeats) never has a
-    // writer at all.
-    let first = tokio::select! {
-        biased;
-        reason = &mut reading => Err(reason),
-        first = rx.recv() => Ok(first),
-    };
-    let (reason, writer) = match first {
-        Err(reason) => (reason, Err((writer, rx))),
-        Ok(first) => {
-            let started = writer.spawn(rx, first);
-            (reading.as_mut().await, Ok(started))
-        }
-    };
-
-    if reason == DisconnectReason::Shutdown {
-        // Responses still to come are written by the writer, as ever.
-        let mut writer = writer.unwrap_or_else(|(writer, rx)| writer.spawn(rx, None));
-        // Every permit back means every in-flight response has been encoded.
-        tokio::select! {
-            _ = reader.in_flight.acquire_many(max_in_flight as u32) => {}
-            () = life.force.cancelled() => {}
-            () = close.cancelled() => {}
-        }
-        close.cancel();
-        tokio::select! {
-            _ = &mut writer => {}
-            () = life.force.cancelled() => writer.abort(),
-        }
-    } else {
-        close.cancel();
-        // A writer never started drops what was queued with its queue.
-        if let Ok(writer) = writer {
-            writer.abort();
+            frames,
+            writer: Some((writer, rx)),
+            attention,
         }
     }
 
-    tracing::debug!(conn = %id, %peer, ?reason, "connection closed");
-    service.on_disconnect(&info, reason);
-    config.stats.closed();
+    /// Serves the connection, `on_connect` to `on_disconnect`.
+    async fn serve(&mut self, config: &ServerConfig, life: &Lifecycle) {
+        let Connection {
+            reader,
+            frames,
+            writer,
+            attention,
+        } = self;
+        let info = &reader.info;
+        tracing::debug!(conn = %info.id, peer = %info.peer, proxy = ?info.proxied_by,
+            tls = info.is_tls(), "connection opened");
+        config.stats.opened();
+        reader.service.on_connect(info);
+
+        let ends = Ends {
+            attention,
+            stop: &life.stop,
+            write_error: &reader.queue.write_error,
+        };
+        let (reason, started) = {
+            // Pinned where it is made: a future moved into a pinned place
+            // keeps its first place in the task too. In a block of its own,
+            // so that the room it takes is free for what follows it.
+            let mut reading = std::pin::pin!(reader.run(frames, &ends, config.idle_timeout));
+            // The writer's task is started by the first command queued:
+            // until then the queue holds nothing and no task waits on it,
+            // and a connection that is never written to (opened and left,
+            // one-way heartbeats) never has a writer at all.
+            let first = match writer {
+                Some((_, rx)) => tokio::select! {
+                    biased;
+                    reason = &mut reading => Err(reason),
+                    first = rx.recv() => Ok(first),
+                },
+                None => Err(reading.as_mut().await),
+            };
+            // Nothing matched on is held across the wait that follows.
+            let (ended, started) = match first {
+                Ok(first) => (
+                    None,
+                    writer.take().map(|(start, rx)| start.spawn(rx, first)),
+                ),
+                Err(reason) => (Some(reason), None),
+            };
+            let reason = match ended {
+                Some(reason) => reason,
+                None => reading.as_mut().await,
+            };
+            (reason, started)
+        };
+
+        if reason == DisconnectReason::Shutdown {
+            // Boxed, as it is reached once, at the server's end.
+            Box::pin(async {
+                // Responses still to come are written by the writer, as ever.
+                let mut writer = match (started, writer.take()) {
+                    (Some(started), _) => started,
+                    (None, Some((start, rx))) => start.spawn(rx, None),
+                    (None, None) => unreachable!("the writer is started or not"),
+                };
+                // Every permit back means every in-flight response has been
+                // encoded.
+                let all = max_in_flight(config) as u32;
+                tokio::select! {
+                    _ = reader.in_flight.acquire_many(all) => {}
+                    () = life.force.cancelled() => {}
+                    () = writer.close.cancelled() => {}
+                }
+                writer.close.cancel();
+                tokio::select! {
+                    _ = &mut writer.task => {}
+                    () = life.force.cancelled() => writer.task.abort(),
+                }
+            })
+            .await;
+        } else if let Some(writer) = started {
+            writer.task.abort();
+        }
+        // A writer never started drops what was queued with its queue.
+
+        let info = &reader.info;
+        tracing::debug!(conn = %info.id, peer = %info.peer, ?reason, "connection closed");
+        reader.service.on_disconnect(info, reason);
+        config.stats.closed();
+    }
+}
+
+/// Requests of one connection handled at once, at most.
+fn max_in_flight(config: &ServerConfig) -> usize {
+    config.max_in_flight.clamp(1, u32::MAX as usize)
 }
 
 /// What a connection's writer task needs, kept until its first command.
 struct WriterStart<W> {
     write_half: W,
-    activity: Arc<Activity>,
-    close: CancellationToken,
+    /// Where the writer notes its writes, and its error.
+    shared: Arc<ResponseQueue>,
     attention: CancellationToken,
-    write_error: Arc<OnceLock<String>>,
     high_water: usize,
     stats: Arc<ServerStats>,
 }
 
 impl<W: AsyncWrite + Unpin + Send + 'static> WriterStart<W> {
     /// Starts the writer with `first`, the command that called for it.
-    fn spawn(self, mut rx: Receiver, first: Option<Box<Outbound>>) -> JoinHandle<()> {
+    fn spawn(self, mut rx: Receiver, first: Option<Box<Outbound>>) -> Writer {
         let WriterStart {
             write_half,
-            activity,
-            close,
+            shared,
             attention,
-            write_error,
             high_water,
             stats,
         } = self;
-        tokio::spawn(async move {
+        let close = CancellationToken::new();
+        let stop = close.clone();
+        let task = tokio::spawn(async move {
             let wrote = |bytes| {
-                activity.touch();
+                shared.activity.touch();
                 stats.written(bytes);
             };
-            let result = write_loop(write_half, &mut rx, first, &close, high_water, wrote).await;
+            let result = write_loop(write_half, &mut rx, first, &stop, high_water, wrote).await;
             if let Err(error) = result {
-                let _ = write_error.set(error.to_string());
-                close.cancel();
+                let _ = shared.write_error.set(error.to_string());
+                stop.cancel();
                 attention.cancel();
             }
-        })
+        });
+        Writer { task, close }
     }
+}
+
+/// A connection's running writer.
+struct Writer {
+    task: JoinHandle<()>,
+    /// Cancelled when the writer is to stop (and by the writer when it
+    /// fails). Made with the writer: a connection never written to has none.
+    close: CancellationToken,
 }
 
 /// What can end a connection while its reader runs, and how to tell which did.
 struct Ends<'a> {
-    /// Cancelled by each of the others, and by the service closing the connection.
+    /// Cancelled by the writer failing, the server's stop, and the service
+    /// closing the connection.
     attention: &'a CancellationToken,
-    /// The writer stopped (its error in `write_error`).
-    close: &'a CancellationToken,
     /// The server is shutting down.
     stop: &'a CancellationToken,
+    /// Why the writer failed (set before it cancels `attention`).
     write_error: &'a OnceLock<String>,
 }
 
@@ -387,9 +468,8 @@ impl Ends<'_> {
     /// Why `attention` was cancelled; the writer's failure first, then the
     /// server's shutdown, as the reader used to check them.
     fn reason(&self) -> DisconnectReason {
-        if self.close.is_cancelled() {
-            let error = self.write_error.get().cloned();
-            DisconnectReason::Error(error.unwrap_or_else(|| "writer stopped".into()))
+        if let Some(error) = self.write_error.get() {
+            DisconnectReason::Error(error.clone())
         } else if self.stop.is_cancelled() {
             DisconnectReason::Shutdown
         } else {
@@ -398,13 +478,28 @@ impl Ends<'_> {
     }
 }
 
+/// What the reader woke up for.
+enum Event {
+    /// The connection is to end (`Ends::reason` says why).
+    Ended,
+    /// The idle timer went off (the connection may have been active since).
+    IdleTimer,
+    /// An in-flight slot came free.
+    Permit(Option<OwnedSemaphorePermit>),
+    /// Queued responses were written.
+    Drained,
+    /// A frame was read, or reading failed.
+    Frame(Result<Option<Incoming>, ReadError>),
+}
+
 /// The reading side of one connection and what it needs to dispatch.
 struct Reader<S> {
     info: ConnectionInfo,
     service: Arc<S>,
     in_flight: Arc<Semaphore>,
     force: CancellationToken,
-    /// This connection's queued responses: over budget, it is not read.
+    /// This connection's queued responses (over budget, it is not read),
+    /// its last-activity time and its writer's error.
     queue: Arc<ResponseQueue>,
     /// Longest header field value a request may carry.
     max_field_bytes: usize,
@@ -415,11 +510,11 @@ struct Reader<S> {
 impl<S: Service> Reader<S> {
     async fn run<R: AsyncRead + Readiness + Unpin>(
         &self,
-        mut frames: FrameReader<R>,
-        activity: &Activity,
-        ends: Ends<'_>,
+        frames: &mut FrameReader<R>,
+        ends: &Ends<'_>,
         idle_timeout: Option<Duration>,
     ) -> DisconnectReason {
+        let activity = &self.queue.activity;
         let idle_after = idle_timeout.unwrap_or(Duration::from_secs(86_400));
         let mut idle = std::pin::pin!(tokio::time::sleep(idle_after));
         let mut ended = std::pin::pin!(ends.attention.cancelled());
@@ -436,21 +531,46 @@ impl<S: Service> Reader<S> {
                     "responses queued over budget, not reading until the peer reads them");
             }
             was_full = full;
-            tokio::select! {
-                biased;
-                () = &mut ended => return ends.reason(),
-                () = &mut idle, if idle_timeout.is_some() => {
+            let event = if permit.is_some() && !full {
+                tokio::select! {
+                    biased;
+                    () = &mut ended => Event::Ended,
+                    () = &mut idle, if idle_timeout.is_some() => Event::IdleTimer,
+                    frame = frames.next() => Event::Frame(frame),
+                }
+            } else {
+                // Boxed: a connection with `max_in_flight` requests open, or
+                // with responses queued over its budget, is rare, and these
+                // waits would otherwise take room in every connection's
+                // task, idle or not.
+                let (ended, idle) = (ended.as_mut(), idle.as_mut());
+                let in_flight = &self.in_flight;
+                let (queue, wants_permit) = (&self.queue, permit.is_none());
+                Box::pin(async move {
+                    tokio::select! {
+                        biased;
+                        () = ended => Event::Ended,
+                        () = idle, if idle_timeout.is_some() => Event::IdleTimer,
+                        acquired = in_flight.clone().acquire_owned(), if wants_permit => {
+                            Event::Permit(acquired.ok())
+                        }
+                        () = queue.drained(), if full => Event::Drained,
+                    }
+                })
+                .await
+            };
+            match event {
+                Event::Ended => return ends.reason(),
+                Event::IdleTimer => {
                     let deadline = activity.last() + idle_after;
                     if Instant::now() >= deadline {
                         return DisconnectReason::Idle;
                     }
                     idle.as_mut().reset(deadline);
                 }
-                acquired = self.in_flight.clone().acquire_owned(), if permit.is_none() => {
-                    permit = acquired.ok();
-                }
-                () = self.queue.drained(), if full => {}
-                frame = frames.next(), if permit.is_some() && !full => match frame {
+                Event::Permit(acquired) => permit = acquired,
+                Event::Drained => {}
+                Event::Frame(frame) => match frame {
                     Ok(None) => return DisconnectReason::Closed,
                     Ok(Some(Incoming::Command(received))) => {
                         activity.touch();
@@ -773,6 +893,35 @@ mod tests {
         );
         let _ = stop.send(());
         server.await.unwrap().unwrap();
+    }
+
+    /// A plain connection's task holds room for its future for as long as
+    /// the connection lives: nothing in it is to be held twice again (see
+    /// `serve`). 1,128 bytes in a test build when this was written.
+    #[tokio::test]
+    async fn a_plain_connections_future_stays_small() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let _client = TcpStream::connect(addr).await.unwrap();
+        let (stream, peer) = listener.accept().await.unwrap();
+        let config = Arc::new(ServerConfig::default());
+        let life = Arc::new(Lifecycle {
+            stop: CancellationToken::new(),
+            force: CancellationToken::new(),
+            frame_limits: Arc::new(FrameLimits {
+                budget: crate::budget::FrameBudget::new(1 << 20),
+                frame_timeout: config.frame_timeout,
+                max_length_field: rmq_wire::frame::max_length_field(config.max_frame_bytes),
+                max_header_bytes: config.max_header_bytes,
+                stats: config.stats.clone(),
+            }),
+            queued_responses: Arc::default(),
+        });
+        let (announce, _accepted) = tokio::sync::mpsc::unbounded_channel();
+        let service = Arc::new(Announces(announce));
+        let serving = serve(stream, peer, service, config, life, ());
+        let size = std::mem::size_of_val(&serving);
+        assert!(size <= 1_280, "a plain connection's future is {size} bytes");
     }
 
     /// One-way requests answered at once give their in-flight slot back to
