@@ -9,8 +9,8 @@
 //! events to commit, read barriers to pass, timers to start, notices to
 //! send. It reads the applied state, this node's liveness table and the
 //! time from an [`Env`] lent for each step. `ControllerNode` runs it over
-//! openraft and tokio; the simulation (`tests/simulation`) steps the same
-//! driver over its model Raft and simulated time.
+//! openraft and tokio; the simulation (`tests/controller/simulation`) steps
+//! the same driver over its model Raft and simulated time.
 //!
 //! The rules it keeps:
 //! * decisions run one at a time, each on a state where the previous one

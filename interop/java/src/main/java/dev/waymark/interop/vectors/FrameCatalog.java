@@ -27,7 +27,7 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * exchange (also for its responses), form is {@code json} or {@code rocketmq} (the header
  * serialization), tag the release. Opaque values are fixed; {@code version} is
  * {@link Release#referenceVersion()} for the reference frames (the frames rmq-wire's
- * {@code tests/common/mod.rs} also holds as byte dumps) and {@link Release#current()} for
+ * {@code tests/wire/common/mod.rs} also holds as byte dumps) and {@link Release#current()} for
  * everything else.
  */
 public final class FrameCatalog {

@@ -35,7 +35,7 @@ public final class Release {
 
     /**
      * The {@code version} of the reference frames: 479 (5.3.3) for 5.x releases, so that
-     * their bytes equal the dumps in rmq-wire's {@code tests/common/mod.rs}; a 4.x release's
+     * their bytes equal the dumps in rmq-wire's {@code tests/wire/common/mod.rs}; a 4.x release's
      * own number otherwise.
      */
     public static int referenceVersion() {

@@ -2,7 +2,7 @@ package dev.waymark.interop.vectors;
 
 /**
  * Fixed values shared by every vector, so that runs are repeatable and the reference frames
- * equal the byte dumps of rmq-wire's {@code tests/common/mod.rs}.
+ * equal the byte dumps of rmq-wire's {@code tests/wire/common/mod.rs}.
  */
 public final class Samples {
     private Samples() {
@@ -25,7 +25,7 @@ public final class Samples {
 
     /**
      * The version the reference frames carry on 5.x (Java 5.3.3's), so that they equal the byte
-     * dumps of rmq-wire's {@code tests/common/mod.rs} whichever 5.x release wrote them.
+     * dumps of rmq-wire's {@code tests/wire/common/mod.rs} whichever 5.x release wrote them.
      */
     public static final int REFERENCE_VERSION = 479;
 
