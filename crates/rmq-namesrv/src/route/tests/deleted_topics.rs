@@ -110,20 +110,28 @@ fn the_per_cluster_delete_marks_only_that_clusters_groups() {
 }
 
 #[test]
-fn a_group_without_its_registering_member_leaves_no_mark() {
+fn a_group_without_its_master_is_marked_with_its_smallest_ids_data_version() {
     let routes = SharedRoutes::new();
     register(&routes, master(&["Gone"], 1));
-    // An operator's topic registration adds queue data of a group whose
-    // master has left but a slave remains.
     register(&routes, broker(C, N, "127.0.0.1:10921", 1).version(7, 0));
     unregister(&routes, C, A, N, 0);
+    // The group keeps its queue data while a slave remains.
+    assert!(routed(&routes, "Gone", N));
     routes.write().delete_topic("Gone", None);
-    // The slave (an old-style group: not a prime slave) is the group's
-    // smallest id, and its DataVersion is the mark's.
     assert_eq!(routes.read().tombstone_count(), 1);
+    // The master back with the DataVersion it had: not the slave's, so
+    // the mark does not hold it back.
+    register(&routes, master(&["Gone"], 1));
+    assert!(routed(&routes, "Gone", N));
+    assert_eq!(routes.read().tombstone_count(), 0);
+}
 
+#[test]
+fn a_topic_without_queue_data_leaves_no_mark() {
     let routes = SharedRoutes::new();
+    register(&routes, master(&["Kept"], 1));
     routes.write().delete_topic("Never", None);
+    routes.write().delete_topic("Kept", Some("NoSuchCluster"));
     assert_eq!(routes.read().tombstone_count(), 0);
 }
 
@@ -228,4 +236,21 @@ fn the_marks_in_all_stay_within_their_bound() {
     }
     assert_eq!(table.tombstone_count(), TOMBSTONES_IN_ALL);
     assert_eq!(dropped, groups * TOMBSTONES_PER_GROUP - TOMBSTONES_IN_ALL);
+}
+
+#[test]
+fn the_marks_are_not_kept_in_the_route_snapshot() {
+    let routes = SharedRoutes::new();
+    register(&routes, master(&["Gone"], 1));
+    routes.write().delete_topic("Gone", None);
+    let bytes = routes.read().snapshot();
+    let restored = RouteTable::restore(&bytes, T0).expect("restored");
+    assert_eq!(restored.tombstone_count(), 0);
+    assert!(restored.queue_datas("Gone").is_none());
+    // A broker that still has the topic and changed nothing routes it again
+    // at its first registration after the restart, as Java would.
+    let mut table = restored;
+    super::oracle::register_in_one_piece(&mut table, master(&["Gone"], 1), T0, false, false)
+        .expect("registered");
+    assert!(table.queue_datas("Gone").is_some());
 }
