@@ -10,7 +10,7 @@ use crate::answer::Answer;
 use crate::config::SharedConfig;
 use crate::error::{Error, HandlerResult};
 use crate::request::TopicRegistration;
-use crate::route::{SharedRoutes, UnitSelect};
+use crate::route::{SharedRoutes, UnitSelect, TOMBSTONES_IN_ALL, TOMBSTONES_PER_GROUP};
 
 fn disabled() -> Error {
     Error::system("disable")
@@ -81,10 +81,19 @@ pub fn unit(routes: &SharedRoutes, config: &SharedConfig, select: UnitSelect) ->
 
 /// DELETE_TOPIC_IN_NAMESRV.
 pub fn delete(routes: &SharedRoutes, header: DeleteTopicFromNamesrvRequestHeader) -> HandlerResult {
-    routes
+    let dropped_marks = routes
         .write()
         .delete_topic(&header.topic, header.cluster_name.as_deref());
     tracing::info!(topic = %header.topic, cluster = ?header.cluster_name, "topic deleted");
+    if dropped_marks > 0 {
+        // A registration sent before those deletions can bring their topics back now.
+        tracing::warn!(
+            dropped_marks,
+            per_group = TOMBSTONES_PER_GROUP,
+            in_all = TOMBSTONES_IN_ALL,
+            "oldest topic deletion marks dropped to stay within their bounds"
+        );
+    }
     Ok(Answer::success())
 }
 

@@ -143,6 +143,7 @@ impl RouteTable {
             group.addrs.retain(|_, addr| *addr != request.key.addr);
             if group.addrs.is_empty() {
                 self.groups.remove(&request.broker_name);
+                self.tombstones.forget_group(&request.broker_name);
                 if let Some(names) = self.clusters.get_mut(&request.key.cluster) {
                     names.remove(&request.broker_name);
                     if names.is_empty() {

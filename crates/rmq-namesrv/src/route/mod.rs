@@ -16,6 +16,7 @@ mod snapshot;
 mod table;
 #[cfg(test)]
 mod tests;
+mod tombstone;
 mod view;
 
 pub use liveness::{Expired, UnregisterOutcome, Unregistration};
@@ -29,6 +30,7 @@ pub use table::{
     BrokerGroup, BrokerKey, BrokerName, HeldBody, HeldTopics, LiveBroker, RouteTable, TableSizes,
     TopicQueue, TopicQueues, UnitSelect,
 };
+pub use tombstone::{TOMBSTONES_IN_ALL, TOMBSTONES_PER_GROUP};
 pub use view::ZoneFilter;
 
 /// Monotonic milliseconds since some origin chosen by the caller.

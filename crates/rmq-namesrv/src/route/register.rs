@@ -134,6 +134,11 @@ pub struct TopicWork {
     clear_write: bool,
     /// `deleteTopicWithBrokerRegistration` for a body without mappings.
     delete_missing: bool,
+    /// The registration's DataVersion.
+    data_version: DataVersion,
+    /// The group has topics deleted at this DataVersion, which the
+    /// registration leaves unwritten ([`super::tombstone`]).
+    tombstoned: bool,
 }
 
 impl TopicWork {
@@ -170,8 +175,11 @@ impl TopicWork {
     /// may send them all with one DataVersion, and Java then leaves a
     /// change to a topic it routes already unapplied in every chunk but
     /// the first.
+    ///
+    /// Nor is a registration written as sent while its group has topics
+    /// deleted at its DataVersion: it may list them, and leaves them out.
     pub fn writes_as_sent(&self) -> bool {
-        self.applies && !self.clear_write
+        self.applies && !self.clear_write && !self.tombstoned
     }
 
     /// Whether the table still holds the registration this work belongs to.
@@ -505,6 +513,14 @@ impl RouteTable {
             group.write_perm_wiped = false;
         }
         let write_perm_wiped = group.write_perm_wiped;
+        // Deletion marks hold against the DataVersion the deletion saw; a
+        // registration with any other one comes from a broker that changed
+        // since, and says what it holds now.
+        let tombstoned = applies && {
+            self.tombstones
+                .keep_only(&reg.broker_name, &reg.data_version);
+            self.tombstones.has_group(&reg.broker_name)
+        };
 
         // Every registration's mappings, whatever its DataVersion: a split
         // registration sends them with its last chunk, under the DataVersion
@@ -544,6 +560,8 @@ impl RouteTable {
             applies,
             clear_write: (is_prime_slave && acting) || write_perm_wiped,
             delete_missing: delete_missing_topics && reg.mappings.is_empty(),
+            data_version: reg.data_version,
+            tombstoned,
         };
 
         match &reg.filter_servers {
@@ -624,7 +642,17 @@ impl RouteTable {
     /// the write permission where it is dropped), whether or not its
     /// DataVersion is the broker's last one: the broker's registration is
     /// what the route of its topics is.
+    ///
+    /// A topic deleted from the group at the registration's DataVersion is
+    /// left out: the registration was sent before the broker forgot it.
     fn apply_topic(&mut self, work: &TopicWork, tc: &TopicConfig) {
+        if work.tombstoned
+            && self
+                .tombstones
+                .holds(&work.broker_name, &tc.topic_name, &work.data_version)
+        {
+            return;
+        }
         let queue = TopicQueue::sent(tc, work.clear_write);
         // Read before writing: most registrations that get here (a relayed
         // copy, written whole; a broker re-registering its topics unchanged)

@@ -10,6 +10,7 @@ use rmq_protocol::{
     BrokerData, ClusterInfo, DataVersion, QueueData, TopicConfig, TopicQueueMappingInfo,
 };
 
+use super::tombstone::Tombstones;
 use super::{perm, sys_flag, ConnId, Millis};
 
 /// A broker group: every member sharing one broker name.
@@ -300,6 +301,9 @@ pub struct RouteTable {
     pub(super) mappings: HashMap<String, BTreeMap<String, TopicQueueMappingInfo>>,
     /// Last registration sequence number handed out.
     pub(super) generation: u64,
+    /// Topics deleted per broker group, and the DataVersion they were
+    /// deleted at ([`RouteTable::delete_topic`]).
+    pub(super) tombstones: Tombstones,
 }
 
 impl RouteTable {
@@ -475,24 +479,64 @@ impl RouteTable {
 
     /// DELETE_TOPIC_IN_NAMESRV. With no cluster the topic goes entirely; with
     /// a cluster only that cluster's queue data goes. Mapping info stays.
-    pub fn delete_topic(&mut self, topic: &str, cluster: Option<&str>) {
-        match cluster.filter(|c| !c.is_empty()) {
-            None => {
-                self.topics.edit().remove(topic);
-            }
-            Some(cluster) => {
-                let Some(names) = self.clusters.get(cluster).filter(|n| !n.is_empty()) else {
-                    return;
-                };
-                let topics = self.topics.edit();
-                if let Some(queues) = topics.get_mut(topic) {
-                    queues.retain(|name, _| !names.contains(&**name));
-                    if queues.is_empty() {
-                        topics.remove(topic);
-                    }
-                }
+    ///
+    /// Each group whose queue data goes keeps a deletion mark with the
+    /// DataVersion its registering member last sent (none for a group with
+    /// no such member registered): a registration still carrying that
+    /// DataVersion, sent before the broker forgot the topic, does not write
+    /// it again ([`super::tombstone`]). Returns how many older marks were
+    /// dropped to stay within their bounds.
+    pub fn delete_topic(&mut self, topic: &str, cluster: Option<&str>) -> usize {
+        let cluster_names = match cluster.filter(|c| !c.is_empty()) {
+            None => None,
+            Some(cluster) => match self.clusters.get(cluster).filter(|n| !n.is_empty()) {
+                Some(names) => Some(names),
+                None => return 0,
+            },
+        };
+        let Some(queues) = self.topics.get(topic) else {
+            // Counted all the same, as a write of the map, so that no
+            // registration compared before it is taken as current.
+            self.topics.edit();
+            return 0;
+        };
+        let deleted: Vec<String> = queues
+            .keys()
+            .filter(|name| cluster_names.is_none_or(|names| names.contains(&***name)))
+            .map(|name| name.to_string())
+            .collect();
+        let marks: Vec<(String, DataVersion)> = deleted
+            .iter()
+            .filter_map(|name| Some((name.clone(), self.registering_version(name)?)))
+            .collect();
+        let topics = self.topics.edit();
+        if let Some(queues) = topics.get_mut(topic) {
+            queues.retain(|name, _| !deleted.iter().any(|gone| **gone == **name));
+            if queues.is_empty() {
+                topics.remove(topic);
             }
         }
+        marks
+            .into_iter()
+            .map(|(name, version)| self.tombstones.insert(&name, topic, version))
+            .sum()
+    }
+
+    /// The DataVersion last sent by the member of `broker_name` whose
+    /// registrations write its topics: the master, or without one the
+    /// smallest id (the prime slave of an acting-master group). `None` when
+    /// that member is not registered.
+    fn registering_version(&self, broker_name: &str) -> Option<DataVersion> {
+        let group = self.groups.get(broker_name)?;
+        let addr = group.addrs.values().next()?;
+        self.live
+            .get(&BrokerKey::new(&group.cluster, addr.clone()))
+            .map(|live| live.data_version)
+    }
+
+    /// How many deletion marks the table keeps ([`RouteTable::delete_topic`]).
+    pub fn tombstone_count(&self) -> usize {
+        self.tombstones.len()
     }
 
     /// REGISTER_TOPIC_IN_NAMESRV. For an existing topic entries are applied in
@@ -508,6 +552,7 @@ impl RouteTable {
                 if !self.groups.contains_key(&queue.broker_name) {
                     break;
                 }
+                self.tombstones.forget(&queue.broker_name, topic);
                 queues.insert(queue.broker_name.as_str().into(), TopicQueue::of(&queue));
                 changed = true;
             }
@@ -516,6 +561,9 @@ impl RouteTable {
             .iter()
             .all(|q| self.groups.contains_key(&q.broker_name))
         {
+            for queue in &queue_datas {
+                self.tombstones.forget(&queue.broker_name, topic);
+            }
             let queues = queue_datas
                 .iter()
                 .map(|q| (q.broker_name.as_str().into(), TopicQueue::of(q)))

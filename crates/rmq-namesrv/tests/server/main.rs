@@ -14,6 +14,7 @@ mod clock_steps;
 mod cluster_status;
 mod conf_example;
 mod configuration;
+mod deleted_topics;
 mod embedded_controller;
 mod hostile_peers;
 mod http_port;

@@ -113,7 +113,7 @@ async fn topic_lists() {
 }
 
 #[tokio::test]
-async fn delete_topic_and_its_return_with_the_next_registration() {
+async fn delete_topic_and_its_return_with_the_brokers_next_data_version() {
     let dir = TempDir::new();
     let server = Server::start(&dir, &[]);
     let brokers = two_brokers(&server).await;
@@ -136,14 +136,17 @@ async fn delete_topic_and_its_return_with_the_next_registration() {
         R::TopicNotExist,
     );
 
-    // broker-a still has the topic: its next (unchanged) registration re-adds it.
-    let a = Register::new(
+    // broker-a still has the topic: its next registration with another
+    // DataVersion re-adds it (one with the DataVersion the deletion saw
+    // does not: tests/server/deleted_topics.rs).
+    let mut a = Register::new(
         "broker-a",
         "127.0.0.1:10911",
         0,
         &["Shared", "OnlyA", "UnitTopic"],
     )
     .ext("__ZONE_NAME", "zone1");
+    a.version = rmq_protocol::DataVersion::new(2, 0, 200);
     brokers.invoke(a.request(), TIMEOUT).await.unwrap();
     let route = body_text(&server.call(route_request("Shared")).await);
     assert!(

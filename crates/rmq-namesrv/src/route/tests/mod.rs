@@ -7,6 +7,7 @@
 //! topic administration scenarios.
 
 mod batch_unregistration;
+mod deleted_topics;
 mod fencing;
 mod java_route_info_manager;
 mod java_route_info_manager_new;

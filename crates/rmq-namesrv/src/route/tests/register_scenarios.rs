@@ -334,15 +334,18 @@ fn every_chunk_of_a_split_registration_is_applied_with_one_data_version() {
 }
 
 #[test]
-fn a_topic_deleted_from_the_nameserver_comes_back_with_the_next_registration() {
+fn a_topic_deleted_from_the_nameserver_comes_back_with_the_brokers_next_data_version() {
     let routes = SharedRoutes::new();
     register(&routes, broker(C, N, A, 0).topics(&base()));
     routes.write().wipe_write_perm(N);
     routes.write().delete_topic("TopicTest", None);
     assert!(route(&routes.read(), "TopicTest", false).is_none());
+    // Sent before the broker knew (Java re-adds it).
+    register(&routes, broker(C, N, A, 0).topics(&base()));
+    assert!(route(&routes.read(), "TopicTest", false).is_none());
     // The missing topic is re-added with its config, less the wiped
     // write permission (Java adds it with its perm).
-    register(&routes, broker(C, N, A, 0).topics(&base()));
+    register(&routes, broker(C, N, A, 0).topics(&base()).version(2, 0));
     assert_eq!(
         queue_of(&route(&routes.read(), "TopicTest", false).unwrap(), N).perm,
         4

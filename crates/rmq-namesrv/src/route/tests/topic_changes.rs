@@ -219,7 +219,8 @@ enum Step {
     },
     WipeWritePerm(usize),
     AddWritePerm(usize),
-    DeleteTopic(usize),
+    /// DELETE_TOPIC_IN_NAMESRV of a topic, with the cluster's name or without.
+    DeleteTopic(usize, bool),
     Unregister {
         name: usize,
         id: i64,
@@ -257,7 +258,7 @@ fn step() -> impl Strategy<Value = Step> {
             .prop_map(|(name, id, counter)| Step::Repeat { name, id, counter }),
         1 => (0usize..3).prop_map(Step::WipeWritePerm),
         1 => (0usize..3).prop_map(Step::AddWritePerm),
-        1 => (0usize..40).prop_map(Step::DeleteTopic),
+        1 => (0usize..40, any::<bool>()).prop_map(|(n, in_cluster)| Step::DeleteTopic(n, in_cluster)),
         1 => (0usize..3, 0i64..2).prop_map(|(name, id)| Step::Unregister { name, id }),
     ]
 }
@@ -327,9 +328,10 @@ proptest! {
                     let a = shared.write().add_write_perm(NAMES[name]);
                     prop_assert_eq!(a, whole.add_write_perm(NAMES[name]));
                 }
-                Step::DeleteTopic(n) => {
-                    shared.write().delete_topic(&topic_name(n), None);
-                    whole.delete_topic(&topic_name(n), None);
+                Step::DeleteTopic(n, in_cluster) => {
+                    let cluster = in_cluster.then_some("c");
+                    let a = shared.write().delete_topic(&topic_name(n), cluster);
+                    prop_assert_eq!(a, whole.delete_topic(&topic_name(n), cluster));
                 }
                 Step::Unregister { name, id } => {
                     let addr = format!("{}:{id}", NAMES[name]);
@@ -340,6 +342,10 @@ proptest! {
                 }
             }
             prop_assert_eq!(contents(&shared.read()), contents(&whole), "after step {}", at);
+            // Deleted topics held back alike, whichever path a registration took.
+            prop_assert_eq!(
+                shared.read().tombstone_count(), whole.tombstone_count(), "after step {}", at
+            );
             // The groups too, with their write-permission wipes.
             let groups: Vec<_> = shared.read().groups().cloned().collect();
             prop_assert_eq!(groups, whole.groups().cloned().collect::<Vec<_>>(), "after step {}", at);
