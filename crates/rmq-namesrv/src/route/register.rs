@@ -139,6 +139,12 @@ pub struct TopicWork {
     /// The group has topics deleted at this DataVersion, which the
     /// registration leaves unwritten ([`super::tombstone`]).
     tombstoned: bool,
+    /// The broker's DataVersion is the one it registered last: a topic it
+    /// routes already keeps its sys flag. A compressed registration body
+    /// (`compressedRegister`) carries no sys flag at all and reads as 0, and
+    /// Java, leaving such a registration's topics alone, keeps the flags the
+    /// broker last sent uncompressed or with a new DataVersion.
+    keeps_sys_flags: bool,
 }
 
 impl TopicWork {
@@ -179,7 +185,7 @@ impl TopicWork {
     /// Nor is a registration written as sent while its group has topics
     /// deleted at its DataVersion: it may list them, and leaves them out.
     pub fn writes_as_sent(&self) -> bool {
-        self.applies && !self.clear_write && !self.tombstoned
+        self.applies && !self.clear_write && !self.tombstoned && !self.keeps_sys_flags
     }
 
     /// Whether the table still holds the registration this work belongs to.
@@ -442,6 +448,10 @@ impl RouteTable {
             ..Default::default()
         };
 
+        // Evaluated before the live entry below is replaced, as Java's
+        // isBrokerTopicConfigChanged: the comparison is with the broker's
+        // previous registration.
+        let version_changed = self.broker_topic_config_changed(&key, &reg.data_version);
         self.clusters
             .entry(reg.cluster.clone())
             .or_default()
@@ -562,6 +572,7 @@ impl RouteTable {
             delete_missing: delete_missing_topics && reg.mappings.is_empty(),
             data_version: reg.data_version,
             tombstoned,
+            keeps_sys_flags: !register_first && !version_changed,
         };
 
         match &reg.filter_servers {
@@ -653,7 +664,7 @@ impl RouteTable {
         {
             return;
         }
-        let queue = TopicQueue::sent(tc, work.clear_write);
+        let mut queue = TopicQueue::sent(tc, work.clear_write);
         // Read before writing: most registrations that get here (a relayed
         // copy, written whole; a broker re-registering its topics unchanged)
         // find the entry as they would write it. Opening the map for writing counts
@@ -667,6 +678,9 @@ impl RouteTable {
             .get(tc.topic_name.as_str())
             .and_then(|queues| queues.get(&*work.broker_name))
             .copied();
+        if let Some(existing) = existing.filter(|_| work.keeps_sys_flags) {
+            queue.topic_sys_flag = existing.topic_sys_flag;
+        }
         if existing == Some(queue) {
             return;
         }

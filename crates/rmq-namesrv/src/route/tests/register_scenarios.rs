@@ -334,6 +334,53 @@ fn every_chunk_of_a_split_registration_is_applied_with_one_data_version() {
 }
 
 #[test]
+fn a_compressed_re_registration_keeps_the_sys_flags_until_the_data_version_moves() {
+    // A compressed body (`compressedRegister=true`) carries no topicSysFlag:
+    // every topic of it reads as 0. Java leaves a re-registration's topics
+    // alone while the DataVersion is the broker's last, so the unit flags the
+    // broker sent stay; with a new DataVersion it writes them as sent.
+    let routes = SharedRoutes::new();
+    let mut unit = topic("%RETRY%group-1");
+    unit.topic_sys_flag = 3;
+    let mut compressed = unit.clone();
+    compressed.topic_sys_flag = 0;
+    let with = |tc: &TopicConfig| vec![topic("TopicTest"), tc.clone()];
+    register(
+        &routes,
+        broker(C, N, A, 0).topics(&with(&unit)).version(5, 500),
+    );
+    register(
+        &routes,
+        broker(C, N, A, 0)
+            .topics(&with(&compressed))
+            .version(5, 500),
+    );
+    let flag = |routes: &SharedRoutes| {
+        queue_of(&route(&routes.read(), "%RETRY%group-1", false).unwrap(), N).topic_sys_flag
+    };
+    assert_eq!(
+        flag(&routes),
+        3,
+        "an unchanged DataVersion keeps the sys flag"
+    );
+    assert_eq!(
+        routes.read().unit_topics(crate::route::UnitSelect::Unit),
+        vec!["%RETRY%group-1".to_owned()]
+    );
+    register(
+        &routes,
+        broker(C, N, A, 0)
+            .topics(&with(&compressed))
+            .version(6, 600),
+    );
+    assert_eq!(
+        flag(&routes),
+        0,
+        "a new DataVersion writes the topic as sent"
+    );
+}
+
+#[test]
 fn a_topic_deleted_from_the_nameserver_comes_back_with_the_brokers_next_data_version() {
     let routes = SharedRoutes::new();
     register(&routes, broker(C, N, A, 0).topics(&base()));
