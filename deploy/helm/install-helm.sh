@@ -24,9 +24,10 @@ if [[ ! -x "$cache/helm" ]]; then
   started=$SECONDS
   mkdir -p "$cache"
   # go install writes the binary last, so an interrupted build leaves none.
-  # The build's module and compile caches (about 1.5 GB, of no use once the
-  # binary exists) are private to it and removed after, so that the build
-  # leaves only the binary on a disk the Java brokers beside it need free.
+  # The build's module and compile caches (3.2 GB at their peak in a build
+  # from empty, of no use once the binary exists) are private to it and
+  # removed after, so that the build leaves only the binary on a disk the
+  # Java brokers beside it need free.
   scratch=$(mktemp -d "${TMPDIR:-/tmp}/waymark-helm-build.XXXXXX")
   trap 'chmod -R u+w "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
   GOBIN=$cache GOCACHE=$scratch/cache GOMODCACHE=$scratch/mod GOFLAGS="${GOFLAGS:--p=1} -modcacherw" \
