@@ -86,7 +86,7 @@ public final class GrpcClientProcess implements AutoCloseable {
             return new GrpcClientProcess(process, dir, answers);
         } catch (TimeoutException | ExecutionException e) {
             process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            String message = "gRPC client " + String.join(" ", command) + " did not start; log:\n" + tail(log);
+            String message = "gRPC client " + String.join(" ", command) + " did not start; log:\n" + ChildJvms.tail(log);
             EmbeddedBroker.deleteTree(dir);
             throw new IllegalStateException(message, e);
         }
@@ -108,18 +108,10 @@ public final class GrpcClientProcess implements AutoCloseable {
         return answer;
     }
 
-    private static String tail(Path log) {
-        try {
-            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
-        } catch (IOException e) {
-            return "(no log: " + e + ")";
-        }
-    }
 
     /** The last lines of its output. */
     public String logTail() {
-        return tail(dir.resolve("client.log"));
+        return ChildJvms.tail(dir.resolve("client.log"));
     }
 
     /** Kills it (its clients hold nothing worth a clean stop) and deletes its directory. */
@@ -129,13 +121,7 @@ public final class GrpcClientProcess implements AutoCloseable {
             return;
         }
         stopped = true;
-        process.destroyForcibly();
-        try {
-            process.waitFor(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        EmbeddedBroker.deleteTree(dir);
+        ChildJvms.killAndDelete(process, dir);
     }
 
     @Override

@@ -92,20 +92,12 @@ public final class JavaNamesrvProcess implements NameServer {
         } catch (TimeoutException | ExecutionException e) {
             process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             String message = "Java NameServer " + String.join(" ", command) + " did not start (exit "
-                + (process.isAlive() ? "-" : process.exitValue()) + "); log:\n" + tail(log);
+                + (process.isAlive() ? "-" : process.exitValue()) + "); log:\n" + ChildJvms.tail(log);
             EmbeddedBroker.deleteTree(dir);
             throw new IllegalStateException(message, e);
         }
     }
 
-    private static String tail(Path log) {
-        try {
-            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
-        } catch (IOException e) {
-            return "(no log: " + e + ")";
-        }
-    }
 
     @Override
     public String addr() {
@@ -123,7 +115,7 @@ public final class JavaNamesrvProcess implements NameServer {
 
     /** The last lines of its output. */
     public String logTail() {
-        return tail(dir.resolve("namesrv.log"));
+        return ChildJvms.tail(dir.resolve("namesrv.log"));
     }
 
     /** Kills it (nothing to unregister; a clean stop takes seconds) and deletes its directory. */
@@ -133,13 +125,7 @@ public final class JavaNamesrvProcess implements NameServer {
             return;
         }
         stopped = true;
-        process.destroyForcibly();
-        try {
-            process.waitFor(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        EmbeddedBroker.deleteTree(dir);
+        ChildJvms.killAndDelete(process, dir);
     }
 
     @Override

@@ -133,7 +133,7 @@ public final class ProxyProcess implements AutoCloseable {
         } catch (TimeoutException | ExecutionException e) {
             process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             pump.join(5_000);
-            String tail = tail(log);
+            String tail = ChildJvms.tail(log);
             String message = "proxy " + String.join(" ", command) + " did not start (exit "
                 + (process.isAlive() ? "-" : process.exitValue()) + "); log:\n" + tail;
             EmbeddedBroker.deleteTree(dir);
@@ -145,14 +145,6 @@ public final class ProxyProcess implements AutoCloseable {
         }
     }
 
-    private static String tail(Path log) {
-        try {
-            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
-        } catch (IOException e) {
-            return "(no log: " + e + ")";
-        }
-    }
 
     /** Where gRPC clients connect: {@code 127.0.0.1:<grpc port>}. */
     public String grpcAddr() {
@@ -170,7 +162,7 @@ public final class ProxyProcess implements AutoCloseable {
 
     /** The last lines of its output. */
     public String logTail() {
-        return tail(dir.resolve("proxy.log"));
+        return ChildJvms.tail(dir.resolve("proxy.log"));
     }
 
     /** Kills it (it keeps no state worth a clean stop) and deletes its directory. */
@@ -180,13 +172,7 @@ public final class ProxyProcess implements AutoCloseable {
             return;
         }
         stopped = true;
-        process.destroyForcibly();
-        try {
-            process.waitFor(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        EmbeddedBroker.deleteTree(dir);
+        ChildJvms.killAndDelete(process, dir);
     }
 
     @Override
